@@ -1,0 +1,55 @@
+"""Cutting files into chunks: tree-sitter definitions, notebook cells, line windows for the rest."""
+
+from __future__ import annotations
+
+from noul_lsp.chunking.chunk import Chunk, hash_text
+from noul_lsp.chunking.code import CodeChunker
+from noul_lsp.chunking.languages import GrammarUnavailable, language_for_path
+from noul_lsp.chunking.notebook import chunk_notebook
+from noul_lsp.chunking.text import chunk_lines, text_language
+from noul_lsp.config import IndexSettings
+
+__all__ = ["Chunk", "FileChunker", "hash_text"]
+
+
+class FileChunker:
+    """Chooses the chunker for each file. Holds one parser per language: use one per thread."""
+
+    def __init__(self, settings: IndexSettings) -> None:
+        self.settings = settings
+        self._code: dict[str, CodeChunker | None] = {}
+        #: grammar problems met so far, reported once each
+        self.warnings: list[str] = []
+
+    def _code_chunker(self, name: str) -> CodeChunker | None:
+        if name not in self._code:
+            try:
+                self._code[name] = CodeChunker(spec=_spec(name), max_chars=self.settings.chunk_max_chars,
+                                               window_lines=self.settings.window_lines)
+            except GrammarUnavailable as error:
+                self.warnings.append(str(error))
+                self._code[name] = None
+        return self._code[name]
+
+    def chunk(self, path: str, text: str) -> list[Chunk]:
+        settings = self.settings
+        windows = dict(window_lines=settings.window_lines, overlap=settings.window_overlap,
+                       max_chars=settings.chunk_max_chars)
+        if path.lower().endswith(".ipynb"):
+            try:
+                return chunk_notebook(path, text, **windows)
+            except (ValueError, TypeError, AttributeError):
+                return chunk_lines(path, text, language="json", **windows)  # not valid notebook JSON
+        spec = language_for_path(path)
+        if spec is not None:
+            chunker = self._code_chunker(spec.name)
+            if chunker is not None:
+                return chunker.chunk(path, text)
+            return chunk_lines(path, text, language=spec.name, **windows)
+        return chunk_lines(path, text, language=text_language(path), **windows)
+
+
+def _spec(name: str):
+    from noul_lsp.chunking.languages import LANGUAGES
+
+    return LANGUAGES[name]

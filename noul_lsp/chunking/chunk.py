@@ -1,0 +1,49 @@
+"""The unit of retrieval: a contiguous line range of one file, with the context an embedder needs."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A line range of a file. Lines are 1-based and inclusive.
+
+    `header` is the context the code alone lacks (enclosing class signature, "part 2 of f"); it is
+    embedded together with the text. `content_hash` covers exactly what is embedded (header and text,
+    not the path), so a vector is reused across edits elsewhere in the file, renames and commits.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    symbol: str
+    language: str
+    kind: str
+    header: str = ""
+    content_hash: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content_hash", hash_text(self.embed_text))
+
+    @property
+    def embed_text(self) -> str:
+        return f"{self.header}\n{self.text}" if self.header else self.text
+
+    @property
+    def key(self) -> str:
+        """Unique within a workspace: path, start line and content identify one chunk."""
+        return f"{path_key(self.path)}\0{self.start_line:08d}\0{self.content_hash}"
+
+
+def path_key(path: str) -> str:
+    """The path itself, or a digest of it when it would not fit LMDB's 511-byte key limit."""
+    if len(path.encode("utf-8", "surrogateescape")) <= 400:
+        return path
+    return "#" + hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
+
+
+def hash_text(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,226 @@
+"""Definition-level chunks from a tree-sitter parse.
+
+A definition (function, class, method, impl, ...) that fits the size budget is one chunk. A container
+that does not fit (a large class) gives one chunk per member plus chunks for its own remaining lines (the
+signature, docstring, fields), each member carrying the container's signature as its header. A function
+that does not fit is cut into line windows that all carry its signature. Lines outside any definition
+(imports, constants, top-level statements) become windows of their own, so every line is findable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+
+from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.languages import LanguageSpec, parser_for
+
+_IDENTIFIER_TYPES = frozenset({
+    "identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
+    "operator_name", "property_identifier", "constant", "scoped_identifier", "namespace_identifier",
+})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+_SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(slots=True)
+class _Segment:
+    start: int  # 0-based row, inclusive
+    end: int  # 0-based row, inclusive
+    symbol: str
+    kind: str
+    header: str
+    #: lines left between definitions (imports, a class's closing brace): dropped when nearly empty
+    filler: bool = False
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _name(node: tree_sitter.Node) -> str:
+    """The declared name of a definition node, across grammars."""
+    named = node.child_by_field_name("name")
+    if named is not None:
+        return _text(named)
+    if node.type == "impl_item":  # rust: impl [Trait for] Type
+        target = node.child_by_field_name("type")
+        trait = node.child_by_field_name("trait")
+        if target is not None:
+            return f"{_text(trait)} for {_text(target)}" if trait is not None else _text(target)
+    if node.type == "type_declaration":  # go: type ( Name struct{...} )
+        for child in node.named_children:
+            inner = child.child_by_field_name("name")
+            if inner is not None:
+                return _text(inner)
+    if node.type == "type_definition":  # c: typedef ... Name;
+        declarator = node.child_by_field_name("declarator")
+        if declarator is not None:
+            return _text(declarator)
+    declarator = node.child_by_field_name("declarator")
+    for _ in range(8):  # c/cpp: function_definition -> declarator -> declarator -> identifier
+        if declarator is None:
+            break
+        if declarator.type in _IDENTIFIER_TYPES:
+            return _text(declarator)
+        declarator = declarator.child_by_field_name("declarator")
+    return ""
+
+
+def _signature(node: tree_sitter.Node) -> str:
+    """The definition's head (up to its body), whitespace-collapsed, at most 200 characters."""
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    head = node.text[: end - node.start_byte] if node.text is not None else b""
+    head_text = head.decode("utf-8", "replace").split("\n")
+    signature = _WHITESPACE.sub(" ", " ".join(head_text[:3])).strip()
+    return signature[:200]
+
+
+class CodeChunker:
+    """Chunks one language; reusable across files (not thread-safe: one parser per instance)."""
+
+    def __init__(self, spec: LanguageSpec, *, max_chars: int, window_lines: int) -> None:
+        self.spec = spec
+        self.max_chars = max_chars
+        self.window_lines = window_lines
+        self.parser = parser_for(spec.name)
+
+    def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str] | None:
+        """(the inner definition node, its kind) when `node` is or wraps a definition."""
+        spec = self.spec
+        if node.type in spec.definitions:
+            return node, spec.definitions[node.type]
+        if node.type in spec.wrappers:
+            field_name = spec.wrappers[node.type]
+            if field_name is not None:
+                inner = node.child_by_field_name(field_name)
+                candidates = [inner] if inner is not None else []
+            else:
+                candidates = list(node.named_children)
+            for inner in candidates:
+                found = self._definition(inner)
+                if found is not None:
+                    return found
+        if spec.variable_functions and node.type in ("lexical_declaration", "variable_declaration"):
+            for declarator in node.named_children:
+                value = declarator.child_by_field_name("value")
+                if value is not None and value.type in ("arrow_function", "function_expression", "function", "class"):
+                    return declarator, "function" if value.type != "class" else "class"
+        return None
+
+    def _collect(self, node: tree_sitter.Node, scope: str, scope_header: str, out: list[_Segment]) -> None:
+        comment_start: int | None = None  # first row of the comment run just above the current child
+        previous_end = -2
+        for child in node.named_children:
+            if child.type in _COMMENTS:
+                if comment_start is None or child.start_point.row > previous_end + 1:
+                    comment_start = child.start_point.row
+                previous_end = child.end_point.row
+                continue
+            attached = comment_start if comment_start is not None and child.start_point.row <= previous_end + 1 else None
+            comment_start, previous_end = None, child.end_point.row
+            if child.type in _SKIP_RECURSION:
+                continue
+            found = self._definition(child)
+            if found is None:
+                if child.end_point.row > child.start_point.row:
+                    self._collect(child, scope, scope_header, out)
+                continue
+            inner, kind = found
+            if kind == "function" and scope:
+                kind = "method"
+            name = _name(inner) or kind
+            symbol = f"{scope}.{name}" if scope else name
+            # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
+            start, end = (attached if attached is not None else child.start_point.row), child.end_point.row
+            if child.end_byte - child.start_byte <= self.max_chars:
+                out.append(_Segment(start, end, symbol, kind, scope_header))
+            elif inner.type in self.spec.containers:
+                members: list[_Segment] = []
+                signature = _signature(inner)
+                self._collect(inner, symbol, signature, members)
+                out.extend(members)
+                covered = {row for m in members for row in range(m.start, m.end + 1)}
+                rest = [row for row in range(start, end + 1) if row not in covered]
+                for run_start, run_end in _runs(rest):
+                    header = scope_header if run_start == start else signature
+                    out.append(_Segment(run_start, run_end, symbol, kind, header, filler=True))
+            else:
+                # Too large and not a container: `_emit` cuts it into windows that all carry its signature.
+                header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
+                out.append(_Segment(start, end, symbol, kind, header))
+
+    def chunk(self, path: str, text: str) -> list[Chunk]:
+        data = text.encode("utf-8", "surrogatepass")
+        tree = self.parser.parse(data)
+        lines = text.split("\n")
+        segments: list[_Segment] = []
+        self._collect(tree.root_node, "", "", segments)
+        segments.sort(key=lambda s: (s.start, s.end))
+        chunks: list[Chunk] = []
+        covered_rows: set[int] = set()
+        for segment in segments:
+            covered_rows.update(range(segment.start, segment.end + 1))
+            chunks.extend(self._emit(path, lines, segment))
+        rest = [row for row in range(len(lines)) if row not in covered_rows]
+        for run_start, run_end in _runs(rest):
+            chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True)))
+        chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        return chunks
+
+    def _emit(self, path: str, lines: list[str], segment: _Segment) -> list[Chunk]:
+        """One chunk for the segment, or windows when it is over the budget; blank edges trimmed."""
+        start, end = segment.start, min(segment.end, len(lines) - 1)
+        while start <= end and not lines[start].strip():
+            start += 1
+        while end >= start and not lines[end].strip():
+            end -= 1
+        if start > end:
+            return []
+        body = "\n".join(lines[start : end + 1])
+        if segment.filler and len(body.strip()) < 16:
+            return []  # a lone brace or short comment between definitions carries nothing to find
+        if len(body) <= self.max_chars and end - start < self.window_lines * 3:
+            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header)]
+        parts = list(_windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3))
+        chunks = []
+        for index, (part_start, part_end) in enumerate(parts, 1):
+            header = segment.header
+            if len(parts) > 1 and segment.kind != "module":
+                header = f"{segment.header or segment.symbol} (part {index} of {len(parts)})"
+            chunks.append(Chunk(path, part_start + 1, part_end + 1, "\n".join(lines[part_start : part_end + 1]),
+                                segment.symbol, self.spec.name, segment.kind, header))
+        return chunks
+
+
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Consecutive runs of sorted row numbers as (first, last) pairs."""
+    runs: list[tuple[int, int]] = []
+    for row in rows:
+        if runs and runs[-1][1] == row - 1:
+            runs[-1] = (runs[-1][0], row)
+        else:
+            runs.append((row, row))
+    return runs
+
+
+def _windows_by_size(lines: list[str], start: int, end: int, max_chars: int, max_lines: int):
+    """Cut rows start..end into consecutive windows of at most max_chars characters and max_lines lines;
+    a last window under a quarter of the budget is folded into the one before it."""
+    windows: list[tuple[int, int]] = []
+    window_start, size = start, 0
+    for row in range(start, end + 1):
+        length = len(lines[row]) + 1
+        if row > window_start and (size + length > max_chars or row - window_start >= max_lines):
+            windows.append((window_start, row - 1))
+            window_start, size = row, 0
+        size += length
+    if windows and size < max_chars // 4:
+        windows[-1] = (windows[-1][0], end)
+    else:
+        windows.append((window_start, end))
+    return windows

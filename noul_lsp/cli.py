@@ -1,0 +1,244 @@
+"""`noul`: the engine from the command line, for people, scripts and agents.
+
+  noul index PATH        build or update the index (embeds everything, with progress)
+  noul find QUERY        update the index of --path, then print ranked results (--json for agents)
+  noul status PATH       files, chunks, embedded share, model, index size and location
+
+Errors (missing folder, empty query, corrupt or busy index, missing model) print one line starting with
+`noul: error:` and exit non-zero; progress goes to stderr so `--json` output stays clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+from rich.markup import escape
+
+from noul_lsp.config import Settings, parse_settings, with_overrides
+from noul_lsp.models.registry import ModelMissing
+from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
+from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings, _ = parse_settings({})
+    index = {k: v for k, v in (("token_budget", args.token_budget), ("max_file_bytes", args.max_file_bytes))
+             if v is not None}
+    models = {"embedder": args.embedder} if args.embedder else {}
+    settings = with_overrides(settings, index=index, models=models)
+    if args.cache_dir:
+        settings = Settings(settings.index, settings.search, settings.models, cache_dir=args.cache_dir)
+    return settings
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _open_workspace(path: str, settings: Settings, *, rebuild: bool = False) -> Workspace:
+    if rebuild and Path(path).is_dir():
+        delete_index(index_directory(Path(path), settings.cache_dir))
+    workspace = Workspace(Path(path), settings)
+    if workspace.store.rebuilt_reason:
+        _console().print(f"[yellow]noul: {escape(workspace.store.rebuilt_reason)}[/]")
+    return workspace
+
+
+def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
+    """Bring the index up to date, showing files, chunks, embedding rate and ETA on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = _console()
+    live = console.is_terminal and not quiet
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+               TimeRemainingColumn()]
+    with (Progress(*columns, console=console, transient=True) if live else nullcontext()) as progress:
+        scan = progress.add_task("scanning files", total=None, info="") if live else None
+
+        def on_files(done: int, total: int, chunks: int) -> None:
+            if live:
+                progress.update(scan, completed=done, total=total, info=f"{chunks} chunks")
+
+        report = workspace.indexer.update(progress=on_files)
+        if live:
+            progress.remove_task(scan)
+        if not quiet:
+            console.print(f"indexed {report.files_indexed} changed files ({report.chunks_added} chunks added, "
+                          f"{report.chunks_removed} removed, {report.files_removed} files gone) of "
+                          f"{report.files_seen} in {report.seconds:.1f}s" + (f"; {len(report.skipped)} skipped" if report.skipped else ""))
+        if not embed:
+            return
+        embedder = workspace.embedder()
+        if embedder is None:
+            console.print(f"[yellow]noul: lexical search only: {escape(workspace.embedder_problem or '')}[/]")
+            return
+        started = time.perf_counter()
+        task = progress.add_task("embedding", total=None, info="") if live else None
+
+        def on_embed(done: int, total: int) -> None:
+            if live:
+                rate = done / max(time.perf_counter() - started, 1e-9)
+                progress.update(task, completed=done, total=total, info=f"{rate:.1f} chunks/s on {embedder.device}")
+
+        try:
+            result = workspace.indexer.embed_pending(embedder, progress=on_embed)
+        except KeyboardInterrupt:
+            raise CliError("interrupted: every finished batch is saved; run the command again to continue", 130) from None
+        if result.embedded and not quiet:
+            console.print(f"embedded {result.embedded} chunks in {result.seconds:.1f}s "
+                          f"({result.rate:.1f} chunks/s on {embedder.device})")
+            if embedder.fallback_reason and workspace.settings.models.use_gpu:
+                console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    workspace = _open_workspace(args.path, _settings(args), rebuild=args.rebuild)
+    try:
+        with workspace.store.indexing_lock():
+            _update(workspace, embed=not args.no_embed, quiet=args.quiet)
+    finally:
+        workspace.close()
+    return 0
+
+
+def _print_human(result: FindResult) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not result.hits:
+        console.print("no results")
+    for hit in result.hits:
+        symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
+        console.print(f"[bold]{hit.rank:>2}[/]  [green]{escape(hit.path)}:{hit.start_line}-{hit.end_line}[/]{symbol}  "
+                      f"score {hit.score:.4f}")
+        for line in hit.preview.split("\n"):
+            console.print(f"      [dim]{escape(line)}[/]", soft_wrap=False, overflow="ellipsis")
+    index = result.index
+    embedded = f"{index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
+    console.print(f"[dim]{index.files} files, {embedded}; {result.timings.get('total', 0):.0f} ms[/]")
+    for note in result.notes:
+        console.print(f"[yellow]{escape(note)}[/]")
+
+
+def cmd_find(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise CliError("the query is empty: describe the code you are looking for", EXIT_USAGE)
+    workspace = _open_workspace(args.path, _settings(args))
+    notes = []
+    try:
+        try:
+            with workspace.store.indexing_lock():
+                _update(workspace, embed=not args.no_wait, quiet=args.json)
+        except IndexLocked as busy:
+            notes.append(f"answered from the current index: {busy}")
+        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=args.include or (),
+                                exclude=args.exclude or ())
+        result.notes[:0] = notes
+        if args.json:
+            print(json.dumps(result.report(), indent=2, ensure_ascii=False))
+        else:
+            _print_human(result)
+    finally:
+        workspace.close()
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    workspace = _open_workspace(args.path, _settings(args))
+    try:
+        state = workspace.state()
+        status = {
+            "root": str(workspace.root),
+            "files": state.files,
+            "chunks": state.chunks,
+            "embedded": state.embedded,
+            "skippedFiles": workspace.corpus.skipped_files,
+            "embeddedShare": round(state.embedded / state.chunks, 4) if state.chunks else 0.0,
+            "model": workspace.model_key or f"missing: {workspace.embedder_problem}",
+            "indexBytes": workspace.store.size_bytes(),
+            "location": str(workspace.store.directory),
+        }
+    finally:
+        workspace.close()
+    if args.json:
+        print(json.dumps(status, indent=2))
+    else:
+        width = max(len(k) for k in status)
+        for key, value in status.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--cache-dir", help="where indexes live (default: $NOUL_CACHE_DIR or the user cache dir)")
+    common.add_argument("--embedder", help="embedding model: registered name, local directory or pulled hub id")
+    common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 256)")
+    common.add_argument("--max-file-bytes", type=int, help="skip files larger than this (default 1000000)")
+
+    index = sub.add_parser("index", parents=[common], help="build or update the index of a folder")
+    index.add_argument("path", nargs="?", default=".")
+    index.add_argument("--rebuild", action="store_true", help="delete the index and build it again")
+    index.add_argument("--no-embed", action="store_true", help="update files and BM25 only")
+    index.add_argument("--quiet", "-q", action="store_true")
+    index.set_defaults(handler=cmd_index)
+
+    find = sub.add_parser("find", parents=[common], help="rank files (or chunks) by a description")
+    find.add_argument("query")
+    find.add_argument("--path", default=".", help="workspace folder (default: current)")
+    find.add_argument("--limit", type=int, default=10)
+    find.add_argument("--mode", choices=("files", "chunks"), default="files")
+    find.add_argument("--include", action="append", metavar="GLOB", help="only paths matching (repeatable)")
+    find.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching (repeatable)")
+    find.add_argument("--json", action="store_true", help="print the agent report as JSON")
+    find.add_argument("--no-wait", action="store_true",
+                      help="answer at once from what is embedded (BM25 covers everything regardless)")
+    find.set_defaults(handler=cmd_find)
+
+    status = sub.add_parser("status", parents=[common], help="show what the index holds")
+    status.add_argument("path", nargs="?", default=".")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=cmd_status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except CliError as error:
+        print(f"noul: error: {error}", file=sys.stderr)
+        return error.code
+    except (FileNotFoundError, NotADirectoryError, QueryError) as error:
+        print(f"noul: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (StoreError, ModelMissing, PermissionError) as error:
+        print(f"noul: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("noul: interrupted; everything committed so far is kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

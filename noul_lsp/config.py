@@ -1,0 +1,155 @@
+"""Typed, defaulted settings for the engine, the CLI and the language server.
+
+Settings arrive as loose mappings (editor JSON, CLI flags). `parse_settings` turns one into a `Settings`
+tree and never fails: a value of the wrong type or out of range is reported in the returned problems and
+the default is kept, so a typo in an editor's settings cannot stop the server from starting.
+Keys may be camelCase (VS Code) or snake_case (Neovim, Python).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, get_args, get_origin, get_type_hints
+
+#: Folders that hold vendored, generated or environment code nobody searches for by description.
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    "node_modules/", ".git/", ".hg/", ".svn/", ".venv/", "venv/", "__pycache__/", ".mypy_cache/",
+    ".pytest_cache/", ".tox/", ".nox/", "site-packages/", "dist/", "build/", "target/", ".next/",
+    "*.min.js", "*.min.css", "*.map", "*.lock", "package-lock.json", "pnpm-lock.yaml", "*.pyc",
+    "*.svg", "*.csv", "*.tsv", "*.jsonl", "*.parquet", "*.pb", "*.onnx", "*.safetensors",
+)
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What gets indexed and how it is cut into chunks."""
+
+    max_file_bytes: int = 1_000_000
+    exclude: tuple[str, ...] = ()
+    use_default_excludes: bool = True
+    #: A definition longer than this (characters) is split; ~2x the embedder's token budget for code.
+    chunk_max_chars: int = 1800
+    #: Line windows for files with no grammar (and for splitting long definitions).
+    window_lines: int = 40
+    window_overlap: int = 8
+    #: Tokens of each chunk the embedder sees (header first, then code). Longer text is truncated.
+    token_budget: int = 256
+    embed_batch: int = 32
+    #: Glob patterns embedded last (their BM25 entries are searchable at once regardless).
+    embed_last: tuple[str, ...] = ("tests/", "test/", "testing/", "docs/", "doc/", "examples/", "*.md", "*.rst", "*.txt")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How a query is answered."""
+
+    limit: int = 10
+    mode: str = "files"
+    #: k of reciprocal rank fusion: larger flattens the head of each ranking.
+    rrf_k: int = 60
+    #: How many chunks each retriever contributes to fusion.
+    candidates: int = 200
+    #: A long query (an issue text) is embedded as at most this many windows of the token budget.
+    query_windows: int = 4
+    #: Weights of a file's best, second and third chunk in its file score.
+    file_chunk_weights: tuple[float, ...] = (1.0, 0.25, 0.1)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Which models run, and where."""
+
+    embedder: str = "all-minilm-l6-v2-int8"
+    reranker: str = ""
+    use_gpu: bool = True
+
+
+@dataclass(frozen=True)
+class Settings:
+    index: IndexSettings = field(default_factory=IndexSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    models: ModelSettings = field(default_factory=ModelSettings)
+    #: Where indexes live; empty means the user's cache dir ($XDG_CACHE_HOME/noul).
+    cache_dir: str = ""
+
+
+_CHOICES = {("SearchSettings", "mode"): ("files", "chunks")}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    origin = get_origin(hint)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"{where} must be true or false, got {value!r}")
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where} must be an integer, got {value!r}")
+        if value < 0:
+            raise ValueError(f"{where} must not be negative, got {value}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{where} must be a string, got {value!r}")
+        return value
+    if origin is tuple:
+        (item_hint, *_rest) = get_args(hint)
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise ValueError(f"{where} must be a list, got {value!r}")
+        return tuple(_coerce(v, item_hint, f"{where}[{i}]") for i, v in enumerate(value))
+    raise TypeError(f"unsupported setting type {hint!r}")
+
+
+def _parse_section(cls: type, raw: Any, path: str, problems: list[str]) -> Any:
+    if raw is None:
+        return cls()
+    if not isinstance(raw, Mapping):
+        problems.append(f"{path or 'settings'} must be an object, got {raw!r}; using defaults")
+        return cls()
+    hints = get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _snake(str(key))
+        where = f"{path}.{key}" if path else str(key)
+        if name not in known:
+            problems.append(f"unknown setting {where!r} ignored")
+            continue
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            values[name] = _parse_section(hint, value, where, problems)
+            continue
+        try:
+            coerced = _coerce(value, hint, where)
+        except ValueError as error:
+            problems.append(f"{error}; using the default")
+            continue
+        choices = _CHOICES.get((cls.__name__, name))
+        if choices and coerced not in choices:
+            problems.append(f"{where} must be one of {', '.join(choices)}, got {coerced!r}; using the default")
+            continue
+        values[name] = coerced
+    return cls(**values)
+
+
+def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
+    """Build `Settings` from a loose mapping; returns the settings and human-readable problems."""
+    problems: list[str] = []
+    settings = _parse_section(Settings, raw or {}, "", problems)
+    return settings, problems
+
+
+def with_overrides(settings: Settings, **sections: Mapping[str, Any]) -> Settings:
+    """A copy of `settings` with some fields of its sections replaced (CLI flags use this)."""
+    replaced = {name: dataclasses.replace(getattr(settings, name), **values) for name, values in sections.items() if values}
+    return dataclasses.replace(settings, **replaced)

@@ -1,0 +1,187 @@
+"""Incremental indexing: bring the store in line with the files on disk, then embed what has no vector.
+
+`update` is cheap and runs first: a file whose mtime and size are unchanged is not read; a file read again
+whose bytes hash the same is not re-chunked; changed files are re-chunked and their BM25 terms stored.
+Lexical search is complete when it returns. `embed_pending` then computes vectors only for content
+hashes that have none for this model, in batches that each commit on their own, so it can stop at any
+moment (Ctrl-C, a newer edit, kill -9) and continue later with nothing lost and nothing done twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from noul_lsp.chunking import Chunk, FileChunker
+from noul_lsp.config import IndexSettings
+from noul_lsp.retrieval.tokenize import term_counts
+from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, WriteBatch
+from noul_lsp.workspace.discovery import DiscoveredFile, SkippedFile, discover, gitignore_spec, read_text_file
+
+#: Files per write transaction while indexing.
+FILES_PER_BATCH = 200
+
+
+@dataclass
+class UpdateReport:
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class EmbedReport:
+    embedded: int = 0
+    pending: int = 0
+    seconds: float = 0.0
+    stopped: bool = False
+
+    @property
+    def rate(self) -> float:
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+
+def lexical_terms(chunk: Chunk | ChunkRecord) -> dict[str, int]:
+    """BM25 terms of a chunk: its code, its symbol and its file path (so `cookies` finds cookies.py)."""
+    return term_counts(f"{chunk.path}\n{chunk.symbol}\n{chunk.text}")
+
+
+def _record(chunk: Chunk) -> ChunkRecord:
+    return ChunkRecord(chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.symbol, chunk.language,
+                       chunk.kind, chunk.header, chunk.text, chunk.content_hash)
+
+
+class Indexer:
+    """Keeps one workspace root's store up to date. One indexer per root at a time (see `indexing_lock`)."""
+
+    def __init__(self, root: Path, store: ChunkStore, settings: IndexSettings) -> None:
+        self.root = Path(root).resolve()
+        self.store = store
+        self.settings = settings
+        self.chunker = FileChunker(settings)
+        self._embed_last = gitignore_spec(settings.embed_last)
+
+    def update(self, *, paths: list[str] | None = None,
+               progress: Callable[[int, int, int], None] | None = None) -> UpdateReport:
+        """Sync the store with the disk. With `paths`, only those (relative) paths are looked at.
+
+        `progress(files_done, files_total, chunks_so_far)` is called after each batch.
+        """
+        started = time.perf_counter()
+        report = UpdateReport()
+        known = self.store.files()
+        found = discover(self.root, self.settings)
+        if paths is not None:
+            wanted = set(paths)
+            found = [f for f in found if f.path in wanted]
+            gone = [p for p in wanted if p in known and p not in {f.path for f in found}]
+        else:
+            present = {f.path for f in found}
+            gone = [p for p in known if p not in present]
+        report.files_seen = len(found)
+        batch = WriteBatch()
+        pending_files = 0
+        for number, file in enumerate(found, 1):
+            previous = known.get(file.path)
+            if previous is not None and previous.mtime_ns == file.mtime_ns and previous.size == file.size:
+                report.files_unchanged += 1
+            else:
+                self._index_file(file, previous, batch, report)
+                pending_files += 1
+            if pending_files >= FILES_PER_BATCH:
+                self.store.apply(batch)
+                batch, pending_files = WriteBatch(), 0
+                if progress:
+                    progress(number, len(found), report.chunks_added)
+        for path in gone:
+            self._remove_file(known[path], batch, report)
+        self.store.apply(batch)
+        if progress:
+            progress(len(found), len(found), report.chunks_added)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _index_file(self, file: DiscoveredFile, previous: FileRecord | None, batch: WriteBatch,
+                    report: UpdateReport) -> None:
+        try:
+            data, text = read_text_file(file, self.settings)
+        except SkippedFile as skipped:
+            report.skipped.append(str(skipped))
+            if skipped.transient:
+                return  # keep what was indexed before; the next update tries again
+            if previous is not None and previous.chunks:
+                self._remove_file(previous, batch, report)  # became binary or too large
+            # Remembered with its reason, so an unchanged skipped file is not read again.
+            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, "", (), skipped=str(skipped)))
+            return
+        file_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if previous is not None and previous.hash == file_hash:
+            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, previous.chunks))
+            report.files_unchanged += 1
+            return
+        chunks = self.chunker.chunk(file.path, text)
+        keys = tuple(c.key for c in chunks)
+        old = set(previous.chunks) if previous is not None else set()
+        for key in old.difference(keys):
+            batch.delete_chunk(key)
+            report.chunks_removed += 1
+        for chunk in chunks:
+            if chunk.key not in old:
+                batch.put_chunk(_record(chunk), lexical_terms(chunk))
+                report.chunks_added += 1
+        batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, keys))
+        report.files_indexed += 1
+
+    def _remove_file(self, record: FileRecord, batch: WriteBatch, report: UpdateReport) -> None:
+        for key in record.chunks:
+            batch.delete_chunk(key)
+        report.chunks_removed += len(record.chunks)
+        batch.delete_file(record.path)
+        report.files_removed += 1
+
+    # -- embeddings --------------------------------------------------------------------------------
+
+    def pending_embeddings(self, model_key: str) -> list[ChunkRecord]:
+        """Chunks whose text has no vector for this model, one per distinct text, in embedding order:
+        source before tests and docs (`embed_last`), and by length within each group."""
+        chunks = self.store.chunks()
+        missing = self.store.missing_vectors(model_key, {c.hash for c in chunks})
+        unique: dict[str, ChunkRecord] = {}
+        for chunk in chunks:
+            if chunk.hash in missing and chunk.hash not in unique:
+                unique[chunk.hash] = chunk
+        return sorted(unique.values(), key=lambda c: (self._embed_last.match_file(c.path), len(c.embed_text)))
+
+    def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
+                      progress: Callable[[int, int], None] | None = None, limit: int | None = None) -> EmbedReport:
+        """Embed missing vectors batch by batch, committing each batch. Stops early when asked."""
+        started = time.perf_counter()
+        todo = self.pending_embeddings(embedder.model_key)
+        if limit is not None:
+            todo = todo[:limit]
+        report = EmbedReport(pending=len(todo))
+        batch_size = self.settings.embed_batch
+        for start in range(0, len(todo), batch_size):
+            if should_stop():
+                report.stopped = True
+                break
+            part = todo[start : start + batch_size]
+            vectors = embedder.embed_documents([c.embed_text for c in part])
+            batch = WriteBatch()
+            for chunk, vector in zip(part, vectors, strict=True):
+                batch.put_vector(embedder.model_key, chunk.hash, vector)
+            self.store.apply(batch)
+            report.embedded += len(part)
+            report.pending = len(todo) - report.embedded
+            if progress:
+                progress(report.embedded, len(todo))
+        report.seconds = time.perf_counter() - started
+        return report

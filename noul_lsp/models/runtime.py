@@ -1,0 +1,50 @@
+"""ONNX Runtime sessions: CUDA when onnxruntime-gpu and a GPU are there, else CPU, and always said which.
+
+onnxruntime-gpu installs on machines without CUDA and then quietly runs on the CPU after logging
+"Failed to create CUDAExecutionProvider"; `open_session` reads the providers the session really got, so
+the device we report is the one that runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Session:
+    session: object  # onnxruntime.InferenceSession
+    device: str  # "cuda" or "cpu"
+    #: why the GPU is not used although it was asked for, else ""
+    fallback_reason: str
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+
+    def run(self, feeds: dict) -> list:
+        return self.session.run(None, feeds)
+
+
+def open_session(model_path: Path, *, use_gpu: bool = True, threads: int = 0) -> Session:
+    try:
+        import onnxruntime as ort
+    except ImportError as error:  # a dependency, but say what to do if an environment lost it
+        raise RuntimeError("onnxruntime is not installed: `pip install onnxruntime`") from error
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
+    options.log_severity_level = 3  # the provider fallback is reported by us, not as a log line
+    available = ort.get_available_providers()
+    wanted = ["CPUExecutionProvider"]
+    fallback_reason = ""
+    if use_gpu:
+        if "CUDAExecutionProvider" in available:
+            wanted.insert(0, "CUDAExecutionProvider")
+        else:
+            fallback_reason = "onnxruntime has no CUDA provider (install noul-lsp[gpu] on a machine with a GPU)"
+    session = ort.InferenceSession(str(model_path), options, providers=wanted)
+    got = session.get_providers()
+    device = "cuda" if got and got[0] == "CUDAExecutionProvider" else "cpu"
+    if use_gpu and device == "cpu" and not fallback_reason:
+        fallback_reason = "CUDA provider failed to start (missing CUDA/cuDNN libraries or no GPU)"
+    return Session(session, device, fallback_reason, tuple(i.name for i in session.get_inputs()),
+                   tuple(o.name for o in session.get_outputs()))

@@ -1,0 +1,1 @@
+"""Which files make up a workspace, and how changes to them are noticed."""

@@ -1,0 +1,176 @@
+"""Which files of a workspace root get indexed.
+
+Inside a git work tree the list comes from `git ls-files` (tracked plus untracked-not-ignored), which is
+exactly what the user sees as "their code". Elsewhere a walk honours every `.gitignore` on the way down.
+`.noulignore` (gitignore syntax, at the root) and the configured excludes apply on top. Symlinks are
+never followed out of the root, and directory symlinks are not followed at all (no loops).
+
+Only regular, readable files inside the root come back; the size and binary guards run when a file is
+read (`read_text_file`) so that discovery stays a cheap stat-only pass.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from noul_lsp.config import DEFAULT_EXCLUDES, IndexSettings
+
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredFile:
+    """A candidate file: `path` is relative to the root with forward slashes."""
+
+    path: str
+    absolute: Path
+    size: int
+    mtime_ns: int
+
+
+class SkippedFile(Exception):
+    """A file that is not indexed, with the reason a user can act on.
+
+    `transient` marks a failure to read (permissions, a file vanishing mid-read): what was indexed from
+    the file before is kept. A binary or oversized file is not transient: its old chunks go.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+def gitignore_spec(lines) -> pathspec.PathSpec:
+    """Patterns in .gitignore syntax (also used for excludes, include filters and `embed_last`)."""
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _git_listing(root: Path) -> list[str] | None:
+    """Paths from git, or None when `root` is not inside a git work tree or git is unusable."""
+    # core.fsmonitor could name a program from the workspace's config: never let git run it.
+    command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
+               "--cached", "--others", "--exclude-standard"]
+    try:
+        done = subprocess.run(command, cwd=root, capture_output=True, timeout=120, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def _walk_listing(root: Path) -> list[str]:
+    """Relative paths under root, honouring nested .gitignore files; directory symlinks not followed."""
+    found: list[str] = []
+    # Each entry: (directory relative to root with trailing slash or "", its compiled .gitignore).
+    ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
+
+    def ignored(relative: str, is_dir: bool) -> bool:
+        for base, spec in ignore_stack:
+            if relative.startswith(base):
+                inner = relative[len(base):] + ("/" if is_dir else "")
+                if spec.match_file(inner):
+                    return True
+        return False
+
+    def visit(directory: Path, relative_dir: str) -> None:
+        gitignore = directory / ".gitignore"
+        pushed = False
+        if gitignore.is_file():
+            try:
+                lines = gitignore.read_text("utf-8", errors="replace").splitlines()
+            except OSError:
+                lines = []
+            ignore_stack.append((relative_dir, gitignore_spec(lines)))
+            pushed = True
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            relative = relative_dir + entry.name
+            if entry.name == ".git":
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if ignored(relative, is_dir):
+                continue
+            if is_dir:
+                visit(Path(entry.path), relative + "/")
+            else:
+                found.append(relative)
+        if pushed:
+            ignore_stack.pop()
+
+    visit(root, "")
+    return found
+
+
+def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
+    """Configured excludes, the defaults (unless turned off) and the root's .noulignore, as one spec."""
+    lines = list(settings.exclude)
+    if settings.use_default_excludes:
+        lines.extend(DEFAULT_EXCLUDES)
+    noulignore = root / ".noulignore"
+    if noulignore.is_file():
+        lines.extend(noulignore.read_text("utf-8", errors="replace").splitlines())
+    return gitignore_spec(lines)
+
+
+def is_inside(root: Path, candidate: Path) -> bool:
+    """True when `candidate`, with every symlink resolved, lies inside the resolved `root`."""
+    try:
+        resolved = candidate.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return resolved == root or root in resolved.parents
+
+
+def discover(root: Path, settings: IndexSettings) -> list[DiscoveredFile]:
+    """Every indexable file under `root`, sorted by path. Stat-only: contents are not read here."""
+    root = root.resolve()
+    listing = _git_listing(root)
+    if listing is None:
+        listing = _walk_listing(root)
+    excluded = exclusion_spec(root, settings)
+    files: list[DiscoveredFile] = []
+    for relative in listing:
+        if excluded.match_file(relative):
+            continue
+        absolute = root / relative
+        try:
+            info = absolute.lstat()
+        except OSError:
+            continue  # deleted since git listed it, or unreadable directory on the way
+        if absolute.is_symlink():
+            if not is_inside(root, absolute):
+                continue  # broken, looping, or pointing out of the workspace
+            try:
+                info = absolute.stat()
+            except OSError:
+                continue
+        if not os.path.isfile(absolute):
+            continue
+        files.append(DiscoveredFile(relative, absolute, info.st_size, info.st_mtime_ns))
+    return files
+
+
+def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes, str]:
+    """The raw bytes and their text (invalid UTF-8 replaced). Raises SkippedFile with the reason."""
+    if file.size > settings.max_file_bytes:
+        raise SkippedFile(f"{file.path}: {file.size} bytes is over the {settings.max_file_bytes}-byte cap")
+    try:
+        with open(file.absolute, "rb") as handle:
+            data = handle.read(settings.max_file_bytes + 1)
+    except OSError as error:
+        raise SkippedFile(f"{file.path}: unreadable ({error.strerror or error})", transient=True) from error
+    if len(data) > settings.max_file_bytes:
+        raise SkippedFile(f"{file.path}: grew over the {settings.max_file_bytes}-byte cap while read")
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise SkippedFile(f"{file.path}: binary (NUL byte in the first {BINARY_SNIFF_BYTES} bytes)")
+    return data, data.decode("utf-8", errors="replace")

@@ -1,0 +1,110 @@
+"""Chunk boundaries per language on the fixture files, with a small size budget so that classes are
+split into their methods; notebooks located on their cells' source lines."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from noul_lsp.chunking import FileChunker
+from noul_lsp.config import IndexSettings
+
+FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
+SMALL = IndexSettings(chunk_max_chars=400)
+
+EXPECTED = {
+    "src/net/retry.py": [
+        ("", "module", 1, 4), ("RetryPolicy", "class", 7, 8), ("RetryPolicy.__init__", "method", 10, 13),
+        ("RetryPolicy.delay_for", "method", 15, 18), ("upload_with_retry", "function", 21, 30)],
+    "src/store/cookies.py": [
+        ("", "module", 1, 4), ("CookieJar", "class", 7, 8), ("CookieJar.__init__", "method", 10, 11),
+        ("CookieJar.set_from_response", "method", 13, 16), ("CookieJar.header_for_request", "method", 18, 19),
+        ("CookieJar.save", "method", 21, 23), ("CookieJar.load", "method", 25, 29)],
+    "web/src/rateLimiter.ts": [
+        ("", "module", 1, 1), ("BucketOptions", "interface", 3, 6), ("TokenBucket", "class", 8, 10),
+        ("TokenBucket.constructor", "method", 12, 15), ("TokenBucket.refill", "method", 17, 21),
+        ("TokenBucket.tryRemoveToken", "method", 23, 30), ("throttleMiddleware", "function", 33, 38)],
+    "web/src/SearchBox.tsx": [("", "module", 1, 1), ("SearchBox", "function", 3, 10)],
+    "web/src/debounce.js": [
+        ("", "module", 1, 1), ("debounce", "function", 3, 9), ("logKeystrokes", "function", 11, 13),
+        ("", "module", 15, 15)],
+    "services/export/csv.go": [
+        ("", "module", 1, 7), ("Invoice", "type", 9, 14), ("WriteInvoicesCSV", "function", 16, 30),
+        ("Sum", "method", 32, 39)],
+    "crates/auth/src/token.rs": [
+        ("", "module", 1, 3), ("Claims", "struct", 5, 8), ("Verifier", "trait", 10, 12),
+        ("HmacVerifier", "struct", 14, 16), ("HmacVerifier", "impl", 18, 18), ("HmacVerifier.new", "method", 19, 21),
+        ("HmacVerifier.check_expiry", "method", 23, 30), ("Verifier for HmacVerifier", "impl", 33, 33),
+        ("Verifier for HmacVerifier.verify", "method", 34, 42)],
+    "java/com/example/imaging/Thumbnailer.java": [
+        ("", "module", 1, 3), ("Thumbnailer", "class", 5, 7), ("Thumbnailer.Thumbnailer", "constructor", 9, 11),
+        ("Thumbnailer.scaleDown", "method", 13, 18), ("Thumbnailer.scaleDown", "method", 19, 23)],
+    "native/config.c": [
+        ("", "module", 1, 2), ("setting", "struct", 4, 7), ("parse_ini_line", "function", 9, 20),
+        ("parse_ini_line", "function", 21, 24)],
+    "native/lru.cpp": [
+        ("", "module", 1, 3), ("cache", "namespace", 5, 5), ("cache.LruCache", "class", 7, 9),
+        ("cache.LruCache.LruCache", "method", 10, 10), ("cache.LruCache.get", "method", 12, 18),
+        ("cache.LruCache.put", "method", 20, 27), ("cache.LruCache", "class", 29, 33), ("cache", "namespace", 35, 35)],
+    "scripts/markdown.rb": [("Markup", "module", 1, 2), ("Markup.Renderer", "class", 3, 20)],
+}
+
+
+@pytest.mark.parametrize("path", sorted(EXPECTED))
+def test_definition_boundaries(path):
+    chunks = FileChunker(SMALL).chunk(path, (FIXTURE / path).read_text())
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == EXPECTED[path]
+
+
+@pytest.mark.parametrize("path", sorted(EXPECTED))
+def test_chunk_text_is_exactly_its_lines(path):
+    lines = (FIXTURE / path).read_text().split("\n")
+    for chunk in FileChunker(SMALL).chunk(path, (FIXTURE / path).read_text()):
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+
+
+def test_members_carry_their_container_signature_and_split_parts_are_numbered():
+    chunks = FileChunker(SMALL).chunk("java/com/example/imaging/Thumbnailer.java",
+                                      (FIXTURE / "java/com/example/imaging/Thumbnailer.java").read_text())
+    scale = [c for c in chunks if c.symbol == "Thumbnailer.scaleDown"]
+    assert scale[0].header.startswith("public class Thumbnailer\npublic BufferedImage scaleDown(BufferedImage source)")
+    assert scale[0].header.endswith("(part 1 of 2)") and scale[1].header.endswith("(part 2 of 2)")
+    assert scale[0].embed_text.startswith(scale[0].header + "\n")
+
+
+def test_default_budget_keeps_small_classes_whole():
+    chunks = FileChunker(IndexSettings()).chunk("src/store/cookies.py", (FIXTURE / "src/store/cookies.py").read_text())
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 4), ("CookieJar", 7, 29)]
+
+
+def test_notebook_cells_land_on_their_source_lines_and_outputs_are_dropped():
+    raw = (FIXTURE / "notebooks/sales.ipynb").read_text()
+    chunks = FileChunker(IndexSettings()).chunk("notebooks/sales.ipynb", raw)
+    lines = raw.split("\n")
+    assert [(c.symbol, c.kind) for c in chunks] == [("Sales analysis", "markdown-cell"), ("cell 2", "code-cell"),
+                                                    ("cell 3", "code-cell")]
+    code = chunks[1]
+    assert "def monthly_revenue_median(rows):" in code.text
+    assert json.loads(lines[code.start_line - 1].strip().rstrip(",")) == "import statistics\n"
+    assert "def monthly_revenue_median" in lines[code.start_line + 1]
+    assert all("OUTPUT_SHOULD_NOT_BE_INDEXED" not in c.text for c in chunks)
+
+
+def test_broken_notebook_json_falls_back_to_lines():
+    chunks = FileChunker(IndexSettings()).chunk("bad.ipynb", '{"cells": [ not json')
+    assert len(chunks) == 1 and chunks[0].language == "json"
+
+
+def test_markdown_windows_take_their_heading():
+    text = "# Top\n\n" + "\n".join(f"line {i}" for i in range(60)) + "\n## Later\n" + "\n".join(f"more {i}" for i in range(60))
+    chunks = FileChunker(IndexSettings(window_lines=40, window_overlap=8)).chunk("guide.md", text)
+    assert chunks[0].symbol == "Top" and chunks[0].start_line == 1
+    assert chunks[1].start_line == chunks[0].end_line - 7  # 8 lines of overlap
+    assert chunks[-1].symbol == "Later"
+
+
+def test_invalid_utf8_and_garbage_never_crash():
+    chunker = FileChunker(IndexSettings())
+    for path in ("a.py", "a.ts", "a.go", "a.rs", "a.c", "a.rb", "a.txt"):
+        chunks = chunker.chunk(path, "def \ufffd(:\n  {{{ ]] \x00\n" * 50)
+        assert chunks and all(c.start_line <= c.end_line for c in chunks)

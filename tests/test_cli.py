@@ -1,0 +1,80 @@
+"""The `noul` command as a user runs it: a real process, real exit codes, no tracebacks."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def noul(*args: str, cache: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NOUL_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "noul_lsp", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def test_find_json_indexes_on_first_use_and_reports(polyglot, tmp_path):
+    done = noul("find", "retry failed uploads with exponential backoff", "--path", str(polyglot), "--json",
+                "--limit", "3", cache=tmp_path / "c")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["results"][0]["path"] == "src/net/retry.py"
+    assert report["files"]["src/net/retry.py"][0][0] >= 1
+    assert report["index"]["pending"] == 0 and report["index"]["chunks"] > 10
+    assert "total" in report["timings"]
+
+
+def test_human_output_has_rank_location_symbol_and_preview(polyglot, tmp_path):
+    done = noul("find", "token bucket", "--path", str(polyglot), "--no-wait", "--limit", "2", cache=tmp_path / "c")
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.split()[0] == "1" and "web/src/rateLimiter.ts:" in first and "score" in first
+    assert "lexical only" in done.stdout  # --no-wait on a fresh index: says the embeddings are pending
+
+
+def test_index_then_status(polyglot, tmp_path):
+    assert noul("index", str(polyglot), "-q", cache=tmp_path / "c").returncode == 0
+    done = noul("status", str(polyglot), "--json", cache=tmp_path / "c")
+    status = json.loads(done.stdout)
+    assert status["embeddedShare"] == 1.0 and status["files"] >= 14 and status["skippedFiles"] == 2
+    assert status["model"] == "all-minilm-l6-v2-int8@256"
+    assert Path(status["location"]).is_dir() and status["indexBytes"] > 0
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (("find", "x", "--path", "/no/such/folder"), 2, "no such folder"),
+    (("find", "   ", "--path", "."), 2, "query is empty"),
+    (("index", "/no/such/folder"), 2, "no such folder"),
+])
+def test_bad_input_exits_non_zero_with_one_clear_line(tmp_path, args, code, message):
+    done = noul(*args, cache=tmp_path / "c")
+    assert done.returncode == code
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_corrupt_index_is_reported_not_crashed_on(polyglot, tmp_path):
+    cache = tmp_path / "c"
+    assert noul("index", str(polyglot), "-q", "--no-embed", cache=cache).returncode == 0
+    (data,) = (cache / "indexes").glob("*/data.mdb")
+    data.write_bytes(b"garbage" * 1000)
+    done = noul("find", "retry", "--path", str(polyglot), cache=cache)
+    assert done.returncode == 1
+    assert "noul index --rebuild" in done.stderr and "Traceback" not in done.stderr
+    rebuilt = noul("index", str(polyglot), "--rebuild", "-q", "--no-embed", cache=cache)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+
+
+def test_a_busy_index_still_answers_find_and_refuses_a_second_indexer(polyglot, tmp_path):
+    from noul_lsp.store import ChunkStore, index_directory
+
+    cache = tmp_path / "c"
+    assert noul("index", str(polyglot), "-q", "--no-embed", cache=cache).returncode == 0
+    store = ChunkStore(index_directory(polyglot, str(cache)))
+    with store.indexing_lock():
+        found = noul("find", "token bucket", "--path", str(polyglot), "--json", cache=cache)
+        assert found.returncode == 0
+        assert any("being updated" in n for n in json.loads(found.stdout)["notes"])
+        indexing = noul("index", str(polyglot), cache=cache)
+        assert indexing.returncode == 1 and "being updated by pid" in indexing.stderr

@@ -1,0 +1,57 @@
+from pathlib import Path
+
+import pytest
+
+from noul_lsp.config import IndexSettings
+from noul_lsp.workspace.discovery import SkippedFile, discover, read_text_file
+
+EXPECTED = {
+    "src/net/retry.py", "src/store/cookies.py", "web/src/rateLimiter.ts", "web/src/SearchBox.tsx",
+    "web/src/debounce.js", "services/export/csv.go", "crates/auth/src/token.rs",
+    "java/com/example/imaging/Thumbnailer.java", "native/config.c", "native/lru.cpp", "scripts/markdown.rb",
+    "docs/deploy.md", "notebooks/sales.ipynb", "src/legacy.py", "assets/logo.py", "huge.txt",
+}
+
+
+@pytest.mark.parametrize("layout", ["polyglot", "polyglot_git"])
+def test_listing_honours_ignores_and_never_leaves_the_root(layout, request):
+    root: Path = request.getfixturevalue(layout)
+    found = {f.path for f in discover(root, IndexSettings())}
+    assert EXPECTED <= found
+    # .gitignore'd folder and pattern, .noulignore'd file
+    assert not any(p.startswith("generated/") for p in found)
+    assert "run.log" not in found
+    assert "docs/private.md" not in found
+    # symlink loop, link to a file outside the root, broken link
+    assert not any(p.startswith("loop/") for p in found)
+    assert "outside_link.py" not in found
+    assert "broken_link.py" not in found
+
+
+def test_configured_excludes_apply(polyglot):
+    found = {f.path for f in discover(polyglot, IndexSettings(exclude=("native/", "*.rb")))}
+    assert "native/config.c" not in found and "scripts/markdown.rb" not in found
+    assert "src/net/retry.py" in found
+
+
+def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):
+    files = {f.path: f for f in discover(polyglot, IndexSettings())}
+    with pytest.raises(SkippedFile, match="binary"):
+        read_text_file(files["assets/logo.py"], IndexSettings())
+    with pytest.raises(SkippedFile, match="over the 1000000-byte cap"):
+        read_text_file(files["huge.txt"], IndexSettings())
+
+
+def test_non_utf8_text_is_decoded_with_replacement(polyglot):
+    files = {f.path: f for f in discover(polyglot, IndexSettings())}
+    _, text = read_text_file(files["src/legacy.py"], IndexSettings())
+    assert text.startswith("def caf\ufffd_menu():")
+
+
+def test_unreadable_file_is_a_transient_skip(polyglot):
+    files = {f.path: f for f in discover(polyglot, IndexSettings())}
+    target = files["src/net/retry.py"]
+    target.absolute.unlink()
+    with pytest.raises(SkippedFile) as caught:
+        read_text_file(target, IndexSettings())
+    assert caught.value.transient

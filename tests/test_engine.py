@@ -1,0 +1,82 @@
+"""End to end with the real offline model on the fixture workspace."""
+
+import pytest
+
+from noul_lsp.retrieval.engine import QueryError, Workspace
+
+DESCRIPTIONS = [
+    ("retry failed uploads with exponential backoff", "src/net/retry.py"),
+    ("remember cookies from the server and write them to disk", "src/store/cookies.py"),
+    ("limit how many API calls a client can make per second", "web/src/rateLimiter.ts"),
+    ("export billing records so they open in a spreadsheet", "services/export/csv.go"),
+    ("check that a signed session token has not expired", "crates/auth/src/token.rs"),
+    ("shrink a picture to a thumbnail keeping its proportions", "java/com/example/imaging/Thumbnailer.java"),
+    ("evict the least recently read entry when the cache is full", "native/lru.cpp"),
+    ("wait until the user stops typing before calling the function", "web/src/debounce.js"),
+]
+
+
+@pytest.fixture
+def indexed(polyglot_git, settings):
+    workspace = Workspace(polyglot_git, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    yield workspace
+    workspace.close()
+
+
+@pytest.mark.parametrize("query,expected", DESCRIPTIONS)
+def test_description_finds_the_file_first(indexed, query, expected):
+    result = indexed.find(query)
+    assert result.hits[0].path == expected
+    assert result.hits[0].rank == 1
+    assert result.index.pending == 0
+
+
+def test_the_dense_leg_finds_what_shares_no_word(indexed):
+    hit = indexed.find("authentication").hits[0]
+    assert hit.path == "crates/auth/src/token.rs"
+    assert hit.bm25_rank is None and hit.dense_rank == 1
+
+
+def test_report_shape_and_timings(indexed):
+    result = indexed.find("retry failed uploads with exponential backoff", limit=3)
+    report = result.report()
+    assert set(report) >= {"query", "files", "results", "index", "timings"}
+    assert list(report["files"])[0] == "src/net/retry.py"
+    first = report["results"][0]
+    assert first["startLine"] <= first["endLine"] and first["preview"]
+    assert set(first["signals"]) == {"bm25Rank", "denseRank"}
+    assert {"bm25", "embed_query", "dense", "fuse", "total"} <= set(report["timings"])
+    assert len(report["results"]) == 3
+
+
+def test_chunk_mode_include_and_exclude(indexed):
+    chunks = indexed.find("token bucket refill", mode="chunks", limit=5).hits
+    assert chunks[0].symbol.startswith("TokenBucket")
+    only_go = indexed.find("token bucket refill", include=["*.go"]).hits
+    assert only_go and all(h.path.endswith(".go") for h in only_go)
+    no_web = indexed.find("token bucket refill", exclude=["web/"]).hits
+    assert all(not h.path.startswith("web/") for h in no_web)
+
+
+def test_a_long_issue_text_uses_all_its_words(indexed):
+    issue = ("Our nightly job keeps failing. " * 60) + "The upload of the backup blob should retry with backoff."
+    assert indexed.find(issue).hits[0].path == "src/net/retry.py"
+
+
+def test_lexical_answers_before_anything_is_embedded(polyglot, settings):
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    result = workspace.find("retry failed uploads with exponential backoff")
+    assert result.hits[0].path == "src/net/retry.py"
+    assert result.index.embedded == 0 and result.index.pending == result.index.chunks
+    assert any("no chunk is embedded yet" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("kwargs,message", [({"query": "  "}, "query is empty"),
+                                            ({"query": "x", "mode": "lines"}, "mode must be"),
+                                            ({"query": "x", "limit": 0}, "limit must be")])
+def test_bad_requests_say_what_is_wrong(indexed, kwargs, message):
+    with pytest.raises(QueryError, match=message):
+        indexed.find(**kwargs)

@@ -1,0 +1,111 @@
+"""Incremental indexing with the real store, chunker and embedder: the embedder's own call counter says
+how many texts went through the model."""
+
+import os
+import shutil
+
+import pytest
+
+from noul_lsp.config import IndexSettings, Settings
+from noul_lsp.retrieval.engine import Workspace
+
+
+@pytest.fixture
+def small_settings(settings) -> Settings:
+    """Methods as their own chunks, so an edit to one method is visible as one re-embedded chunk."""
+    return Settings(IndexSettings(chunk_max_chars=400), settings.search, settings.models, settings.cache_dir)
+
+
+def _index(workspace: Workspace):
+    update = workspace.indexer.update()
+    embedder = workspace.embedder()
+    before = embedder.texts_embedded
+    embedded = workspace.indexer.embed_pending(embedder)
+    assert embedder.texts_embedded - before == embedded.embedded
+    return update, embedded
+
+
+def test_second_run_on_an_unchanged_tree_embeds_nothing(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    first, embedded = _index(workspace)
+    assert first.files_indexed >= 14 and first.chunks_added > 40
+    assert embedded.embedded > 0 and embedded.pending == 0
+    assert any("binary" in s for s in first.skipped) and any("byte cap" in s for s in first.skipped)
+    second, again = _index(workspace)
+    assert second.files_indexed == 0 and second.files_unchanged == second.files_seen
+    assert again.embedded == 0
+    state = workspace.state()
+    assert state.pending == 0 and state.embedded == state.chunks
+
+
+def test_editing_one_method_re_embeds_only_that_method(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    path = polyglot / "src/store/cookies.py"
+    text = path.read_text()
+    # One more line in set_from_response shifts every later method down a line: they get new keys
+    # (start line) but keep their content hash, so only the edited method is embedded again.
+    path.write_text(text.replace("    def set_from_response(self, headers: dict) -> None:\n",
+                                 "    def set_from_response(self, headers: dict) -> None:\n        # parse each header\n"))
+    update, embedded = _index(workspace)
+    assert update.files_indexed == 1
+    assert update.chunks_added == 4  # set_from_response + the three methods below it, moved a line
+    assert embedded.embedded == 1
+    hits = workspace.find("parse each header", mode="chunks").hits
+    assert (hits[0].path, hits[0].symbol, hits[0].start_line) == ("src/store/cookies.py", "CookieJar.set_from_response", 13)
+
+
+def test_touching_without_changes_rechunks_nothing(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    path = polyglot / "src/net/retry.py"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    update, embedded = _index(workspace)
+    assert update.files_indexed == 0 and update.chunks_added == 0 and embedded.embedded == 0
+
+
+def test_deleting_a_file_removes_its_chunks(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    (polyglot / "native/lru.cpp").unlink()
+    update, _ = _index(workspace)
+    assert update.files_removed == 1
+    assert "native/lru.cpp" not in workspace.store.files()
+    assert all(c.path != "native/lru.cpp" for c in workspace.store.chunks())
+    hits = workspace.find("least recently used cache evicts entries").hits
+    assert all(h.path != "native/lru.cpp" for h in hits)
+
+
+def test_renaming_a_file_reuses_every_vector(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    shutil.move(polyglot / "src/net/retry.py", polyglot / "src/net/backoff.py")
+    update, embedded = _index(workspace)
+    assert update.files_indexed == 1 and update.files_removed == 1
+    assert embedded.embedded == 0
+    assert workspace.find("retry failed uploads with exponential backoff").hits[0].path == "src/net/backoff.py"
+
+
+def test_a_file_that_turns_binary_is_dropped(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    (polyglot / "scripts/markdown.rb").write_bytes(b"\x00\x01binary now")
+    update, _ = _index(workspace)
+    assert update.files_removed == 1 and any("markdown.rb: binary" in s for s in update.skipped)
+    record = workspace.store.files()["scripts/markdown.rb"]
+    assert record.chunks == () and "binary" in record.skipped
+    assert all(c.path != "scripts/markdown.rb" for c in workspace.store.chunks())
+    again, _ = _index(workspace)
+    assert again.skipped == []  # remembered: an unchanged skipped file is not read again
+
+
+def test_vectors_of_another_model_budget_are_kept_apart(polyglot, small_settings):
+    workspace = Workspace(polyglot, small_settings)
+    _index(workspace)
+    other = Settings(IndexSettings(chunk_max_chars=400, token_budget=64), small_settings.search,
+                     small_settings.models, small_settings.cache_dir)
+    narrow = Workspace(polyglot, other)
+    assert narrow.model_key != workspace.model_key
+    assert narrow.state().embedded == 0  # the 256-token vectors are not used for the 64-token model
+    _, embedded = _index(narrow)
+    assert embedded.embedded > 0

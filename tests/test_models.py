@@ -1,0 +1,92 @@
+"""Model resolution without network: the bundled default, a local sentence-transformers directory (what
+`noul models pull` leaves in the cache), and clear messages for what is missing."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from noul_lsp.models.embedder import OnnxEmbedder
+from noul_lsp.models.hub import pull
+from noul_lsp.models.registry import (
+    DEFAULT_EMBEDDER,
+    ModelMissing,
+    local_model_directory,
+    resolve_embedder,
+    spec_from_directory,
+)
+
+
+def _sentence_transformers_dir(target, pooling_cls=False):
+    default = resolve_embedder(DEFAULT_EMBEDDER, target)
+    (target / "onnx").mkdir(parents=True)
+    shutil.copy(default.onnx_path, target / "onnx" / "model.onnx")
+    shutil.copy(default.tokenizer_path, target / "tokenizer.json")
+    (target / "config.json").write_text(json.dumps({"hidden_size": 384}))
+    (target / "1_Pooling").mkdir()
+    (target / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": pooling_cls,
+                                                                   "pooling_mode_mean_tokens": not pooling_cls}))
+    (target / "modules.json").write_text(json.dumps([{"type": "sentence_transformers.models.Transformer"},
+                                                     {"type": "sentence_transformers.models.Pooling"},
+                                                     {"type": "sentence_transformers.models.Normalize"}]))
+    return target
+
+
+def test_default_embedder_vectors_are_normalised_and_meaningful(tmp_path):
+    embedder = OnnxEmbedder(resolve_embedder(DEFAULT_EMBEDDER, tmp_path))
+    vectors = embedder.embed_documents(["retry an upload after a delay", "retry the failed upload later",
+                                        "CSS grid layout for a photo gallery"])
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    assert embedder.texts_embedded == 3
+
+
+def test_batches_sorted_by_length_keep_input_order(tmp_path):
+    embedder = OnnxEmbedder(resolve_embedder(DEFAULT_EMBEDDER, tmp_path), batch_size=2)
+    texts = ["short", "a much longer text " * 20, "mid length text here", "x"]
+    together = embedder.embed_documents(texts)
+    alone = np.stack([embedder.embed_documents([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+
+
+def test_a_pulled_hub_directory_loads_like_the_default(tmp_path):
+    cache = tmp_path / "cache"
+    _sentence_transformers_dir(local_model_directory(cache, "sentence-transformers/all-MiniLM-L6-v2"))
+    spec = resolve_embedder("sentence-transformers/all-MiniLM-L6-v2", cache)
+    assert spec.model_id == "sentence-transformers/all-MiniLM-L6-v2" and spec.pooling == "mean"
+    pulled = OnnxEmbedder(spec).embed_documents(["parse an ini file"])
+    default = OnnxEmbedder(resolve_embedder(DEFAULT_EMBEDDER, cache)).embed_documents(["parse an ini file"])
+    np.testing.assert_allclose(pulled, default, atol=1e-6)
+
+
+def test_pooling_and_prefix_follow_the_card(tmp_path):
+    directory = _sentence_transformers_dir(tmp_path / "m", pooling_cls=True)
+    assert spec_from_directory(directory).pooling == "cls"
+    cache = tmp_path / "cache"
+    _sentence_transformers_dir(local_model_directory(cache, "BAAI/bge-small-en-v1.5"), pooling_cls=True)
+    spec = resolve_embedder("bge-small-en-v1.5", cache)
+    assert spec.query_prefix.startswith("Represent this sentence")
+
+
+def test_a_model_never_pulled_says_how_to_get_it(tmp_path):
+    with pytest.raises(ModelMissing, match="noul models pull BAAI/bge-small-en-v1.5"):
+        resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path)
+    with pytest.raises(ModelMissing, match="unknown embedder"):
+        resolve_embedder("no-such-model", tmp_path)
+    with pytest.raises(ModelMissing, match="is a reranker"):
+        resolve_embedder("bge-reranker-base", tmp_path)
+
+
+def test_pull_offline_fails_with_a_clear_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ModelMissing, match="could not download BAAI/bge-small-en-v1.5"):
+        pull("bge-small-en-v1.5", tmp_path)
+
+
+def test_a_directory_without_onnx_is_explained(tmp_path):
+    with pytest.raises(ModelMissing, match="no ONNX model"):
+        spec_from_directory(tmp_path)

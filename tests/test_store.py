@@ -1,0 +1,114 @@
+import multiprocessing
+import os
+import signal
+import time
+
+import lmdb
+import numpy as np
+import pytest
+
+from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, IndexLocked, StoreError, WriteBatch, lmdb_store
+
+
+def _chunk(key: str, path: str = "a.py", text: str = "def f(): pass") -> ChunkRecord:
+    return ChunkRecord(key, path, 1, 1, "f", "python", "function", "", text, "h-" + key)
+
+
+def test_batch_round_trip(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    batch = WriteBatch()
+    batch.put_chunk(_chunk("k1"), {"def": 1, "f": 1})
+    batch.put_file(FileRecord("a.py", 5, 10, "filehash", ("k1",)))
+    batch.put_vector("model@256", "h-k1", np.arange(4, dtype=np.float32))
+    store.apply(batch)
+    assert store.files()["a.py"].chunks == ("k1",)
+    assert store.chunks(["k1", "missing"])[0].text == "def f(): pass"
+    assert store.lexical(["k1"]) == [{"def": 1, "f": 1}]
+    np.testing.assert_array_equal(store.vectors("model@256", ["h-k1"])[0], np.arange(4))
+    assert store.vectors("other@256", ["h-k1"]) == [None]
+    assert store.missing_vectors("model@256", {"h-k1", "h-k2"}) == {"h-k2"}
+    assert store.counts() == {"files": 1, "chunks": 1, "vectors": 1}
+    assert store.generation() == 1
+
+
+def test_a_full_map_grows_instead_of_failing(tmp_path, monkeypatch):
+    monkeypatch.setattr(lmdb_store, "INITIAL_MAP_BYTES", 1 << 20)
+    store = ChunkStore(tmp_path / "idx")
+    batch = WriteBatch()
+    for i in range(600):
+        batch.put_vector("m", f"h{i}", np.random.rand(384))  # ~1.5 KB each: > 1 MB in one transaction
+    store.apply(batch)
+    assert store.counts()["vectors"] == 600
+    assert store.env.info()["map_size"] > 1 << 20
+
+
+def test_schema_mismatch_rebuilds_with_a_reason(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    batch = WriteBatch()
+    batch.put_file(FileRecord("a.py", 1, 1, "h", ()))
+    store.apply(batch)
+    with store.env.begin(write=True) as txn:
+        txn.put(b"schema", b"0", db=store._dbs["meta"])
+    store.close()
+    reopened = ChunkStore(tmp_path / "idx")
+    assert "schema 0" in reopened.rebuilt_reason
+    assert reopened.files() == {}
+
+
+def test_a_corrupt_index_gives_a_clear_error(tmp_path):
+    directory = tmp_path / "idx"
+    directory.mkdir()
+    (directory / "data.mdb").write_bytes(b"this is not an lmdb file" * 100)
+    with pytest.raises(StoreError, match="noul index --rebuild"):
+        ChunkStore(directory)
+
+
+def test_only_one_indexer_at_a_time(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    with store.indexing_lock():
+        other = ChunkStore(tmp_path / "idx")
+        with pytest.raises(IndexLocked, match=f"pid {os.getpid()}"):
+            with other.indexing_lock():
+                pass
+    with store.indexing_lock():
+        pass  # released
+
+
+def _write_forever(directory: str) -> None:
+    store = ChunkStore(directory)
+    i = 0
+    while True:
+        batch = WriteBatch()
+        for j in range(50):
+            key = f"k{i}-{j}"
+            batch.put_chunk(_chunk(key, path=f"f{i}.py"), {"x": 1})
+        batch.put_file(FileRecord(f"f{i}.py", i, i, "h", tuple(f"k{i}-{j}" for j in range(50))))
+        store.apply(batch)
+        i += 1
+
+
+def test_kill_9_mid_write_leaves_a_consistent_index(tmp_path):
+    directory = str(tmp_path / "idx")
+    ChunkStore(directory).close()
+    process = multiprocessing.get_context("spawn").Process(target=_write_forever, args=(directory,))
+    process.start()
+    time.sleep(1.5)
+    os.kill(process.pid, signal.SIGKILL)
+    process.join()
+    store = ChunkStore(directory)
+    files = store.files()
+    assert files, "the writer committed nothing before it was killed"
+    keys = {k for record in files.values() for k in record.chunks}
+    chunk_keys = {c.key for c in store.chunks()}
+    assert keys == chunk_keys  # every file's chunks are there, and no chunk without its file
+    assert len(store.lexical(keys)) == len(keys)
+
+
+def test_lmdb_is_imported_only_by_the_store():
+    import pathlib
+
+    package = pathlib.Path(lmdb_store.__file__).parents[1]
+    offenders = [p for p in package.rglob("*.py") if "store" not in p.parts
+                 and any(line.strip().startswith(("import lmdb", "from lmdb")) for line in p.read_text().splitlines())]
+    assert offenders == []
+    assert lmdb.version()  # the real library is what we test against
