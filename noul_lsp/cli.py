@@ -3,6 +3,7 @@
   noul index PATH        build or update the index (embeds everything, with progress)
   noul find QUERY        update the index of --path, then print ranked results (--json for agents)
   noul status PATH       files, chunks, embedded share, model, index size and location
+  noul bench ...         quality and speed on labeled queries, with baselines
 
 Errors (missing folder, empty query, corrupt or busy index, missing model) print one line starting with
 `noul: error:` and exit non-zero; progress goes to stderr so `--json` output stays clean.
@@ -186,6 +187,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from noul_lsp.bench.labels import LabelError
+    from noul_lsp.bench.runner import BenchConfig, run_bench
+    from noul_lsp.bench.trees import MirrorMissing
+
+    pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip())
+    config = BenchConfig(labels=[Path(p) for p in args.labels], mirrors=Path(args.mirrors), work=Path(args.work),
+                         out=Path(args.out), pipelines=pipelines, cross_repo_negatives=args.cross_repo_negatives,
+                         scale=args.scale, embed_scope=args.embed_scope, limit=args.limit, settings=_settings(args))
+    for path in config.labels:
+        if not path.is_file():
+            raise CliError(f"label file {path} not found", EXIT_USAGE)
+    try:
+        summary = run_bench(config)
+    except (LabelError, MirrorMissing, ValueError) as error:
+        raise CliError(str(error), EXIT_USAGE) from error
+    print(f"wrote {config.out / 'summary.md'} ({summary['speed']['wall_seconds']} s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -218,6 +239,19 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("path", nargs="?", default=".")
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=cmd_status)
+    bench = sub.add_parser("bench", parents=[common], help="measure quality and speed on labeled queries")
+    bench.add_argument("--labels", nargs="+", required=True, help="label files (JSON lines)")
+    bench.add_argument("--mirrors", required=True, help="folder of bare git mirrors (owner+name/repo)")
+    bench.add_argument("--work", required=True, help="scratch folder for trees and the bench's own index cache")
+    bench.add_argument("--out", required=True, help="where per_query.jsonl, summary.md/json and plots go")
+    bench.add_argument("--pipelines", default="bm25,dense,hybrid,ripgrep")
+    bench.add_argument("--cross-repo-negatives", action="store_true",
+                       help="also ask each SWE-bench issue against another repository as a not_here query")
+    bench.add_argument("--scale", action="store_true", help="describe queries on one repository vs all of them")
+    bench.add_argument("--embed-scope", choices=("all", "source"), default="all",
+                       help="'source' leaves tests and docs to BM25 alone (faster cold runs)")
+    bench.add_argument("--limit", type=int, default=10)
+    bench.set_defaults(handler=cmd_bench)
     return parser
 
 

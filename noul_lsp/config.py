@@ -19,6 +19,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".pytest_cache/", ".tox/", ".nox/", "site-packages/", "dist/", "build/", "target/", ".next/",
     "*.min.js", "*.min.css", "*.map", "*.lock", "package-lock.json", "pnpm-lock.yaml", "*.pyc",
     "*.svg", "*.csv", "*.tsv", "*.jsonl", "*.parquet", "*.pb", "*.onnx", "*.safetensors",
+    # translation catalogs: thousands of msgid/msgstr pairs that repeat the code's strings
+    "*.po", "*.pot", "*.mo",
+    # well-known third-party libraries copied into a tree (as GitHub linguist's vendor list)
+    "jquery*.js", "underscore*.js", "bootstrap*.js", "bootstrap*.css", "d3*.js", "modernizr*.js", "*-bundle.js",
 )
 
 

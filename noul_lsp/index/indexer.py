@@ -149,22 +149,27 @@ class Indexer:
 
     # -- embeddings --------------------------------------------------------------------------------
 
-    def pending_embeddings(self, model_key: str) -> list[ChunkRecord]:
+    def pending_embeddings(self, model_key: str, *, include_last: bool = True) -> list[ChunkRecord]:
         """Chunks whose text has no vector for this model, one per distinct text, in embedding order:
-        source before tests and docs (`embed_last`), and by length within each group."""
+        source before tests and docs (`embed_last`, left out entirely without `include_last`), and by
+        length within each group."""
         chunks = self.store.chunks()
         missing = self.store.missing_vectors(model_key, {c.hash for c in chunks})
         unique: dict[str, ChunkRecord] = {}
         for chunk in chunks:
             if chunk.hash in missing and chunk.hash not in unique:
                 unique[chunk.hash] = chunk
-        return sorted(unique.values(), key=lambda c: (self._embed_last.match_file(c.path), len(c.embed_text)))
+        ordered = sorted(unique.values(), key=lambda c: (self._embed_last.match_file(c.path), len(c.embed_text)))
+        if not include_last:
+            ordered = [c for c in ordered if not self._embed_last.match_file(c.path)]
+        return ordered
 
     def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
-                      progress: Callable[[int, int], None] | None = None, limit: int | None = None) -> EmbedReport:
+                      progress: Callable[[int, int], None] | None = None, limit: int | None = None,
+                      include_last: bool = True) -> EmbedReport:
         """Embed missing vectors batch by batch, committing each batch. Stops early when asked."""
         started = time.perf_counter()
-        todo = self.pending_embeddings(embedder.model_key)
+        todo = self.pending_embeddings(embedder.model_key, include_last=include_last)
         if limit is not None:
             todo = todo[:limit]
         report = EmbedReport(pending=len(todo))

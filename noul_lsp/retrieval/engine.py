@@ -25,6 +25,8 @@ from noul_lsp.retrieval.tokenize import query_terms
 from noul_lsp.store import ChunkStore, cache_root, index_directory
 from noul_lsp.workspace.discovery import gitignore_spec
 
+LEGS = ("bm25", "dense")
+
 
 class QueryError(ValueError):
     """The request itself is wrong (empty query, bad mode); the message says how."""
@@ -156,9 +158,15 @@ class Workspace:
 
     def find(self, query: str, *, limit: int | None = None, mode: str | None = None,
              include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
+             legs: Sequence[str] = LEGS, query_vector: np.ndarray | None = None,
              should_stop: Callable[[], bool] = lambda: False) -> FindResult:
-        """Ranked files (or chunks) for a description. Raises QueryError for an unusable request and
+        """Ranked files (or chunks) for a description. `legs` picks the retrievers fused ("bm25",
+        "dense"; the benchmark runs each alone as a baseline). `query_vector` reuses an embedding of the
+        query made for another root with the same model. Raises QueryError for an unusable request and
         FindCancelled when `should_stop` turns true between stages."""
+        unknown = set(legs) - set(LEGS)
+        if unknown or not legs:
+            raise QueryError(f"legs must be a non-empty subset of {', '.join(LEGS)}, not {list(legs)!r}")
         if not isinstance(query, str) or not query.strip():
             raise QueryError("the query is empty: describe the code you are looking for")
         search = self.settings.search
@@ -182,23 +190,28 @@ class Workspace:
         allowed = self._allowed_rows(arrays, include, exclude)
         stage("load", started)
 
-        started = time.perf_counter()
-        ids = np.array([arrays.vocabulary[t] for t in query_terms(query) if t in arrays.vocabulary], dtype=np.int64)
-        lexical = arrays.bm25.scores(ids)
-        if allowed is not None:
-            lexical = np.where(allowed, lexical, 0.0)
-        bm25_ranking = top_k(lexical, search.candidates)
-        stage("bm25", started)
+        bm25_ranking = np.zeros(0, dtype=np.int32)
+        if "bm25" in legs:
+            started = time.perf_counter()
+            ids = np.array([arrays.vocabulary[t] for t in query_terms(query) if t in arrays.vocabulary], dtype=np.int64)
+            lexical = arrays.bm25.scores(ids)
+            if allowed is not None:
+                lexical = np.where(allowed, lexical, 0.0)
+            bm25_ranking = top_k(lexical, search.candidates)
+            stage("bm25", started)
 
         dense_ranking = np.zeros(0, dtype=np.int32)
-        embedder = self.embedder() if len(arrays.dense_rows) else None
+        embedder = self.embedder() if len(arrays.dense_rows) and "dense" in legs else None
         if embedder is not None:
-            started = time.perf_counter()
-            query_vector = embedder.embed_query(query, max_windows=search.query_windows)
-            stage("embed_query", started)
+            if query_vector is None:
+                started = time.perf_counter()
+                query_vector = embedder.embed_query(query, max_windows=search.query_windows)
+                stage("embed_query", started)
             started = time.perf_counter()
             dense_ranking, _ = dense_top(arrays.dense_matrix, arrays.dense_rows, query_vector, search.candidates, allowed)
             stage("dense", started)
+        elif "dense" not in legs:
+            pass
         elif self.embedder_problem:
             notes.append(f"lexical only: {self.embedder_problem}")
         elif not len(arrays.dense_rows) and arrays.rows:
@@ -265,3 +278,36 @@ class Workspace:
         texts = {record.key: record.text for record in self.store.chunks(keys)}
         for (_rows, hit), key in zip(hits, keys, strict=True):
             hit.preview = _preview(texts.get(key, ""))
+
+
+def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | None = None, **options) -> FindResult:
+    """One ranking over several workspace roots (a multi-root editor window).
+
+    Each root is searched on its own and the hits are merged by score: fused scores are sums of
+    reciprocal ranks, so they are on the same scale in every root. Timings add up per stage; the index
+    state adds up too."""
+    if len(workspaces) == 1:
+        return workspaces[0].find(query, limit=limit, **options)
+    vectors: dict[str, np.ndarray] = {}  # one query embedding per model, shared by the roots using it
+    embed_ms = 0.0
+    results = []
+    for workspace in workspaces:
+        key = workspace.model_key
+        if key is not None and key not in vectors and "dense" in options.get("legs", LEGS) and workspace.embedder():
+            started = time.perf_counter()
+            vectors[key] = workspace.embedder().embed_query(query, max_windows=workspace.settings.search.query_windows)
+            embed_ms += (time.perf_counter() - started) * 1000
+        results.append(workspace.find(query, limit=limit, query_vector=vectors.get(key), **options))
+    limit = limit if limit is not None else workspaces[0].settings.search.limit
+    hits = sorted((h for r in results for h in r.hits), key=lambda h: -h.score)[:limit]
+    for rank, hit in enumerate(hits, 1):
+        hit.rank = rank
+    timings: dict[str, float] = {"embed_query": embed_ms} if vectors else {}
+    for result in results:
+        for stage, ms in result.timings.items():
+            timings[stage] = timings.get(stage, 0.0) + ms
+    states = [r.index for r in results]
+    index = IndexState(sum(s.files for s in states), sum(s.chunks for s in states), sum(s.embedded for s in states),
+                       sum(s.pending for s in states), any(s.stale for s in states), states[0].model, states[0].device)
+    notes = list(dict.fromkeys(n for r in results for n in r.notes))
+    return FindResult(query, hits, index, timings, None, notes)

@@ -1,0 +1,1 @@
+"""`noul bench`: retrieval quality and speed on external labels, with baselines."""

@@ -1,0 +1,233 @@
+"""Runs labeled queries through every pipeline and records what each returned, and how fast.
+
+Queries of one repository run in commit-date order on one tree folder that is rewritten commit by
+commit, so the index is updated incrementally from one commit to the next: every step records how many
+chunks it re-embedded (the real-world test of incremental indexing).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from noul_lsp.bench.labels import LabeledQuery, load_labels
+from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
+from noul_lsp.bench.trees import find_mirror, write_tree
+from noul_lsp.config import Settings
+from noul_lsp.retrieval.engine import FindResult, Workspace, find_across
+
+PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "hybrid": ("bm25", "dense")}
+KNOWN_PIPELINES = (*PIPELINE_LEGS, "ripgrep")
+
+
+@dataclass
+class BenchConfig:
+    labels: list[Path]
+    mirrors: Path
+    work: Path
+    out: Path
+    pipelines: tuple[str, ...] = ("bm25", "dense", "hybrid", "ripgrep")
+    cross_repo_negatives: bool = False
+    scale: bool = False
+    #: "all" embeds every chunk; "source" leaves files matching `embed_last` (tests, docs) to BM25 alone
+    embed_scope: str = "all"
+    limit: int = 10
+    settings: Settings = field(default_factory=Settings)
+
+
+@dataclass
+class QueryRecord:
+    """One query through one pipeline: everything the summary and later analysis need."""
+
+    id: str
+    label_file: str
+    source: str
+    repo: str
+    commit: str
+    kind: str
+    tags: list[str]
+    pipeline: str
+    gold_files: list[str]
+    gold_lines: dict
+    ranked: list[list]  # [[path, score], ...]
+    ranges: dict  # path -> [[start, end], ...]
+    here_probability: float | None
+    timings: dict
+    chunks_in_index: int
+    searched: str = "own"  # "own", "cross-repo" (a negative asked against another repository), "multi-root"
+
+
+@dataclass
+class StepRecord:
+    repo: str
+    commit: str
+    cold: bool
+    update_seconds: float
+    embed_seconds: float
+    files_indexed: int
+    chunks_added: int
+    chunks_embedded: int
+    chunks_total: int
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgrep: tuple | None,
+            chunks: int, searched: str = "own") -> QueryRecord:
+    if result is not None:
+        ranked = [[h.path if searched != "multi-root" else f"{h.root}::{h.path}", round(h.score, 6)] for h in result.hits]
+        ranges = {(h.path if searched != "multi-root" else f"{h.root}::{h.path}"): [list(r) for r in h.ranges]
+                  for h in result.hits[:5]}
+        here, timings = result.here_probability, {k: round(v, 3) for k, v in result.timings.items()}
+    else:
+        hits, ms = ripgrep
+        ranked = [[path, score] for path, score in hits]
+        ranges, here, timings = {}, None, {"total": round(ms, 3)}
+    return QueryRecord(query.id, query.label_file, query.source, query.repo, query.commit, query.kind, list(query.tags),
+                       pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched)
+
+
+class BenchRunner:
+    def __init__(self, config: BenchConfig, *, log: Callable[[str], None] = _log) -> None:
+        unknown = set(config.pipelines) - set(KNOWN_PIPELINES)
+        if unknown:
+            raise ValueError(f"unknown pipelines {sorted(unknown)}; known: {', '.join(KNOWN_PIPELINES)}")
+        self.config = config
+        self.log = log
+        pipelines = list(config.pipelines)
+        if "ripgrep" in pipelines and not ripgrep_available():
+            log("ripgrep (rg) is not installed: the ripgrep baseline is skipped (apt-get install ripgrep)")
+            pipelines.remove("ripgrep")
+        self.pipelines = tuple(pipelines)
+        settings = config.settings
+        self.settings = replace(settings, cache_dir=str(config.work / "cache"))
+        self.queries: list[QueryRecord] = []
+        self.steps: list[StepRecord] = []
+        self.scale: dict = {}
+        self.workspaces: dict[str, Workspace] = {}
+
+    def tree_folder(self, repo: str) -> Path:
+        return self.config.work / "trees" / repo.replace("/", "+")
+
+    def run(self) -> None:
+        labels = load_labels(self.config.labels)
+        by_repo: dict[str, list[LabeledQuery]] = {}
+        for query in labels:
+            by_repo.setdefault(query.repo, []).append(query)
+        for repo in sorted(by_repo):
+            self._run_repository(repo, sorted(by_repo[repo], key=lambda q: (q.commit_date, q.commit, q.id)))
+        if self.config.cross_repo_negatives:
+            self._run_negatives(labels)
+        if self.config.scale:
+            self._run_scale(labels)
+
+    def _run_repository(self, repo: str, queries: list[LabeledQuery]) -> None:
+        git_dir = find_mirror(self.config.mirrors, repo)
+        tree = self.tree_folder(repo)
+        commits = list(dict.fromkeys(q.commit for q in queries))
+        workspace = None
+        for number, commit in enumerate(commits):
+            write_tree(git_dir, commit, tree)
+            if workspace is None:
+                workspace = Workspace(tree, self.settings)
+                self.workspaces[repo] = workspace
+            step = self._index(workspace, repo, commit, cold=number == 0)
+            self.log(f"{repo} {commit[:10]} ({number + 1}/{len(commits)}): {step.files_indexed} files changed, "
+                     f"{step.chunks_embedded} chunks embedded in {step.update_seconds + step.embed_seconds:.1f}s")
+            for query in (q for q in queries if q.commit == commit):
+                self._ask(workspace, query)
+
+    def _index(self, workspace: Workspace, repo: str, commit: str, *, cold: bool) -> StepRecord:
+        update = workspace.indexer.update()
+        embedder = workspace.embedder()
+        embedded, embed_seconds = 0, 0.0
+        if embedder is not None:
+            report = workspace.indexer.embed_pending(embedder, include_last=self.config.embed_scope == "all")
+            embedded, embed_seconds = report.embedded, report.seconds
+        step = StepRecord(repo, commit, cold, update.seconds, embed_seconds, update.files_indexed, update.chunks_added,
+                          embedded, workspace.state().chunks)
+        self.steps.append(step)
+        return step
+
+    def _ask(self, workspace: Workspace, query: LabeledQuery, *, searched: str = "own") -> None:
+        chunks = workspace.corpus.chunk_count
+        for pipeline in self.pipelines:
+            if pipeline == "ripgrep":
+                record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
+                                 chunks, searched)
+            else:
+                result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline])
+                record = _record(query, pipeline, result, None, chunks, searched)
+            self.queries.append(record)
+
+    def _run_negatives(self, labels: list[LabeledQuery]) -> None:
+        """Each SWE-bench issue asked against the next repository (in name order) as a not_here query."""
+        repos = sorted(self.workspaces)
+        if len(repos) < 2:
+            self.log("cross-repo negatives need at least two repositories: skipped")
+            return
+        for query in labels:
+            if not query.source.startswith("swebench") or query.repo not in self.workspaces:
+                continue
+            other = repos[(repos.index(query.repo) + 1) % len(repos)]
+            negative = replace(query, id=f"{query.id}@{other}", kind="not_here", gold_files=(), gold_lines={},
+                               tags=(*query.tags, "cross-repo"))
+            self._ask(self.workspaces[other], negative, searched="cross-repo")
+
+    def _run_scale(self, labels: list[LabeledQuery]) -> None:
+        """Describe queries on their own repository and on a multi-root workspace of every repository."""
+        describe = [q for q in labels if q.source == "describe" and q.repo in self.workspaces]
+        everything = [self.workspaces[r] for r in sorted(self.workspaces)]
+        if not describe or len(everything) < 2:
+            self.log("the scale run needs describe queries and several repositories: skipped")
+            return
+        trees_root = self.config.work / "trees"
+        for query in describe:
+            own = self.workspaces[query.repo]
+            for pipeline in self.pipelines:
+                if pipeline == "ripgrep":
+                    hits, ms = ripgrep_rank(trees_root, query.query, self.config.limit)
+                    # "owner+name/src/x.py" -> "<tree root>::src/x.py", as the engine's multi-root hits
+                    hits = [(f"{trees_root.resolve() / p.split('/', 1)[0]}::{p.split('/', 1)[1]}", s)
+                            for p, s in hits if "/" in p]
+                    record = _record(query, pipeline, None, (hits, ms), 0, "multi-root")
+                else:
+                    result = find_across(everything, query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline])
+                    record = _record(query, pipeline, result, None, result.index.chunks, "multi-root")
+                record.gold_files = [f"{own.root}::{p}" for p in query.gold_files]
+                record.gold_lines = {f"{own.root}::{p}": v for p, v in query.gold_lines.items()}
+                self.queries.append(record)
+        self.scale = {"single_chunks": {r: w.corpus.chunk_count for r, w in self.workspaces.items()},
+                      "multi_chunks": sum(w.corpus.chunk_count for w in everything)}
+
+    def write(self) -> None:
+        out = self.config.out
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out / "per_query.jsonl", "w") as handle:
+            for record in self.queries:
+                handle.write(json.dumps(record.__dict__) + "\n")
+        with open(out / "steps.jsonl", "w") as handle:
+            for step in self.steps:
+                handle.write(json.dumps(step.__dict__) + "\n")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_bench(config: BenchConfig) -> dict:
+    """Run everything, write per_query.jsonl, steps.jsonl, summary.json, summary.md (and plots)."""
+    from noul_lsp.bench.report import write_report
+
+    started = time.perf_counter()
+    runner = BenchRunner(config)
+    runner.run()
+    runner.write()
+    return write_report(runner, wall_seconds=time.perf_counter() - started, peak_rss=peak_rss_mb())
