@@ -306,6 +306,8 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     for result in results:
         for stage, ms in result.timings.items():
             timings[stage] = timings.get(stage, 0.0) + ms
+    if "total" in timings:
+        timings["total"] += embed_ms
     states = [r.index for r in results]
     index = IndexState(sum(s.files for s in states), sum(s.chunks for s in states), sum(s.embedded for s in states),
                        sum(s.pending for s in states), any(s.stale for s in states), states[0].model, states[0].device)
