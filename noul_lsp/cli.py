@@ -26,6 +26,7 @@ from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
 
+COMMANDS = ("index", "find", "status", "bench")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 

@@ -58,7 +58,7 @@ class SearchSettings:
     #: A long query (an issue text) is embedded as at most this many windows of the token budget.
     query_windows: int = 4
     #: Weights of a file's best, second and third chunk in its file score.
-    file_chunk_weights: tuple[float, ...] = (1.0, 0.25, 0.1)
+    file_chunk_weights: tuple[float, ...] = (1.0, 0.05, 0.02)
 
 
 @dataclass(frozen=True)

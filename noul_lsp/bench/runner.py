@@ -17,7 +17,7 @@ from pathlib import Path
 
 from noul_lsp.bench.labels import LabeledQuery, load_labels
 from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
-from noul_lsp.bench.trees import find_mirror, write_tree
+from noul_lsp.bench.trees import commit_date, find_mirror, write_tree
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.engine import FindResult, Workspace, find_across
 
@@ -122,7 +122,9 @@ class BenchRunner:
         for query in labels:
             by_repo.setdefault(query.repo, []).append(query)
         for repo in sorted(by_repo):
-            self._run_repository(repo, sorted(by_repo[repo], key=lambda q: (q.commit_date, q.commit, q.id)))
+            git_dir = find_mirror(self.config.mirrors, repo)
+            dates = {q.commit: q.commit_date or commit_date(git_dir, q.commit) for q in by_repo[repo]}
+            self._run_repository(repo, sorted(by_repo[repo], key=lambda q: (dates[q.commit], q.commit, q.id)))
         if self.config.cross_repo_negatives:
             self._run_negatives(labels)
         if self.config.scale:

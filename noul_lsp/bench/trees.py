@@ -36,3 +36,10 @@ def write_tree(git_dir: Path, commit: str, out: Path) -> None:
     error = archive.stderr.read().decode(errors="replace")
     if archive.wait() != 0 or extract.returncode != 0:
         raise RuntimeError(f"cannot write {commit} of {git_dir}: {error or extract.stderr.decode(errors='replace')}")
+
+
+def commit_date(git_dir: Path, commit: str) -> str:
+    """The committer date of `commit` in ISO 8601 (labels without a date are ordered by it)."""
+    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "-1", "--format=%cI", commit],
+                          capture_output=True, text=True)
+    return done.stdout.strip()

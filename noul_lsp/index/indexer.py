@@ -81,8 +81,14 @@ class Indexer:
         found = discover(self.root, self.settings)
         if paths is not None:
             wanted = set(paths)
-            found = [f for f in found if f.path in wanted]
-            gone = [p for p in wanted if p in known and p not in {f.path for f in found}]
+            folders = tuple(p.rstrip("/") + "/" for p in paths)  # a deleted or moved folder comes as one path
+
+            def concerned(path: str) -> bool:
+                return path in wanted or path.startswith(folders)
+
+            found = [f for f in found if concerned(f.path)]
+            present = {f.path for f in found}
+            gone = [p for p in known if concerned(p) and p not in present]
         else:
             present = {f.path for f in found}
             gone = [p for p in known if p not in present]

@@ -28,6 +28,8 @@ class BM25Index:
         self.rows = len(row_term_ids)
         self.vocabulary_size = vocabulary_size
         lengths = np.fromiter((c.sum() for c in row_term_counts), dtype=np.float32, count=self.rows)
+        self.document_frequency = np.zeros(vocabulary_size, dtype=np.int64)
+        self.idf = np.zeros(vocabulary_size, dtype=np.float32)
         if self.rows == 0 or not any(len(t) for t in row_term_ids):
             self._indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
             self._docs = np.zeros(0, dtype=np.int32)
@@ -39,7 +41,9 @@ class BM25Index:
         order = np.argsort(term_ids, kind="stable")
         term_ids, docs, counts = term_ids[order], docs[order], counts[order]
         document_frequency = np.bincount(term_ids, minlength=vocabulary_size).astype(np.float64)
-        idf = np.log1p((self.rows - document_frequency + 0.5) / (document_frequency + 0.5)).astype(np.float32)
+        idf = bm25_idf(self.rows, document_frequency).astype(np.float32)
+        self.document_frequency = document_frequency.astype(np.int64)
+        self.idf = idf
         average_length = max(float(lengths.mean()), 1e-9)
         k1, b = parameters.k1, parameters.b
         norm = k1 * (1.0 - b + b * lengths[docs] / average_length)
@@ -48,12 +52,23 @@ class BM25Index:
         self._indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
         np.cumsum(document_frequency.astype(np.int64), out=self._indptr[1:])
 
-    def scores(self, query_term_ids: np.ndarray) -> np.ndarray:
-        """BM25 score of every row for the (unique) query term ids; unknown ids are ignored."""
+    def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every row for the (unique) query term ids; unknown ids are ignored.
+
+        `idf`, aligned with the term ids, replaces this index's own idf (a multi-root search scores every
+        root with the idf of all roots together, so that scores compare across roots)."""
         scores = np.zeros(self.rows, dtype=np.float32)
-        for term in np.unique(query_term_ids):
+        for position, term in enumerate(query_term_ids.tolist()):
             if 0 <= term < self.vocabulary_size:
                 start, end = self._indptr[term], self._indptr[term + 1]
                 if end > start:
-                    scores[self._docs[start:end]] += self._weights[start:end]
+                    weights = self._weights[start:end]
+                    if idf is not None and self.idf[term] > 0:
+                        weights = weights * np.float32(idf[position] / self.idf[term])
+                    scores[self._docs[start:end]] += weights
         return scores
+
+
+def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
+    """Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return np.log1p((documents - document_frequency + 0.5) / (document_frequency + 0.5))

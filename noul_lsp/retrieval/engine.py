@@ -18,6 +18,7 @@ from noul_lsp.config import Settings
 from noul_lsp.index import Indexer
 from noul_lsp.models.embedder import model_key
 from noul_lsp.models.registry import ModelMissing, resolve_embedder
+from noul_lsp.retrieval.bm25 import bm25_idf
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.dense import dense_top
 from noul_lsp.retrieval.fusion import reciprocal_rank_fusion, top_k
@@ -156,83 +157,50 @@ class Workspace:
                           model=self.settings.models.embedder,
                           device=embedder.device if embedder is not None else "not loaded")
 
-    def find(self, query: str, *, limit: int | None = None, mode: str | None = None,
-             include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
-             legs: Sequence[str] = LEGS, query_vector: np.ndarray | None = None,
-             should_stop: Callable[[], bool] = lambda: False) -> FindResult:
-        """Ranked files (or chunks) for a description. `legs` picks the retrievers fused ("bm25",
-        "dense"; the benchmark runs each alone as a baseline). `query_vector` reuses an embedding of the
-        query made for another root with the same model. Raises QueryError for an unusable request and
-        FindCancelled when `should_stop` turns true between stages."""
-        unknown = set(legs) - set(LEGS)
-        if unknown or not legs:
-            raise QueryError(f"legs must be a non-empty subset of {', '.join(LEGS)}, not {list(legs)!r}")
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("the query is empty: describe the code you are looking for")
-        search = self.settings.search
-        limit = search.limit if limit is None else limit
-        mode = search.mode if mode is None else mode
-        if mode not in ("files", "chunks"):
-            raise QueryError(f"mode must be 'files' or 'chunks', not {mode!r}")
-        if not isinstance(limit, int) or limit < 1:
-            raise QueryError(f"limit must be a positive integer, not {limit!r}")
-        timings: dict[str, float] = {}
-        notes: list[str] = []
+    def find(self, query: str, **options) -> FindResult:
+        """Ranked files (or chunks) for a description: `find_across` over this root alone."""
+        return find_across([self], query, **options)
 
-        def stage(name: str, started: float) -> None:
-            timings[name] = (time.perf_counter() - started) * 1000
-            if should_stop():
-                raise FindCancelled(name)
-
-        started = time.perf_counter()
+    def loaded(self) -> CorpusArrays:
+        """The corpus arrays, caught up with the store."""
         self.corpus.sync()
-        arrays = self.corpus.arrays()
-        allowed = self._allowed_rows(arrays, include, exclude)
-        stage("load", started)
+        return self.corpus.arrays()
 
-        bm25_ranking = np.zeros(0, dtype=np.int32)
+    def retrieve(self, query: str, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
+                 exclude: Sequence[str], query_vectors: dict[str, np.ndarray], stage: Callable[[str, float], None],
+                 notes: list[str], term_idf: dict[str, float] | None = None) -> Candidates:
+        """The top chunks of each leg with their raw scores (BM25 score, cosine). `term_idf` overrides
+        this root's BM25 idf per query term (multi-root search)."""
+        search = self.settings.search
+        allowed = self._allowed_rows(arrays, include, exclude)
+        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+        bm25 = dense = empty
         if "bm25" in legs:
             started = time.perf_counter()
-            ids = np.array([arrays.vocabulary[t] for t in query_terms(query) if t in arrays.vocabulary], dtype=np.int64)
-            lexical = arrays.bm25.scores(ids)
+            terms = [t for t in query_terms(query) if t in arrays.vocabulary]
+            ids = np.array([arrays.vocabulary[t] for t in terms], dtype=np.int64)
+            idf = np.array([term_idf[t] for t in terms], dtype=np.float64) if term_idf is not None else None
+            lexical = arrays.bm25.scores(ids, idf)
             if allowed is not None:
                 lexical = np.where(allowed, lexical, 0.0)
-            bm25_ranking = top_k(lexical, search.candidates)
+            rows = top_k(lexical, search.candidates)
+            bm25 = (rows, lexical[rows])
             stage("bm25", started)
-
-        dense_ranking = np.zeros(0, dtype=np.int32)
         embedder = self.embedder() if len(arrays.dense_rows) and "dense" in legs else None
         if embedder is not None:
-            if query_vector is None:
+            key = self.model_key or ""
+            if key not in query_vectors:
                 started = time.perf_counter()
-                query_vector = embedder.embed_query(query, max_windows=search.query_windows)
+                query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
                 stage("embed_query", started)
             started = time.perf_counter()
-            dense_ranking, _ = dense_top(arrays.dense_matrix, arrays.dense_rows, query_vector, search.candidates, allowed)
+            dense = dense_top(arrays.dense_matrix, arrays.dense_rows, query_vectors[key], search.candidates, allowed)
             stage("dense", started)
-        elif "dense" not in legs:
-            pass
-        elif self.embedder_problem:
+        elif "dense" in legs and self.embedder_problem:
             notes.append(f"lexical only: {self.embedder_problem}")
-        elif not len(arrays.dense_rows) and arrays.rows:
+        elif "dense" in legs and arrays.rows:
             notes.append("lexical only: no chunk is embedded yet (run `noul index` or wait for the background pass)")
-
-        started = time.perf_counter()
-        fused = reciprocal_rank_fusion([r for r in (bm25_ranking, dense_ranking) if len(r)], search.rrf_k)
-        bm25_rank = {row: rank for rank, row in enumerate(bm25_ranking.tolist(), 1)}
-        dense_rank = {row: rank for rank, row in enumerate(dense_ranking.tolist(), 1)}
-        chunk_order = sorted(fused, key=lambda row: -fused[row])
-        stage("fuse", started)
-
-        started = time.perf_counter()
-        hits = (self._file_hits if mode == "files" else self._chunk_hits)(arrays, chunk_order, fused, limit)
-        for hit_rows, hit in hits:
-            hit.bm25_rank = bm25_rank.get(hit_rows[0])
-            hit.dense_rank = dense_rank.get(hit_rows[0])
-        self._attach_previews(arrays, hits)
-        stage("aggregate", started)
-        timings["total"] = sum(timings.values())
-        return FindResult(query, [hit for _, hit in hits], self.state(stale=stale), timings, None, notes)
+        return Candidates(self, arrays, bm25, dense)
 
     def _allowed_rows(self, arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray | None:
         if not include and not exclude:
@@ -246,70 +214,129 @@ class Workspace:
             allowed_files &= ~np.fromiter((spec.match_file(p) for p in arrays.files), dtype=bool, count=len(arrays.files))
         return allowed_files[arrays.row_file] if len(arrays.row_file) else np.zeros(0, dtype=bool)
 
-    def _file_hits(self, arrays: CorpusArrays, order: list[int], fused: dict[int, float], limit: int):
-        weights = self.settings.search.file_chunk_weights
-        by_file: dict[int, list[int]] = {}
-        for row in order:
-            by_file.setdefault(int(arrays.row_file[row]), []).append(row)
-        scored = []
-        for file_id, rows in by_file.items():
-            score = sum(w * fused[r] for w, r in zip(weights, rows, strict=False))
-            scored.append((score, file_id, rows))
-        scored.sort(key=lambda item: -item[0])
-        hits = []
-        for rank, (score, file_id, rows) in enumerate(scored[:limit], 1):
-            best = arrays.entries[rows[0]]
-            ranges = [(arrays.entries[r].start_line, arrays.entries[r].end_line) for r in rows[:3]]
-            hit = Hit(arrays.files[file_id], best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
-                      ranges=ranges, root=str(self.root))
-            hits.append((rows, hit))
-        return hits
 
-    def _chunk_hits(self, arrays: CorpusArrays, order: list[int], fused: dict[int, float], limit: int):
-        hits = []
-        for rank, row in enumerate(order[:limit], 1):
-            entry = arrays.entries[row]
-            hits.append(([row], Hit(entry.path, entry.start_line, entry.end_line, rank, fused[row], entry.symbol, "",
-                                    entry.kind, ranges=[(entry.start_line, entry.end_line)], root=str(self.root))))
-        return hits
 
-    def _attach_previews(self, arrays: CorpusArrays, hits) -> None:
-        keys = [arrays.keys[rows[0]] for rows, _ in hits]
-        texts = {record.key: record.text for record in self.store.chunks(keys)}
-        for (_rows, hit), key in zip(hits, keys, strict=True):
+@dataclass
+class Candidates:
+    """One root's retrieval output: corpus rows and raw scores per leg."""
+
+    workspace: Workspace
+    arrays: CorpusArrays
+    bm25: tuple[np.ndarray, np.ndarray]
+    dense: tuple[np.ndarray, np.ndarray]
+
+
+def _global_ranking(per_root: list[tuple[np.ndarray, np.ndarray]], size: int) -> list[tuple[int, int]]:
+    """(root index, row) pairs of every root's list merged by raw score, best first, at most `size`."""
+    keys = [(index, int(row), float(score)) for index, (rows, scores) in enumerate(per_root)
+            for row, score in zip(rows.tolist(), scores.tolist(), strict=True)]
+    keys.sort(key=lambda item: -item[2])
+    return [(index, row) for index, row, _ in keys[:size]]
+
+
+def _union_idf(query: str, loaded: list[CorpusArrays]) -> dict[str, float]:
+    """BM25 idf of each query term over all roots together (document frequencies and counts summed)."""
+    terms = query_terms(query)
+    frequency = np.zeros(len(terms), dtype=np.float64)
+    for arrays in loaded:
+        for position, term in enumerate(terms):
+            term_id = arrays.vocabulary.get(term)
+            if term_id is not None and term_id < len(arrays.bm25.document_frequency):
+                frequency[position] += arrays.bm25.document_frequency[term_id]
+    idf = bm25_idf(sum(a.rows for a in loaded), frequency)
+    return dict(zip(terms, idf.tolist(), strict=True))
+
+
+def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
+    unknown = set(legs) - set(LEGS)
+    if unknown or not legs:
+        raise QueryError(f"legs must be a non-empty subset of {', '.join(LEGS)}, not {list(legs)!r}")
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty: describe the code you are looking for")
+    if mode not in ("files", "chunks"):
+        raise QueryError(f"mode must be 'files' or 'chunks', not {mode!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise QueryError(f"limit must be a positive integer, not {limit!r}")
+
+
+def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | None = None, mode: str | None = None,
+                include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
+                legs: Sequence[str] = LEGS, should_stop: Callable[[], bool] = lambda: False) -> FindResult:
+    """Ranked files (or chunks) for a description, over one or several workspace roots.
+
+    Each root retrieves its best chunks per leg; the legs' lists are merged across roots by their raw
+    scores (cosines share one model; BM25 scores are close enough in scale), and reciprocal rank fusion
+    runs once over those global rankings, so a root's top hit is not worth more for being alone in a
+    small root. `legs` picks the retrievers ("bm25", "dense"; the benchmark runs each alone as a
+    baseline). Raises QueryError for an unusable request and FindCancelled when `should_stop` turns
+    true between stages."""
+    search = workspaces[0].settings.search
+    limit = search.limit if limit is None else limit
+    mode = search.mode if mode is None else mode
+    _check(query, limit, mode, legs)
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+
+    def stage(name: str, started: float) -> None:
+        timings[name] = timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
+        if should_stop():
+            raise FindCancelled(name)
+
+    started = time.perf_counter()
+    loaded = [w.loaded() for w in workspaces]
+    term_idf = _union_idf(query, loaded) if len(loaded) > 1 else None
+    stage("load", started)
+    query_vectors: dict[str, np.ndarray] = {}  # one embedding of the query per model, shared by roots
+    candidates = [w.retrieve(query, arrays, legs=legs, include=include, exclude=exclude, query_vectors=query_vectors,
+                             stage=stage, notes=notes, term_idf=term_idf) for w, arrays in zip(workspaces, loaded, strict=True)]
+
+    started = time.perf_counter()
+    bm25_ranking = _global_ranking([c.bm25 for c in candidates], search.candidates)
+    dense_ranking = _global_ranking([c.dense for c in candidates], search.candidates)
+    fused = reciprocal_rank_fusion([r for r in (bm25_ranking, dense_ranking) if r], search.rrf_k)
+    bm25_rank = {key: rank for rank, key in enumerate(bm25_ranking, 1)}
+    dense_rank = {key: rank for rank, key in enumerate(dense_ranking, 1)}
+    order = sorted(fused, key=lambda key: -fused[key])
+    stage("fuse", started)
+
+    started = time.perf_counter()
+    if mode == "files":
+        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for key in order:
+            index, row = key
+            groups.setdefault((index, int(candidates[index].arrays.row_file[row])), []).append(key)
+        weights = search.file_chunk_weights
+        scored = sorted(((sum(w * fused[k] for w, k in zip(weights, keys, strict=False)), keys) for keys in groups.values()),
+                        key=lambda item: -item[0])
+    else:
+        scored = [(fused[key], [key]) for key in order]
+    hits: list[tuple[tuple[int, int], Hit]] = []
+    for rank, (score, keys) in enumerate(scored[:limit], 1):
+        index, row = keys[0]
+        arrays = candidates[index].arrays
+        best = arrays.entries[row]
+        ranges = [(arrays.entries[r].start_line, arrays.entries[r].end_line) for _, r in keys[:3]]
+        hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
+                  bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]), ranges=ranges,
+                  root=str(candidates[index].workspace.root))
+        hits.append((keys[0], hit))
+    _attach_previews(candidates, hits)
+    stage("aggregate", started)
+    timings["total"] = sum(timings.values())
+
+    states = [c.workspace.state(stale=stale) for c in candidates]
+    index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
+                             sum(s.embedded for s in states), sum(s.pending for s in states), stale,
+                             states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
+    return FindResult(query, [hit for _, hit in hits], index_state, timings, None, list(dict.fromkeys(notes)))
+
+
+def _attach_previews(candidates: list[Candidates], hits: list[tuple[tuple[int, int], Hit]]) -> None:
+    """Read the shown chunks' texts back from each root's store (texts are not kept in memory)."""
+    for index, candidate in enumerate(candidates):
+        mine = [(candidate.arrays.keys[row], hit) for (i, row), hit in hits if i == index]
+        if not mine:
+            continue
+        texts = {record.key: record.text for record in candidate.workspace.store.chunks(key for key, _ in mine)}
+        for key, hit in mine:
             hit.preview = _preview(texts.get(key, ""))
-
-
-def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | None = None, **options) -> FindResult:
-    """One ranking over several workspace roots (a multi-root editor window).
-
-    Each root is searched on its own and the hits are merged by score: fused scores are sums of
-    reciprocal ranks, so they are on the same scale in every root. Timings add up per stage; the index
-    state adds up too."""
-    if len(workspaces) == 1:
-        return workspaces[0].find(query, limit=limit, **options)
-    vectors: dict[str, np.ndarray] = {}  # one query embedding per model, shared by the roots using it
-    embed_ms = 0.0
-    results = []
-    for workspace in workspaces:
-        key = workspace.model_key
-        if key is not None and key not in vectors and "dense" in options.get("legs", LEGS) and workspace.embedder():
-            started = time.perf_counter()
-            vectors[key] = workspace.embedder().embed_query(query, max_windows=workspace.settings.search.query_windows)
-            embed_ms += (time.perf_counter() - started) * 1000
-        results.append(workspace.find(query, limit=limit, query_vector=vectors.get(key), **options))
-    limit = limit if limit is not None else workspaces[0].settings.search.limit
-    hits = sorted((h for r in results for h in r.hits), key=lambda h: -h.score)[:limit]
-    for rank, hit in enumerate(hits, 1):
-        hit.rank = rank
-    timings: dict[str, float] = {"embed_query": embed_ms} if vectors else {}
-    for result in results:
-        for stage, ms in result.timings.items():
-            timings[stage] = timings.get(stage, 0.0) + ms
-    if "total" in timings:
-        timings["total"] += embed_ms
-    states = [r.index for r in results]
-    index = IndexState(sum(s.files for s in states), sum(s.chunks for s in states), sum(s.embedded for s in states),
-                       sum(s.pending for s in states), any(s.stale for s in states), states[0].model, states[0].device)
-    notes = list(dict.fromkeys(n for r in results for n in r.notes))
-    return FindResult(query, hits, index, timings, None, notes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 import numpy as np
 
 
@@ -14,10 +16,10 @@ def top_k(scores: np.ndarray, k: int, *, floor: float = 0.0) -> np.ndarray:
     return candidates[np.argsort(-scores[candidates], kind="stable")]
 
 
-def reciprocal_rank_fusion(rankings: list[np.ndarray], k: int) -> dict[int, float]:
-    """Σ 1/(k + rank) over the rankings each row appears in (rank 1-based). Rankings are short lists."""
-    fused: dict[int, float] = {}
+def reciprocal_rank_fusion(rankings: list[Sequence[Hashable]], k: int) -> dict[Hashable, float]:
+    """Σ 1/(k + rank) over the rankings each item appears in (rank 1-based). Rankings are short lists."""
+    fused: dict[Hashable, float] = {}
     for ranking in rankings:
-        for rank, row in enumerate(ranking.tolist(), 1):
-            fused[row] = fused.get(row, 0.0) + 1.0 / (k + rank)
+        for rank, item in enumerate(ranking, 1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
     return fused

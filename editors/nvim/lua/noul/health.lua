@@ -1,0 +1,41 @@
+-- :checkhealth noul
+local M = {}
+
+function M.check()
+  local noul = require("noul")
+  vim.health.start("noul")
+  local cmd = noul.config.cmd
+  if vim.fn.executable(cmd[1]) == 1 then
+    vim.health.ok("server command found: " .. table.concat(cmd, " "))
+    local version = vim.fn.system(vim.list_extend(vim.deepcopy(cmd), { "--version" }))
+    if vim.v.shell_error == 0 then
+      vim.health.ok("version: " .. vim.trim(version))
+    else
+      vim.health.warn("`" .. table.concat(cmd, " ") .. " --version` failed: " .. vim.trim(version))
+    end
+  else
+    vim.health.error("server command not found: " .. cmd[1], { "pip install noul-lsp", "or set cmd in require('noul').setup{}" })
+    return
+  end
+  if vim.fn.has("nvim-0.10") == 0 then
+    vim.health.error("Neovim 0.10 or newer is needed (vim.lsp.start, vim.fs.root)")
+  end
+  local status, problem = noul.status(5000)
+  if not status then
+    vim.health.warn("no answer from the server yet: " .. tostring(problem))
+    return
+  end
+  for _, root in ipairs(status.roots or {}) do
+    local share = root.chunks > 0 and root.embedded / root.chunks or 0
+    vim.health.ok(string.format("%s: %d files, %d chunks, %.0f%% embedded, model %s on %s",
+      root.root, root.files, root.chunks, 100 * share, tostring(root.model), root.device))
+    if root.fallback and root.fallback ~= "" then
+      vim.health.info("CPU, not GPU: " .. root.fallback)
+    end
+  end
+  if status.indexing then
+    vim.health.info("indexing is still running")
+  end
+end
+
+return M

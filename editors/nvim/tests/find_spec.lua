@@ -1,0 +1,80 @@
+-- Run by tests/test_nvim.py in a real headless Neovim against the real server:
+--   nvim --headless -u NONE -i NONE -n -l editors/nvim/tests/find_spec.lua
+-- Reads NOUL_PLUGIN, NOUL_PYTHON, NOUL_TEST_ROOT, NOUL_CACHE, NOUL_TEST_OUT; writes what it saw as JSON.
+local out = { errors = {} }
+local function env(name)
+  local value = os.getenv(name)
+  assert(value and value ~= "", name .. " is not set")
+  return value
+end
+
+vim.opt.rtp:prepend(env("NOUL_PLUGIN"))
+local messages = {}
+vim.notify = function(message, level)
+  table.insert(messages, message)
+end
+
+local ok, problem = pcall(function()
+  local noul = require("noul")
+  noul.setup({ cmd = { env("NOUL_PYTHON"), "-m", "noul_lsp" }, settings = { cacheDir = env("NOUL_CACHE") } })
+  local root = env("NOUL_TEST_ROOT")
+  vim.cmd.cd(root)
+  vim.cmd.edit(root .. "/src/net/retry.py")
+  assert(noul.client(), "the client did not start")
+  out.indexed = vim.wait(180000, function()
+    local status = noul.status(2000)
+    if not status or status.indexing then
+      return false
+    end
+    for _, r in ipairs(status.roots) do
+      if r.chunks == 0 or r.pending > 0 then
+        return false
+      end
+    end
+    out.status = status
+    return true
+  end, 300)
+
+  vim.cmd("NoulFindQf limit how many API calls a client can make per second")
+  vim.wait(30000, function()
+    return #vim.fn.getqflist() > 0
+  end, 20)
+  local qf = vim.fn.getqflist({ title = 1, items = 1 })
+  out.qf_title = qf.title
+  out.qf = {}
+  for _, item in ipairs(qf.items) do
+    table.insert(out.qf, { file = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text })
+  end
+
+  vim.cmd("cclose")
+  vim.cmd("enew")
+  vim.cmd("1NoulFind shrink a picture to a thumbnail keeping its proportions")
+  vim.wait(30000, function()
+    return vim.api.nvim_buf_get_name(0):match("Thumbnailer%.java$") ~= nil
+  end, 20)
+  out.buffer = vim.api.nvim_buf_get_name(0)
+  out.cursor = vim.api.nvim_win_get_cursor(0)
+
+  -- hover through the standard LSP request, inside the range the find returned
+  local params = vim.lsp.util.make_position_params(0, "utf-16")
+  local responses = vim.lsp.buf_request_sync(0, "textDocument/hover", params, 5000) or {}
+  for _, response in pairs(responses) do
+    if response.result and response.result.contents then
+      out.hover = response.result.contents.value
+    end
+  end
+
+  vim.cmd("checkhealth noul")
+  out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+end)
+if not ok then
+  table.insert(out.errors, tostring(problem))
+end
+out.messages = messages
+vim.fn.writefile({ vim.json.encode(out) }, env("NOUL_TEST_OUT"))
+for _, client in ipairs(vim.lsp.get_clients()) do
+  client:stop()
+end
+vim.wait(3000, function()
+  return #vim.lsp.get_clients() == 0
+end, 50)

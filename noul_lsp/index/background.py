@@ -1,0 +1,176 @@
+"""The server's indexing thread: one queue of work for every workspace root.
+
+Jobs are full scans (at start, on `noul.reindex`) and batches of changed paths (from the client's
+`workspace/didChangeWatchedFiles` or from watchfiles). Changes are debounced, applied with an
+incremental update (BM25 sees them at once), then embeddings are filled batch by batch; a new job
+interrupts the embedding between batches, so a saved file becomes searchable without waiting for a
+long cold embedding to finish. Nothing here knows LSP: progress goes through a callback.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.store import IndexLocked, StoreError
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.15
+
+
+@dataclass
+class Progress:
+    """What the indexer is doing, for `$/progress` and status."""
+
+    phase: str  # "scanning", "embedding", "idle"
+    root: str = ""
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0
+
+    @property
+    def message(self) -> str:
+        share = f"{self.embedded / self.chunks:.0%}" if self.chunks else "0%"
+        return f"{self.phase}: {self.files} files, {self.chunks} chunks, {share} embedded"
+
+    @property
+    def percentage(self) -> int:
+        return int(100 * self.embedded / self.chunks) if self.chunks else 0
+
+
+@dataclass
+class _Job:
+    root: Path
+    paths: set[str] | None = None  # None: a full scan
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class BackgroundIndexer:
+    def __init__(self, *, on_progress: Callable[[Progress], None] = lambda p: None,
+                 on_problem: Callable[[str], None] = lambda m: None) -> None:
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
+        self._workspaces: dict[Path, Workspace] = {}
+        self._lock = threading.Lock()
+        self.on_progress = on_progress
+        self.on_problem = on_problem
+        self.idle = threading.Event()
+        self.idle.set()
+        self._thread = threading.Thread(target=self._run, name="noul-indexer", daemon=True)
+        self._stopping = False
+        self._thread.start()
+
+    def add(self, workspace: Workspace) -> None:
+        with self._lock:
+            self._workspaces[workspace.root] = workspace
+
+    def remove(self, root: Path) -> None:
+        with self._lock:
+            self._workspaces.pop(root, None)
+
+    def scan(self, root: Path) -> threading.Event:
+        """Queue a full scan of `root`; returns an event set when it (and its embedding) is done."""
+        job = _Job(root)
+        self.idle.clear()
+        self._queue.put(job)
+        return job.done
+
+    def changed(self, root: Path, paths: set[str]) -> None:
+        self.idle.clear()
+        self._queue.put(_Job(root, set(paths)))
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._queue.put(None)
+        self._thread.join(timeout=10)
+
+    def _next_batch(self, first: _Job) -> tuple[list[_Job], list[_Job]]:
+        """(work merged per root, the jobs it answers): the first job plus all arriving within the
+        debounce window."""
+        jobs = [first]
+        deadline = time.monotonic() + DEBOUNCE_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                job = self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            if job is None:
+                self._stopping = True
+                break
+            jobs.append(job)
+        merged: dict[Path, _Job] = {}
+        for job in jobs:
+            into = merged.setdefault(job.root, _Job(job.root, set()))
+            if into.paths is not None:
+                into.paths = None if job.paths is None else into.paths | job.paths
+        return list(merged.values()), jobs
+
+    def _run(self) -> None:
+        while not self._stopping:
+            first = self._queue.get()
+            if first is None:
+                break
+            work, answered = self._next_batch(first)
+            for job in work:
+                self._update(job)
+            finished = self._embed()
+            for job in answered:
+                job.done.set()
+            if finished and self._queue.empty():
+                self.idle.set()
+                self.on_progress(Progress("idle"))
+
+    def _workspace(self, root: Path) -> Workspace | None:
+        with self._lock:
+            return self._workspaces.get(root)
+
+    def _update(self, job: _Job) -> None:
+        workspace = self._workspace(job.root)
+        if workspace is None:
+            return
+        try:
+            with workspace.store.indexing_lock():
+                paths = sorted(job.paths) if job.paths is not None else None
+                self.on_progress(Progress("scanning", str(job.root)))
+                report = workspace.indexer.update(paths=paths)
+                if report.skipped and paths is None:
+                    logger.info("%s: %d files skipped (binary, too large or unreadable)", job.root, len(report.skipped))
+        except IndexLocked as busy:
+            self.on_problem(str(busy))
+        except (StoreError, OSError) as error:
+            self.on_problem(f"indexing {job.root} failed: {error}")
+
+    def _embed(self) -> bool:
+        """Fill embeddings for every root until done or until new work arrives; True when all done."""
+        with self._lock:
+            workspaces = list(self._workspaces.values())
+        for workspace in workspaces:
+            embedder = workspace.embedder()
+            if embedder is None:
+                continue
+            state = workspace.state()
+
+            def report(done: int, total: int, workspace=workspace, state=state) -> None:
+                self.on_progress(Progress("embedding", str(workspace.root), state.files, state.chunks,
+                                          state.embedded + done, total - done))
+
+            try:
+                with workspace.store.indexing_lock():
+                    result = workspace.indexer.embed_pending(
+                        embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._stopping)
+            except IndexLocked as busy:
+                self.on_problem(str(busy))
+                continue
+            except (StoreError, OSError) as error:
+                self.on_problem(f"embedding {workspace.root} failed: {error}")
+                continue
+            if result.stopped:
+                return False
+        return True

@@ -1,0 +1,78 @@
+"""Engine results to LSP shapes: URIs, ranges in the negotiated position encoding, hover Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from noul_lsp.lsp.protocol import FindHit, FindIndexState, FindSignals, SemanticFindResult
+from noul_lsp.retrieval.engine import FindResult, Hit
+
+
+def uri_of(root: str, path: str) -> str:
+    return from_fs_path(str(Path(root) / path)) or ""
+
+
+def path_of(uri: str) -> Path | None:
+    fs_path = to_fs_path(uri)
+    return Path(fs_path) if fs_path else None
+
+
+def code_units(text: str, encoding: str) -> int:
+    """Length of `text` in the client's position units (LSP's default is UTF-16 code units)."""
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def line_range(lines: list[str], start_line: int, end_line: int, encoding: str) -> types.Range:
+    """Whole lines start_line..end_line (1-based, inclusive): from column 0 to the end of the last line."""
+    last = lines[end_line - 1] if 0 < end_line <= len(lines) else ""
+    return types.Range(types.Position(max(start_line - 1, 0), 0),
+                       types.Position(max(end_line - 1, 0), code_units(last.rstrip("\r\n"), encoding)))
+
+
+def _lines_of(root: str, path: str) -> list[str]:
+    try:
+        return (Path(root) / path).read_text("utf-8", errors="replace").split("\n")
+    except OSError:
+        return []
+
+
+def to_find_result(result: FindResult, encoding: str) -> SemanticFindResult:
+    hits = []
+    for hit in result.hits:
+        lines = _lines_of(hit.root, hit.path)
+        hits.append(FindHit(uri=uri_of(hit.root, hit.path), range=line_range(lines, hit.start_line, hit.end_line, encoding),
+                            rank=hit.rank, score=round(hit.score, 6), probability=hit.probability, preview=hit.preview,
+                            signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score), symbol=hit.symbol or None))
+    index = result.index
+    return SemanticFindResult(query=result.query, here_probability=result.here_probability, results=hits,
+                              index=FindIndexState(index.files, index.chunks, index.pending, index.stale, index.embedded,
+                                                   index.device),
+                              timings={k: round(v, 2) for k, v in result.timings.items()}, notes=result.notes)
+
+
+def _probability(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else "not calibrated"
+
+
+def hover_markdown(hit: Hit, here_probability: float | None, query: str) -> str:
+    signals = []
+    if hit.bm25_rank is not None:
+        signals.append(f"BM25 rank {hit.bm25_rank}")
+    if hit.dense_rank is not None:
+        signals.append(f"embedding rank {hit.dense_rank}")
+    if hit.rerank_score is not None:
+        signals.append(f"rerank score {hit.rerank_score:.3f}")
+    symbol = f" `{hit.symbol}`" if hit.symbol else ""
+    return "\n".join([
+        f"**noul** — rank {hit.rank}{symbol} for *{query}*",
+        "",
+        f"- score {hit.score:.4f}, P(this file) {_probability(hit.probability)}, P(here) {_probability(here_probability)}",
+        f"- signals: {', '.join(signals) if signals else 'none'}",
+    ])

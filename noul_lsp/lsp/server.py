@@ -1,0 +1,348 @@
+"""`noul-lsp`: the engine behind the Language Server Protocol (pygls 2, stdio or TCP).
+
+A thin layer: every workspace folder gets a `Workspace` (store + index + engine), a background thread
+keeps them indexed, and requests are translated to and from the engine's types. CPU work never runs on
+the event loop: a find runs in an executor and checks between stages whether its request was cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from noul_lsp import __version__
+from noul_lsp.config import Settings
+from noul_lsp.index.background import BackgroundIndexer, Progress
+from noul_lsp.lsp.convert import hover_markdown, line_range, path_of, to_find_result
+from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult
+from noul_lsp.lsp.settings import settings_from_client
+from noul_lsp.retrieval.engine import FindCancelled, Hit, QueryError, Workspace, find_across
+from noul_lsp.store import StoreError
+from noul_lsp.workspace.watch import RootWatcher
+
+logger = logging.getLogger(__name__)
+PROGRESS_TOKEN = "noul/indexing"
+COMMAND_REINDEX = "noul.reindex"
+COMMAND_STATUS = "noul.status"
+
+
+@dataclass
+class _Shown:
+    """The last find's hits in one document, for hover."""
+
+    query: str
+    here_probability: float | None
+    hits: list[tuple[types.Range, Hit]]
+
+
+class NoulServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("noul-lsp", __version__, protocol_cls=NoulProtocol)
+        self.settings = Settings()
+        self.roots: dict[Path, Workspace] = {}
+        self.watchers: dict[Path, RootWatcher] = {}
+        self.shown: dict[str, _Shown] = {}
+        self.find_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noul-find")
+        self.indexer = BackgroundIndexer(on_progress=self._progress_from_thread, on_problem=self._problem_from_thread)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._progress_open = False
+        self._progress_supported = False
+        self.client_watches = True
+
+    # -- messages from background threads ----------------------------------------------------------
+
+    def _call_soon(self, callback, *args) -> None:
+        """Run `callback` on the server's event loop: only that thread writes to the client."""
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(callback, *args)
+
+    def _problem_from_thread(self, message: str) -> None:
+        self._call_soon(self.show, message, types.MessageType.Warning)
+
+    def _progress_from_thread(self, progress: Progress) -> None:
+        self._call_soon(self._report_progress, progress)
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"noul: {message}"))
+
+    def _report_progress(self, progress: Progress) -> None:
+        if not self._progress_supported:
+            return
+        if progress.phase == "idle":
+            if self._progress_open:
+                self._progress_open = False
+                self.work_done_progress.end(PROGRESS_TOKEN, types.WorkDoneProgressEnd(message=self.status_line()))
+            return
+        if not self._progress_open:
+            self._progress_open = True
+            self.work_done_progress.begin(PROGRESS_TOKEN, types.WorkDoneProgressBegin(
+                title="noul: indexing", message=progress.message, percentage=progress.percentage, cancellable=False))
+        else:
+            self.work_done_progress.report(PROGRESS_TOKEN, types.WorkDoneProgressReport(
+                message=progress.message, percentage=progress.percentage))
+
+    # -- workspace roots ---------------------------------------------------------------------------
+
+    def open_root(self, folder: Path) -> None:
+        folder = folder.resolve()
+        if folder in self.roots:
+            return
+        try:
+            workspace = Workspace(folder, self.settings)
+        except (OSError, StoreError) as error:
+            self.show(f"cannot index {folder}: {error}", types.MessageType.Error)
+            return
+        if workspace.store.rebuilt_reason:
+            self.show(workspace.store.rebuilt_reason, types.MessageType.Warning)
+        if workspace.embedder_problem:
+            self.show(f"lexical search only: {workspace.embedder_problem}", types.MessageType.Warning)
+        self.roots[folder] = workspace
+        self.indexer.add(workspace)
+
+    def close_root(self, folder: Path) -> None:
+        folder = folder.resolve()
+        workspace = self.roots.pop(folder, None)
+        self.indexer.remove(folder)
+        watcher = self.watchers.pop(folder, None)
+        if watcher is not None:
+            watcher.stop()
+        if workspace is not None:
+            workspace.close()
+
+    @property
+    def needs_own_watcher(self) -> bool:
+        """True when the client cannot register file watching for us (then watchfiles does it)."""
+        workspace = self.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace else None
+        return not (self.client_watches and watched and watched.dynamic_registration)
+
+    def watch(self, root: Path) -> None:
+        self.watchers[root] = RootWatcher(root, lambda paths: self.indexer.changed(root, paths))
+
+    def root_of(self, path: Path) -> tuple[Path, str] | None:
+        """(root, path relative to it) for a file inside one of the roots; None outside all of them."""
+        for root in sorted(self.roots, key=lambda r: -len(r.parts)):
+            try:
+                return root, path.resolve().relative_to(root).as_posix()
+            except (ValueError, OSError):
+                continue
+        return None
+
+    def status_line(self) -> str:
+        states = [w.state() for w in self.roots.values()]
+        chunks = sum(s.chunks for s in states)
+        embedded = sum(s.embedded for s in states)
+        device = next((s.device for s in states if s.device != "not loaded"), "cpu")
+        return (f"{sum(s.files for s in states)} files, {chunks} chunks, "
+                f"{embedded / chunks if chunks else 0:.0%} embedded on {device}")
+
+    def status(self) -> dict[str, Any]:
+        roots = []
+        for root, workspace in self.roots.items():
+            state = workspace.state()
+            embedder = workspace._embedder
+            roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
+                          "embedded": state.embedded, "pending": state.pending, "model": workspace.model_key,
+                          "device": state.device, "fallback": embedder.fallback_reason if embedder else "",
+                          "index": str(workspace.store.directory)})
+        return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
+
+    def apply_settings(self, raw: Any) -> None:
+        settings, problems = settings_from_client(raw)
+        for problem in problems:
+            self.show(problem, types.MessageType.Warning)
+        previous, self.settings = self.settings, settings
+        if (settings.index, settings.models, settings.cache_dir) != (previous.index, previous.models, previous.cache_dir):
+            for folder in list(self.roots):  # index or model changed: reopen and rescan (vectors are reused)
+                self.close_root(folder)
+                self.open_root(folder)
+                self.indexer.scan(folder)
+        else:
+            for workspace in self.roots.values():
+                workspace.settings = settings
+
+    def shutdown_all(self) -> None:
+        self.indexer.stop()
+        for folder in list(self.roots):
+            self.close_root(folder)
+        self.find_executor.shutdown(wait=False, cancel_futures=True)
+
+
+server = NoulServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: NoulServer, params: types.InitializeParams) -> None:
+    ls.apply_settings(params.initialization_options)
+    folders = [path_of(f.uri) for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [path_of(params.root_uri)]
+    for folder in folders:
+        if folder is not None:
+            ls.open_root(folder)
+    window = params.capabilities.window
+    ls._progress_supported = bool(window and window.work_done_progress)
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: NoulServer, params: types.InitializedParams) -> None:
+    ls.loop = asyncio.get_running_loop()
+    if ls._progress_supported:
+        try:
+            await ls.work_done_progress.create_async(PROGRESS_TOKEN)
+        except Exception as error:  # the client refused the token: index silently
+            logger.info("work done progress refused: %s", error)
+            ls._progress_supported = False
+    if not ls.needs_own_watcher:
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+                id="noul-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))]))
+        except Exception as error:  # the client said it could, then refused: watch ourselves
+            logger.info("file watching registration refused (%s): using watchfiles", error)
+            ls.client_watches = False
+    if ls.needs_own_watcher:
+        for root in ls.roots:
+            ls.watch(root)
+    for root in ls.roots:
+        ls.indexer.scan(root)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: NoulServer, params: types.DidChangeWatchedFilesParams) -> None:
+    by_root: dict[Path, set[str]] = {}
+    for change in params.changes:
+        path = path_of(change.uri)
+        located = ls.root_of(path) if path is not None else None
+        if located is not None and not located[1].startswith(".git/"):
+            by_root.setdefault(located[0], set()).add(located[1])
+    for root, paths in by_root.items():
+        ls.indexer.changed(root, paths)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: NoulServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.apply_settings(params.settings)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def did_change_folders(ls: NoulServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    for removed in params.event.removed:
+        if (folder := path_of(removed.uri)) is not None:
+            ls.close_root(folder)
+    for added in params.event.added:
+        if (folder := path_of(added.uri)) is None:
+            continue
+        ls.open_root(folder)
+        root = folder.resolve()
+        if root in ls.roots:
+            if ls.needs_own_watcher and root not in ls.watchers:
+                ls.watch(root)
+            ls.indexer.scan(root)
+
+
+async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticFindResult:
+    if not ls.roots:
+        raise JsonRpcInvalidParams("no workspace folder is open: open a folder to search it")
+    cancelled = threading.Event()
+    workspaces = list(ls.roots.values())
+    stale = not ls.indexer.idle.is_set()
+
+    def run():
+        return find_across(workspaces, params.query, limit=params.limit, mode=params.mode, include=params.include,
+                           exclude=params.exclude, stale=stale, should_stop=cancelled.is_set)
+
+    try:
+        result = await asyncio.get_running_loop().run_in_executor(ls.find_executor, run)
+    except asyncio.CancelledError:
+        cancelled.set()  # the worker stops at its next stage boundary
+        raise
+    except QueryError as error:
+        raise JsonRpcInvalidParams(str(error)) from error
+    except FindCancelled:
+        raise asyncio.CancelledError() from None
+    encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+    converted = to_find_result(result, encoding)
+    ls.shown.clear()
+    for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
+        shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, []))
+        lines = _read_lines(Path(hit.root) / hit.path)
+        for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
+            shown.hits.append((line_range(lines, start, end, encoding), hit))
+    return converted
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text("utf-8", errors="replace").split("\n")
+    except OSError:
+        return []
+
+
+for _method in FIND_METHODS:
+    server.feature(_method)(semantic_find)
+
+
+def _inside(position: types.Position, span: types.Range) -> bool:
+    after_start = (position.line, position.character) >= (span.start.line, span.start.character)
+    before_end = (position.line, position.character) <= (span.end.line, span.end.character)
+    return after_start and before_end
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: NoulServer, params: types.HoverParams) -> types.Hover | None:
+    shown = ls.shown.get(params.text_document.uri)
+    if shown is None:
+        return None  # not ours: other servers' hovers stay alone
+    for span, hit in shown.hits:
+        if _inside(params.position, span):
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                            value=hover_markdown(hit, shown.here_probability, shown.query)),
+                               range=span)
+    return None
+
+
+@server.command(COMMAND_REINDEX)
+def reindex(ls: NoulServer, *args) -> dict:
+    for root in ls.roots:
+        ls.indexer.scan(root)
+    return {"queued": [str(r) for r in ls.roots]}
+
+
+@server.command(COMMAND_STATUS)
+def status(ls: NoulServer, *args) -> dict:
+    return ls.status()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: NoulServer, *args) -> None:
+    ls.shutdown_all()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="noul-lsp", description="The noul language server (stdio by default).")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    parser.add_argument("--log-file", help="write logs here (stdout belongs to the protocol)")
+    parser.add_argument("--version", action="version", version=f"noul-lsp {__version__}")
+    args = parser.parse_args(argv)
+    logging.basicConfig(filename=args.log_file, level=logging.INFO if args.log_file else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            parser.error("--tcp takes HOST:PORT")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

