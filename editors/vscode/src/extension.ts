@@ -1,0 +1,130 @@
+// VS Code client of noul-lsp: starts the server, offers "Noul: Find by Description", shows indexing.
+import * as vscode from "vscode";
+import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+
+import { PickItem, pickItems, pickerTitle, statusText } from "./format";
+import { semanticFind, ServerStatus } from "./lspExt";
+import { RESTART_SETTINGS, serverCommand, serverSettings } from "./server";
+
+let client: LanguageClient | undefined;
+let statusItem: vscode.StatusBarItem;
+let statusTimer: NodeJS.Timeout | undefined;
+
+function settings() {
+  const config = vscode.workspace.getConfiguration("noul");
+  return {
+    serverPath: config.get<string>("serverPath", ""),
+    pythonPath: config.get<string>("pythonPath", "python3"),
+    limit: config.get<number>("limit", 10),
+    model: config.get<string>("model", ""),
+    excludes: config.get<string[]>("excludes", []),
+    useGpu: config.get<boolean>("useGpu", true),
+  };
+}
+
+function createClient(): LanguageClient {
+  const command = serverCommand(settings());
+  const serverOptions: ServerOptions = { command: command.command, args: command.args, transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }],
+    initializationOptions: serverSettings(settings()),
+    synchronize: { configurationSection: "noul" },
+    middleware: {
+      workspace: {
+        // The server reads one "noul" section; send it in the shape it expects.
+        configuration: async () => [serverSettings(settings()).noul],
+      },
+    },
+  };
+  return new LanguageClient("noul", "noul", serverOptions, clientOptions);
+}
+
+async function refreshStatus(): Promise<void> {
+  if (!client || !client.isRunning()) {
+    statusItem.text = "$(search) noul (stopped)";
+    return;
+  }
+  try {
+    const status = (await client.sendRequest("workspace/executeCommand", { command: "noul.status", arguments: [] })) as ServerStatus;
+    statusItem.text = statusText(status);
+    statusItem.tooltip = status.roots
+      .map((r) => `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded, ${r.model} on ${r.device}${r.fallback ? ` (${r.fallback})` : ""}`)
+      .join("\n");
+  } catch {
+    statusItem.text = "$(search) noul";
+  }
+}
+
+async function findByDescription(): Promise<void> {
+  if (!client) {
+    return;
+  }
+  const query = await vscode.window.showInputBox({ prompt: "Describe the code you are looking for", placeHolder: "where do we retry failed uploads with backoff" });
+  if (!query || query.trim() === "") {
+    return;
+  }
+  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "noul: searching" }, () =>
+    client!.sendRequest(semanticFind, { query, limit: settings().limit }),
+  );
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
+  const picker = vscode.window.createQuickPick<PickItem>();
+  picker.title = pickerTitle(result);
+  picker.items = pickItems(result, folders);
+  picker.matchOnDescription = true;
+  picker.matchOnDetail = true;
+  const reveal = async (item: PickItem, preview: boolean) => {
+    const range = client!.protocol2CodeConverter.asRange(item.hit.range);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(item.hit.uri));
+    await vscode.window.showTextDocument(document, { selection: range, preview, preserveFocus: preview });
+  };
+  picker.onDidChangeActive((items) => {
+    if (items[0]) {
+      void reveal(items[0], true);
+    }
+  });
+  picker.onDidAccept(() => {
+    const chosen = picker.selectedItems[0];
+    picker.hide();
+    if (chosen) {
+      void reveal(chosen, false);
+    }
+  });
+  picker.onDidHide(() => picker.dispose());
+  picker.show();
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  statusItem.command = "noul.showStatus";
+  statusItem.text = "$(search) noul";
+  statusItem.show();
+  context.subscriptions.push(statusItem);
+
+  client = createClient();
+  await client.start();
+  statusTimer = setInterval(() => void refreshStatus(), 3000);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("noul.findByDescription", findByDescription),
+    vscode.commands.registerCommand("noul.reindex", () => client?.sendRequest("workspace/executeCommand", { command: "noul.reindex", arguments: [] })),
+    vscode.commands.registerCommand("noul.showStatus", async () => {
+      await refreshStatus();
+      void vscode.window.showInformationMessage(String(statusItem.tooltip ?? statusItem.text));
+    }),
+    vscode.commands.registerCommand("noul.restartServer", async () => client?.restart()),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (RESTART_SETTINGS.some((name) => event.affectsConfiguration(name)) && client) {
+        await client.stop();
+        client = createClient();
+        await client.start();
+      }
+    }),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  if (statusTimer) {
+    clearInterval(statusTimer);
+  }
+  await client?.stop();
+}

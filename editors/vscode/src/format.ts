@@ -1,0 +1,62 @@
+// Pure formatting of results and settings: no `vscode` import, so it is unit-tested with node:test.
+import type { FindHit, SemanticFindResult, ServerStatus } from "./lspExt";
+
+/** Below this P(here) the picker warns that the code is probably not in the workspace. */
+export const LOW_HERE = 0.3;
+
+export function hereText(probability: number | null): string {
+  if (probability === null || probability === undefined) {
+    return "P(here) not calibrated";
+  }
+  const text = `P(here) ${probability.toFixed(2)}`;
+  return probability < LOW_HERE ? `${text} — probably not in this workspace` : text;
+}
+
+/** The path of `uri` relative to the first workspace folder that contains it. */
+export function relativePath(uri: string, folders: string[]): string {
+  for (const folder of folders) {
+    const prefix = folder.endsWith("/") ? folder : `${folder}/`;
+    if (uri.startsWith(prefix)) {
+      return decodeURIComponent(uri.slice(prefix.length));
+    }
+  }
+  return decodeURIComponent(uri.replace(/^file:\/\//, ""));
+}
+
+export interface PickItem {
+  label: string;
+  description: string;
+  detail: string;
+  hit: FindHit;
+}
+
+export function pickItems(result: SemanticFindResult, folders: string[]): PickItem[] {
+  return result.results.map((hit) => {
+    const line = hit.range.start.line + 1;
+    const symbol = hit.symbol ? `  ${hit.symbol}` : "";
+    const firstLine = (hit.preview.split("\n")[0] ?? "").trim();
+    return {
+      label: `${relativePath(hit.uri, folders)}:${line}`,
+      description: `${symbol.trim()}  score ${hit.score.toFixed(4)}`.trim(),
+      detail: firstLine,
+      hit,
+    };
+  });
+}
+
+export function pickerTitle(result: SemanticFindResult): string {
+  const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
+  return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}${pending}`;
+}
+
+export function statusText(status: ServerStatus | undefined): string {
+  if (!status || status.roots.length === 0) {
+    return "$(search) noul";
+  }
+  const chunks = status.roots.reduce((sum, r) => sum + r.chunks, 0);
+  const embedded = status.roots.reduce((sum, r) => sum + r.embedded, 0);
+  const device = status.roots.find((r) => r.device !== "not loaded")?.device ?? "cpu";
+  const share = chunks > 0 ? Math.floor((100 * embedded) / chunks) : 0;
+  const busy = status.indexing ? "$(sync~spin) " : "$(search) ";
+  return `${busy}noul ${share}% · ${device.toUpperCase()}`;
+}

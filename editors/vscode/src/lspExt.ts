@@ -1,0 +1,78 @@
+// The custom request of noul-lsp, typed once. Mirrors noul_lsp/lsp/protocol.py.
+import { RequestType } from "vscode-languageserver-protocol";
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface SemanticFindParams {
+  query: string;
+  limit?: number;
+  mode?: "files" | "chunks";
+  include?: string[];
+  exclude?: string[];
+  workDoneToken?: string | number;
+}
+
+export interface FindSignals {
+  bm25Rank?: number;
+  denseRank?: number;
+  rerankScore?: number;
+}
+
+export interface FindHit {
+  uri: string;
+  range: Range;
+  rank: number;
+  score: number;
+  probability: number | null;
+  preview: string;
+  signals: FindSignals;
+  symbol?: string | null;
+}
+
+export interface FindIndexState {
+  files: number;
+  chunks: number;
+  pending: number;
+  stale: boolean;
+  embedded?: number;
+  device?: string;
+}
+
+export interface SemanticFindResult {
+  query: string;
+  hereProbability: number | null;
+  results: FindHit[];
+  index: FindIndexState;
+  timings: Record<string, number>;
+  notes?: string[];
+}
+
+export interface RootStatus {
+  root: string;
+  files: number;
+  chunks: number;
+  embedded: number;
+  pending: number;
+  model: string | null;
+  device: string;
+  fallback: string;
+  index: string;
+}
+
+export interface ServerStatus {
+  version: string;
+  indexing: boolean;
+  roots: RootStatus[];
+}
+
+export const SEMANTIC_FIND_METHOD = "workspace/semanticFind";
+
+export const semanticFind = new RequestType<SemanticFindParams, SemanticFindResult, void>(SEMANTIC_FIND_METHOD);

@@ -1,0 +1,63 @@
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+
+import { hereText, pickerTitle, pickItems, relativePath, statusText } from "../src/format";
+import type { SemanticFindResult } from "../src/lspExt";
+import { SEMANTIC_FIND_METHOD, semanticFind } from "../src/lspExt";
+import { serverCommand, serverSettings } from "../src/server";
+
+const result: SemanticFindResult = {
+  query: "retry uploads",
+  hereProbability: 0.08,
+  results: [
+    {
+      uri: "file:///work/app/src/net/retry.py",
+      range: { start: { line: 20, character: 0 }, end: { line: 29, character: 4 } },
+      rank: 1,
+      score: 0.0327868,
+      probability: null,
+      preview: "def upload_with_retry(client, blob):\n    policy = policy or RetryPolicy()",
+      signals: { bm25Rank: 1, denseRank: 2 },
+      symbol: "upload_with_retry",
+    },
+  ],
+  index: { files: 12, chunks: 40, pending: 3, stale: false },
+  timings: { total: 12.5 },
+};
+
+test("P(here) is shown with a plain warning when low", () => {
+  assert.equal(hereText(null), "P(here) not calibrated");
+  assert.equal(hereText(0.91), "P(here) 0.91");
+  assert.equal(hereText(0.08), "P(here) 0.08 — probably not in this workspace");
+});
+
+test("pick items show path:line, symbol, score and the first preview line", () => {
+  const [item] = pickItems(result, ["file:///work/app"]);
+  assert.equal(item.label, "src/net/retry.py:21");
+  assert.equal(item.description, "upload_with_retry  score 0.0328");
+  assert.equal(item.detail, "def upload_with_retry(client, blob):");
+  assert.equal(relativePath("file:///elsewhere/a%20b.py", ["file:///work/app"]), "/elsewhere/a b.py");
+});
+
+test("the picker title carries the count, P(here) and pending embeddings", () => {
+  assert.equal(pickerTitle(result), "1 results for “retry uploads” · P(here) 0.08 — probably not in this workspace · 3 chunks still embedding");
+});
+
+test("the status bar shows the embedded share and the device", () => {
+  assert.equal(statusText(undefined), "$(search) noul");
+  const status = { version: "0.1.0", indexing: true, roots: [
+    { root: "/a", files: 1, chunks: 200, embedded: 50, pending: 150, model: "m", device: "cpu", fallback: "", index: "/i" }] };
+  assert.equal(statusText(status), "$(sync~spin) noul 25% · CPU");
+});
+
+test("the server starts from serverPath, else from the python interpreter", () => {
+  assert.deepEqual(serverCommand({ serverPath: "", pythonPath: "/venv/bin/python" }), { command: "/venv/bin/python", args: ["-m", "noul_lsp"] });
+  assert.deepEqual(serverCommand({ serverPath: " /usr/bin/noul-lsp ", pythonPath: "python3" }), { command: "/usr/bin/noul-lsp", args: [] });
+  assert.deepEqual(serverSettings({ limit: 5, model: "", excludes: ["vendor/"], useGpu: false }),
+    { noul: { limit: 5, excludes: ["vendor/"], useGpu: false } });
+});
+
+test("the custom request is typed once with the server's method name", () => {
+  assert.equal(SEMANTIC_FIND_METHOD, "workspace/semanticFind");
+  assert.equal(semanticFind.method, "workspace/semanticFind");
+});
