@@ -4,6 +4,7 @@
   noul find QUERY        update the index of --path, then print ranked results (--json for agents)
   noul status PATH       files, chunks, embedded share, model, index size and location
   noul bench ...         quality and speed on labeled queries, with baselines
+  noul calibrate ...     fit the "not here" probability on bench records
 
 Errors (missing folder, empty query, corrupt or busy index, missing model) print one line starting with
 `noul: error:` and exit non-zero; progress goes to stderr so `--json` output stays clean.
@@ -26,7 +27,7 @@ from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
 
-COMMANDS = ("index", "find", "status", "bench")
+COMMANDS = ("index", "find", "status", "bench", "calibrate")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
@@ -208,6 +209,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from noul_lsp.bench.calibration import CalibrationDataError, calibrate
+
+    paths = [Path(p) for p in args.records]
+    for path in paths:
+        if not path.is_file():
+            raise CliError(f"records file {path} not found", EXIT_USAGE)
+    try:
+        written, metrics = calibrate(paths, pipeline=args.pipeline, out_dir=Path(args.out),
+                                     plot=Path(args.plot) if args.plot else None)
+    except CalibrationDataError as error:
+        raise CliError(str(error), EXIT_USAGE) from error
+    print(json.dumps({"written": str(written), "leave_one_repository_out": metrics}, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -253,6 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="'source' leaves tests and docs to BM25 alone (faster cold runs)")
     bench.add_argument("--limit", type=int, default=10)
     bench.set_defaults(handler=cmd_bench)
+
+    calibrate = sub.add_parser("calibrate", help="fit P(here) on bench records (per_query.jsonl)")
+    calibrate.add_argument("records", nargs="+", help="per_query.jsonl files from noul bench")
+    calibrate.add_argument("--pipeline", default="hybrid")
+    calibrate.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "models" / "calibration"),
+                           help="folder for the parameter file (default: models/calibration of this tree)")
+    calibrate.add_argument("--plot", help="write a reliability diagram PNG here")
+    calibrate.set_defaults(handler=cmd_calibrate)
     return parser
 
 

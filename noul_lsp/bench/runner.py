@@ -60,6 +60,10 @@ class QueryRecord:
     timings: dict
     chunks_in_index: int
     searched: str = "own"  # "own", "cross-repo" (a negative asked against another repository), "multi-root"
+    searched_repo: str = ""
+    pair: str = ""  # embedder+reranker the engine ran with (calibration files are per pair)
+    features: dict = field(default_factory=dict)
+    hits: list = field(default_factory=list)  # [{path, score, bm25Rank, denseRank, probability}]
 
 
 @dataclass
@@ -80,7 +84,7 @@ def _log(message: str) -> None:
 
 
 def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgrep: tuple | None,
-            chunks: int, searched: str = "own") -> QueryRecord:
+            chunks: int, searched: str = "own", searched_repo: str = "", pair: str = "") -> QueryRecord:
     if result is not None:
         ranked = [[h.path if searched != "multi-root" else f"{h.root}::{h.path}", round(h.score, 6)] for h in result.hits]
         ranges = {(h.path if searched != "multi-root" else f"{h.root}::{h.path}"): [list(r) for r in h.ranges]
@@ -90,8 +94,13 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
         hits, ms = ripgrep
         ranked = [[path, score] for path, score in hits]
         ranges, here, timings = {}, None, {"total": round(ms, 3)}
+    hits = [{"path": path, "score": score} for path, score in ranked]
+    if result is not None:
+        for row, hit in zip(hits, result.hits, strict=True):
+            row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, probability=hit.probability)
     return QueryRecord(query.id, query.label_file, query.source, query.repo, query.commit, query.kind, list(query.tags),
-                       pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched)
+                       pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched,
+                       searched_repo or query.repo, pair, result.features if result is not None else {}, hits)
 
 
 class BenchRunner:
@@ -158,15 +167,15 @@ class BenchRunner:
         self.steps.append(step)
         return step
 
-    def _ask(self, workspace: Workspace, query: LabeledQuery, *, searched: str = "own") -> None:
+    def _ask(self, workspace: Workspace, query: LabeledQuery, *, searched: str = "own", searched_repo: str = "") -> None:
         chunks = workspace.corpus.chunk_count
         for pipeline in self.pipelines:
             if pipeline == "ripgrep":
                 record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
-                                 chunks, searched)
+                                 chunks, searched, searched_repo)
             else:
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline])
-                record = _record(query, pipeline, result, None, chunks, searched)
+                record = _record(query, pipeline, result, None, chunks, searched, searched_repo, workspace.model_pair)
             self.queries.append(record)
 
     def _run_negatives(self, labels: list[LabeledQuery]) -> None:
@@ -181,7 +190,7 @@ class BenchRunner:
             other = repos[(repos.index(query.repo) + 1) % len(repos)]
             negative = replace(query, id=f"{query.id}@{other}", kind="not_here", gold_files=(), gold_lines={},
                                tags=(*query.tags, "cross-repo"))
-            self._ask(self.workspaces[other], negative, searched="cross-repo")
+            self._ask(self.workspaces[other], negative, searched="cross-repo", searched_repo=other)
 
     def _run_scale(self, labels: list[LabeledQuery]) -> None:
         """Describe queries on their own repository and on a multi-root workspace of every repository."""

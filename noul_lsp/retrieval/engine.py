@@ -19,6 +19,14 @@ from noul_lsp.index import Indexer
 from noul_lsp.models.embedder import model_key
 from noul_lsp.models.registry import ModelMissing, resolve_embedder
 from noul_lsp.retrieval.bm25 import bm25_idf
+from noul_lsp.retrieval.calibrate import (
+    CALIBRATED_LEGS,
+    Calibration,
+    hit_features,
+    load_calibration,
+    pair_name,
+    query_features,
+)
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.dense import dense_top
 from noul_lsp.retrieval.fusion import reciprocal_rank_fusion, top_k
@@ -75,6 +83,8 @@ class FindResult:
     timings: dict[str, float]
     here_probability: float | None = None
     notes: list[str] = field(default_factory=list)
+    #: the result-list features P(here) is computed from (the benchmark records them for calibration)
+    features: dict[str, float] = field(default_factory=dict)
 
     def report(self) -> dict:
         """The agent report printed by `noul find --json`."""
@@ -126,6 +136,7 @@ class Workspace:
             self._embedder_spec = None
             self.embedder_problem = str(error)
         self.corpus = Corpus(self.store, self.model_key)
+        self._calibration: Calibration | None | bool = False  # False: not looked up yet
 
     @property
     def model_key(self) -> str | None:
@@ -134,6 +145,16 @@ class Workspace:
         if self._embedder_spec is None:
             return None
         return model_key(self._embedder_spec.model_id, self.settings.index.token_budget)
+
+    @property
+    def model_pair(self) -> str:
+        return pair_name(self.model_key, self.settings.models.reranker)
+
+    def calibration(self) -> Calibration | None:
+        """The calibration fitted for this workspace's embedder+reranker pair, if there is one."""
+        if self._calibration is False:
+            self._calibration = load_calibration(self.model_pair)
+        return self._calibration
 
     def embedder(self):
         """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
@@ -311,6 +332,7 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     else:
         scored = [(fused[key], [key]) for key in order]
     hits: list[tuple[tuple[int, int], Hit]] = []
+    features = _features(query, candidates, scored, bm25_ranking, dense_ranking, term_idf, search.rrf_k)
     for rank, (score, keys) in enumerate(scored[:limit], 1):
         index, row = keys[0]
         arrays = candidates[index].arrays
@@ -322,13 +344,56 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
         hits.append((keys[0], hit))
     _attach_previews(candidates, hits)
     stage("aggregate", started)
+    here = _calibrate(workspaces[0], legs, features, [hit for _, hit in hits], notes)
     timings["total"] = sum(timings.values())
 
     states = [c.workspace.state(stale=stale) for c in candidates]
     index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,
                              states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
-    return FindResult(query, [hit for _, hit in hits], index_state, timings, None, list(dict.fromkeys(notes)))
+    return FindResult(query, [hit for _, hit in hits], index_state, timings, here, list(dict.fromkeys(notes)), features)
+
+
+def _file_order(ranking: list[tuple[int, int]], candidates: list[Candidates]) -> list[str]:
+    """Distinct files of a chunk ranking, in order."""
+    files = (f"{i}:{candidates[i].arrays.row_file[row]}" for i, row in ranking)
+    return list(dict.fromkeys(files))
+
+
+def _features(query: str, candidates: list[Candidates], scored, bm25_ranking, dense_ranking,
+              term_idf: dict[str, float] | None, rrf_k: int) -> dict[str, float]:
+    terms = query_terms(query)
+    if term_idf is None:
+        arrays = candidates[0].arrays
+        unknown = float(bm25_idf(arrays.rows, np.zeros(1))[0])
+        idf = arrays.bm25.idf
+        mass = sum(float(idf[arrays.vocabulary[t]]) if t in arrays.vocabulary and arrays.vocabulary[t] < len(idf)
+                   else unknown for t in terms)
+    else:
+        mass = sum(term_idf.values())
+    bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)
+    cosines = sorted((float(v) for c in candidates for v in c.dense[1][:5]), reverse=True)
+    return query_features(file_scores=[score for score, _ in scored[:5]], rrf_k=rrf_k, bm25_top=bm25_top,
+                          bm25_idf_mass=mass, dense_cosines=cosines, bm25_files=_file_order(bm25_ranking, candidates),
+                          dense_files=_file_order(dense_ranking, candidates), query_terms=len(terms))
+
+
+def _calibrate(workspace: Workspace, legs: Sequence[str], features: dict[str, float], hits: list[Hit],
+               notes: list[str]) -> float | None:
+    """P(here) and each hit's probability when a calibration fits this pair and pipeline, else None."""
+    calibration = workspace.calibration()
+    if calibration is None:
+        notes.append(f"uncalibrated: no calibration for {workspace.model_pair} (run `noul calibrate`)")
+        return None
+    if set(legs) != set(CALIBRATED_LEGS) or not features.get("dense_top"):
+        return None  # fitted on the full hybrid pipeline; a single leg or no embeddings is another model
+    here = calibration.here_probability(features)
+    top = hits[0].score if hits else 0.0
+    rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,
+                         dense_rank=h.dense_rank) for h in hits]
+    for hit, probability in zip(hits, calibration.hit_probabilities(rows, here), strict=True):
+        hit.probability = probability
+    return here
 
 
 def _attach_previews(candidates: list[Candidates], hits: list[tuple[tuple[int, int], Hit]]) -> None:

@@ -1,0 +1,158 @@
+"""`noul calibrate`: fit P(here) and per-result probabilities on benchmark records, measured honestly.
+
+Records come from `noul bench` (per_query.jsonl): answerable queries, the describe set's not_here
+queries and SWE-bench issues asked against another repository. Quality is measured leave-one-repository-
+out (fit on every other repository, predict the held-out one), because the cut-off of raw scores moves
+between codebases and a calibration must survive a codebase it has not seen. The file written is the
+fit on everything, with those held-out figures as its provenance.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.bench import metrics as m
+from noul_lsp.retrieval.calibrate import (
+    HIT_FEATURES,
+    QUERY_FEATURES,
+    Calibration,
+    calibration_file_name,
+    fit_logistic,
+    hit_features,
+)
+
+
+class CalibrationDataError(ValueError):
+    pass
+
+
+def load_records(paths: list[Path], pipeline: str) -> list[dict]:
+    records = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            record = json.loads(line)
+            if (record["pipeline"] == pipeline and record.get("features") and record["searched"] in ("own", "cross-repo")
+                    and record["kind"] in ("answerable", "not_here")):
+                records.append(record)
+    return records
+
+
+def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
+    gold = set(record["gold_files"])
+    hits = record["hits"]
+    top = hits[0]["score"] if hits else 0.0
+    rows = [hit_features(record["features"], rank=h["rank"], score=h["score"], top_score=top,
+                         bm25_rank=h.get("bm25Rank"), dense_rank=h.get("denseRank")) for h in hits]
+    return rows, [int(h["path"] in gold) for h in hits]
+
+
+def _fit(records: list[dict]) -> tuple:
+    here_rows = [r["features"] for r in records]
+    here_labels = [int(r["kind"] == "answerable") for r in records]
+    here = fit_logistic(here_rows, here_labels, QUERY_FEATURES)
+    answerable = [r for r in records if r["kind"] == "answerable"]
+    hit_rows, hit_labels = [], []
+    for record in answerable:
+        rows, labels = _hit_rows(record)
+        hit_rows += rows
+        hit_labels += labels
+    hit = fit_logistic(hit_rows, hit_labels, HIT_FEATURES)
+    return here, hit
+
+
+def leave_one_repository_out(records: list[dict]) -> dict:
+    """Held-out predictions for every record, and the metrics over all of them."""
+    repositories = sorted({r["searched_repo"] for r in records})
+    here_predictions, here_labels, hit_predictions, hit_labels = [], [], [], []
+    for held_out in repositories:
+        train = [r for r in records if r["searched_repo"] != held_out]
+        test = [r for r in records if r["searched_repo"] == held_out]
+        if len({r["kind"] for r in train}) < 2 or not test:
+            continue
+        here, hit = _fit(train)
+        calibration = Calibration("held-out", here, hit, {})
+        for record in test:
+            probability = calibration.here_probability(record["features"])
+            here_predictions.append(probability)
+            here_labels.append(int(record["kind"] == "answerable"))
+            rows, labels = _hit_rows(record)
+            hit_predictions += calibration.hit_probabilities(rows, probability)
+            hit_labels += labels
+    return {
+        "repositories": repositories,
+        "queries": len(here_labels),
+        "answerable": int(sum(here_labels)),
+        "not_here": int(len(here_labels) - sum(here_labels)),
+        "auroc": m.auroc(here_predictions, here_labels),
+        "ece": m.expected_calibration_error(here_predictions, here_labels),
+        "brier": m.brier(here_predictions, here_labels),
+        "hit_ece": m.expected_calibration_error(hit_predictions, hit_labels),
+        "hit_brier": m.brier(hit_predictions, hit_labels),
+        "_here": (here_predictions, here_labels),
+        "_hit": (hit_predictions, hit_labels),
+    }
+
+
+def reliability_plot(held_out: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axes = plt.subplots(1, 2, figsize=(9, 4))
+    for ax, key, title in ((axes[0], "_here", "P(here), leave-one-repository-out"),
+                           (axes[1], "_hit", "P(file is an answer)")):
+        predictions, labels = (np.asarray(v, dtype=float) for v in held_out[key])
+        bins = np.minimum((predictions * 10).astype(int), 9)
+        xs, ys, ns = [], [], []
+        for b in range(10):
+            members = bins == b
+            if members.any():
+                xs.append(predictions[members].mean())
+                ys.append(labels[members].mean())
+                ns.append(int(members.sum()))
+        ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1)
+        ax.plot(xs, ys, marker="o")
+        for x, y, n in zip(xs, ys, ns, strict=True):
+            ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("predicted probability")
+        ax.set_ylabel("observed frequency")
+        ax.set_title(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | None = None) -> tuple[Path, dict]:
+    records = load_records(paths, pipeline)
+    if not records:
+        raise CalibrationDataError(f"no {pipeline} records with features in {', '.join(map(str, paths))}")
+    pairs = {r.get("pair") for r in records}
+    if len(pairs) != 1 or None in pairs or "" in pairs:
+        raise CalibrationDataError(f"records mix or lack model pairs ({sorted(map(str, pairs))}): calibrate one pair at a time")
+    if len({r["kind"] for r in records}) < 2:
+        raise CalibrationDataError("calibration needs both answerable and not_here queries "
+                                   "(run the bench with --cross-repo-negatives or the describe set)")
+    (pair,) = pairs
+    held_out = leave_one_repository_out(records)
+    here, hit = _fit(records)
+    metrics = {k: v for k, v in held_out.items() if not k.startswith("_")}
+    provenance = {"data": [str(p) for p in paths], "pipeline": pipeline, "models": pair,
+                  "date": datetime.date.today().isoformat(), "fitted_on": len(records),
+                  "leave_one_repository_out": metrics}
+    calibration = Calibration(pair, here, hit, provenance)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / calibration_file_name(pair)
+    path.write_text(json.dumps(calibration.to_json(), indent=2) + "\n")
+    if plot is not None:
+        reliability_plot(held_out, plot)
+    return path, metrics

@@ -1,0 +1,165 @@
+"""Calibrated probabilities: P(here) for a find, P(this file is an answer) for each result.
+
+Raw scores are not probabilities and their scale moves between codebases, so both probabilities come
+from logistic models over *scale-free* features of the result list (normalised fused scores and margins,
+how much of the query's idf mass BM25 matched, the top cosine and its margin, whether the two legs agree),
+fitted on labeled answerable and not_here queries by `noul calibrate` and stored per embedder+reranker
+pair under models/calibration/. Without a matching file the probabilities are None: never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
+                  "legs_agree", "top5_overlap", "query_terms_log")
+HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
+                "bm25_coverage")
+CALIBRATED_LEGS = ("bm25", "dense")
+
+
+def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
+                   dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
+                   query_terms: int) -> dict[str, float]:
+    """Scale-free features of one result list (see the module docstring)."""
+    best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
+    top = file_scores[0] if file_scores else 0.0
+    second = file_scores[1] if len(file_scores) > 1 else 0.0
+    fifth = file_scores[4] if len(file_scores) > 4 else 0.0
+    dense_top = dense_cosines[0] if dense_cosines else 0.0
+    dense_fifth = dense_cosines[4] if len(dense_cosines) > 4 else (dense_cosines[-1] if dense_cosines else 0.0)
+    return {
+        "fused_top": top / best,
+        "fused_margin_2": (top - second) / top if top else 0.0,
+        "fused_margin_5": (top - fifth) / top if top else 0.0,
+        "bm25_coverage": bm25_top / bm25_idf_mass if bm25_idf_mass > 0 else 0.0,
+        "dense_top": dense_top,
+        "dense_margin_5": dense_top - dense_fifth,
+        "legs_agree": float(bool(bm25_files) and bool(dense_files) and bm25_files[0] == dense_files[0]),
+        "top5_overlap": len(set(bm25_files[:5]) & set(dense_files[:5])) / 5.0,
+        "query_terms_log": math.log1p(query_terms),
+    }
+
+
+def hit_features(query: dict[str, float], *, rank: int, score: float, top_score: float, bm25_rank: int | None,
+                 dense_rank: int | None) -> dict[str, float]:
+    return {
+        "rank_log": math.log(rank),
+        "score_ratio": score / top_score if top_score else 0.0,
+        "bm25_inverse_rank": 1.0 / bm25_rank if bm25_rank else 0.0,
+        "dense_inverse_rank": 1.0 / dense_rank if dense_rank else 0.0,
+        "fused_top": query["fused_top"],
+        "dense_top": query["dense_top"],
+        "bm25_coverage": query["bm25_coverage"],
+    }
+
+
+@dataclass
+class LogisticModel:
+    """Standardised features -> sigmoid(w·x + b). Small, explicit, and stored as plain numbers."""
+
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+
+    def predict(self, rows: list[dict[str, float]]) -> np.ndarray:
+        x = np.array([[row.get(name, 0.0) for name in self.features] for row in rows], dtype=np.float64)
+        z = ((x - self.mean) / self.scale) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+    def to_json(self) -> dict:
+        return {"features": list(self.features), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "coef": self.coef.tolist(), "intercept": self.intercept}
+
+    @classmethod
+    def from_json(cls, data: dict) -> LogisticModel:
+        return cls(tuple(data["features"]), np.array(data["mean"], dtype=np.float64),
+                   np.array(data["scale"], dtype=np.float64), np.array(data["coef"], dtype=np.float64),
+                   float(data["intercept"]))
+
+
+def fit_logistic(rows: list[dict[str, float]], labels: list[int], features: tuple[str, ...], *,
+                 l2: float = 1.0, iterations: int = 50) -> LogisticModel:
+    """L2-regularised logistic regression by Newton's method (IRLS) on standardised features."""
+    x = np.array([[row.get(name, 0.0) for name in features] for row in rows], dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    xs = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    weights = np.zeros(xs.shape[1])
+    penalty = np.full(xs.shape[1], l2)
+    penalty[-1] = 0.0  # the intercept is not shrunk
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ weights, -30, 30)))
+        gradient = xs.T @ (p - y) + penalty * weights
+        hessian = (xs * (p * (1 - p))[:, None]).T @ xs + np.diag(penalty) + 1e-9 * np.eye(xs.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        weights -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return LogisticModel(features, mean, scale, weights[:-1].copy(), float(weights[-1]))
+
+
+@dataclass
+class Calibration:
+    """The fitted models for one embedder+reranker pair, with where they came from."""
+
+    pair: str
+    here: LogisticModel
+    hit: LogisticModel
+    provenance: dict
+
+    def here_probability(self, features: dict[str, float]) -> float:
+        return float(self.here.predict([features])[0])
+
+    def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
+        """P(file is an answer) = P(here) · P(answer | here, its features)."""
+        if not rows:
+            return []
+        return [float(here * p) for p in self.hit.predict(rows)]
+
+    def to_json(self) -> dict:
+        return {"pair": self.pair, "here": self.here.to_json(), "hit": self.hit.to_json(), "provenance": self.provenance}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Calibration:
+        return cls(data["pair"], LogisticModel.from_json(data["here"]), LogisticModel.from_json(data["hit"]),
+                   data.get("provenance", {}))
+
+
+def pair_name(embedder_key: str | None, reranker: str = "") -> str:
+    return f"{embedder_key or 'lexical'}+{reranker or 'none'}"
+
+
+def calibration_directories() -> list[Path]:
+    """$NOUL_CALIBRATION_DIR, then models/calibration of the source tree this package runs from."""
+    found = []
+    if os.environ.get("NOUL_CALIBRATION_DIR"):
+        found.append(Path(os.environ["NOUL_CALIBRATION_DIR"]))
+    found.append(Path(__file__).resolve().parents[2] / "models" / "calibration")
+    return found
+
+
+def calibration_file_name(pair: str) -> str:
+    return pair.replace("/", "--") + ".json"
+
+
+def load_calibration(pair: str) -> Calibration | None:
+    """The calibration fitted for exactly this pair, or None (results then say it is uncalibrated)."""
+    for directory in calibration_directories():
+        path = directory / calibration_file_name(pair)
+        if path.is_file():
+            data = json.loads(path.read_text())
+            if data.get("pair") != pair:
+                continue  # a renamed file of another pair must never be applied
+            return Calibration.from_json(data)
+    return None

@@ -1,0 +1,101 @@
+"""Calibration fitting on synthetic data with a known answer, and how calibration files are found."""
+
+import json
+
+import numpy as np
+import pytest
+
+from noul_lsp.bench import metrics as m
+from noul_lsp.bench.calibration import calibrate
+from noul_lsp.retrieval.calibrate import (HIT_FEATURES, QUERY_FEATURES, Calibration, calibration_file_name,
+                                          fit_logistic, load_calibration, pair_name)
+from noul_lsp.retrieval.engine import Workspace
+
+
+def synthetic(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    p = 1 / (1 + np.exp(-(2.0 * x[:, 0] - 1.0 * x[:, 1] + 0.5)))
+    y = (rng.random(n) < p).astype(int)
+    return [{"a": float(a), "b": float(b)} for a, b in x], y.tolist(), p
+
+
+def test_logistic_fit_recovers_known_coefficients_and_is_calibrated():
+    rows, labels, _ = synthetic(20000, 0)
+    model = fit_logistic(rows, labels, ("a", "b"), l2=0.0)
+    coef = model.coef / model.scale  # back to the raw feature scale
+    intercept = model.intercept - float((model.coef * model.mean / model.scale).sum())
+    np.testing.assert_allclose(coef, [2.0, -1.0], atol=0.1)
+    assert intercept == pytest.approx(0.5, abs=0.1)
+    test_rows, test_labels, truth = synthetic(20000, 1)
+    predicted = model.predict(test_rows)
+    assert m.expected_calibration_error(predicted, test_labels) < 0.02
+    assert np.abs(predicted - truth).max() < 0.05
+
+
+def _calibration(pair: str) -> Calibration:
+    rows, labels, _ = synthetic(500, 2)
+    here_rows = [{name: r["a"] if i % 2 else r["b"] for i, name in enumerate(QUERY_FEATURES)} for r in rows]
+    hit_rows = [{name: r["a"] for name in HIT_FEATURES} for r in rows]
+    return Calibration(pair, fit_logistic(here_rows, labels, QUERY_FEATURES), fit_logistic(hit_rows, labels, HIT_FEATURES),
+                       {"data": "synthetic"})
+
+
+def test_a_file_is_used_only_for_its_own_pair(tmp_path, monkeypatch):
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path))
+    pair = pair_name("all-minilm-l6-v2-int8@256", "")
+    assert pair == "all-minilm-l6-v2-int8@256+none"
+    (tmp_path / calibration_file_name(pair)).write_text(json.dumps(_calibration(pair).to_json()))
+    loaded = load_calibration(pair)
+    assert loaded is not None and loaded.provenance == {"data": "synthetic"}
+    # another pair's parameters under this pair's file name are refused
+    other = pair_name("bge-small@512", "")
+    (tmp_path / calibration_file_name(other)).write_text(json.dumps(_calibration(pair).to_json()))
+    assert load_calibration(other) is None
+    assert load_calibration(pair_name("never-fitted@256", "")) is None
+
+
+def test_the_engine_gives_probabilities_only_when_calibrated(polyglot, settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "none-here"))
+    monkeypatch.setattr("noul_lsp.retrieval.calibrate.calibration_directories", lambda: [tmp_path / "cal"])
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    result = workspace.find("retry failed uploads with exponential backoff")
+    assert result.here_probability is None and all(h.probability is None for h in result.hits)
+    assert any("uncalibrated" in n for n in result.notes)
+    assert set(result.features) == set(QUERY_FEATURES)
+
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / calibration_file_name(workspace.model_pair)).write_text(
+        json.dumps(_calibration(workspace.model_pair).to_json()))
+    calibrated = Workspace(polyglot, settings).find("retry failed uploads with exponential backoff")
+    assert 0.0 <= calibrated.here_probability <= 1.0
+    assert all(0.0 <= h.probability <= calibrated.here_probability for h in calibrated.hits)
+    assert Workspace(polyglot, settings).find("retry", legs=("bm25",)).here_probability is None
+
+
+def _record(repo: str, kind: str, strength: float, rng) -> dict:
+    features = {name: float(rng.normal()) for name in QUERY_FEATURES}
+    features["fused_top"] = strength + float(rng.normal(scale=0.3))
+    gold = ["a.py"] if kind == "answerable" else []
+    hits = [{"path": p, "score": s, "rank": i + 1, "bm25Rank": i + 1, "denseRank": None}
+            for i, (p, s) in enumerate([("a.py", 0.03), ("b.py", 0.02), ("c.py", 0.01)])]
+    return {"pipeline": "hybrid", "searched": "own", "searched_repo": repo, "kind": kind, "features": features,
+            "gold_files": gold, "hits": hits, "pair": "m@256+none"}
+
+
+def test_noul_calibrate_measures_leave_one_repository_out_and_writes_provenance(tmp_path):
+    rng = np.random.default_rng(3)
+    records = [_record(repo, kind, 1.0 if kind == "answerable" else -1.0, rng)
+               for repo in ("r1", "r2", "r3") for kind in ("answerable", "not_here") for _ in range(60)]
+    path = tmp_path / "per_query.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out", plot=tmp_path / "rel.png")
+    assert written.name == "m@256+none.json"
+    assert metrics["repositories"] == ["r1", "r2", "r3"] and metrics["queries"] == 360
+    assert metrics["auroc"] > 0.95 and metrics["ece"] < 0.1
+    saved = json.loads(written.read_text())
+    assert saved["provenance"]["leave_one_repository_out"]["auroc"] == metrics["auroc"]
+    assert saved["provenance"]["pipeline"] == "hybrid" and saved["provenance"]["fitted_on"] == 360
+    assert (tmp_path / "rel.png").stat().st_size > 1000
