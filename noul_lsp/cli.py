@@ -5,6 +5,7 @@
   noul status PATH       files, chunks, embedded share, model, index size and location
   noul bench ...         quality and speed on labeled queries, with baselines
   noul calibrate ...     fit the "not here" probability on bench records
+  noul models list|pull  known models; download one from the hub (the only network use)
 
 Errors (missing folder, empty query, corrupt or busy index, missing model) print one line starting with
 `noul: error:` and exit non-zero; progress goes to stderr so `--json` output stays clean.
@@ -27,7 +28,7 @@ from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
 
-COMMANDS = ("index", "find", "status", "bench", "calibrate")
+COMMANDS = ("index", "find", "status", "bench", "calibrate", "models")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
@@ -225,6 +226,31 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from noul_lsp.models.hub import pull
+    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, local_model_directory
+    from noul_lsp.store import cache_root
+
+    cache = cache_root(args.cache_dir or "")
+    if args.action == "pull":
+        if not args.name:
+            raise CliError("name the model to download, e.g. `noul models pull BAAI/bge-small-en-v1.5`", EXIT_USAGE)
+        print(f"downloaded to {pull(args.name, cache)}")
+        return 0
+    rows = []
+    for card in CARDS.values():
+        here = card.id == DEFAULT_EMBEDDER or local_model_directory(cache, card.hub_repo).is_dir()
+        rows.append({"id": card.id, "hub": card.hub_repo, "kind": card.kind, "dims": card.dims,
+                     "maxTokens": card.max_tokens, "license": card.license, "sizeMB": card.size_mb,
+                     "available": "bundled" if card.id == DEFAULT_EMBEDDER else ("pulled" if here else "not downloaded")})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            print(f"{row['id']:<26} {row['kind']:<9} {row['hub']:<40} {row['available']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -270,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="'source' leaves tests and docs to BM25 alone (faster cold runs)")
     bench.add_argument("--limit", type=int, default=10)
     bench.set_defaults(handler=cmd_bench)
+
+    models = sub.add_parser("models", parents=[common], help="list known models or download one (network)")
+    models.add_argument("action", choices=("list", "pull"))
+    models.add_argument("name", nargs="?", help="with pull: a registered name or hub id")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(handler=cmd_models)
 
     calibrate = sub.add_parser("calibrate", help="fit P(here) on bench records (per_query.jsonl)")
     calibrate.add_argument("records", nargs="+", help="per_query.jsonl files from noul bench")

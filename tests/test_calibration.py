@@ -7,8 +7,15 @@ import pytest
 
 from noul_lsp.bench import metrics as m
 from noul_lsp.bench.calibration import calibrate
-from noul_lsp.retrieval.calibrate import (HIT_FEATURES, QUERY_FEATURES, Calibration, calibration_file_name,
-                                          fit_logistic, load_calibration, pair_name)
+from noul_lsp.retrieval.calibrate import (
+    HIT_FEATURES,
+    QUERY_FEATURES,
+    Calibration,
+    calibration_file_name,
+    fit_logistic,
+    load_calibration,
+    pair_name,
+)
 from noul_lsp.retrieval.engine import Workspace
 
 

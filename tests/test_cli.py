@@ -78,3 +78,16 @@ def test_a_busy_index_still_answers_find_and_refuses_a_second_indexer(polyglot, 
         assert any("being updated" in n for n in json.loads(found.stdout)["notes"])
         indexing = noul("index", str(polyglot), cache=cache)
         assert indexing.returncode == 1 and "being updated by pid" in indexing.stderr
+
+
+def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tmp_path):
+    listed = noul("models", "list", "--json", cache=tmp_path / "c")
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows["all-minilm-l6-v2-int8"]["available"] == "bundled"
+    assert rows["bge-small-en-v1.5"]["available"] == "not downloaded"
+    assert rows["bge-reranker-v2-m3"]["kind"] == "reranker"
+    env_offline = {"HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "noul_lsp", "models", "pull", "bge-small-en-v1.5"],
+                          capture_output=True, text=True, env={**os.environ, **env_offline, "NOUL_CACHE_DIR": str(tmp_path / "c")},
+                          timeout=120)
+    assert done.returncode == 1 and "could not download BAAI/bge-small-en-v1.5" in done.stderr

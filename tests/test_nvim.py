@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 
 PLUGIN = Path(__file__).parents[1] / "editors" / "nvim"
