@@ -36,17 +36,27 @@ def line_range(lines: list[str], start_line: int, end_line: int, encoding: str) 
                        types.Position(max(end_line - 1, 0), code_units(last.rstrip("\r\n"), encoding)))
 
 
-def _lines_of(root: str, path: str) -> list[str]:
-    try:
-        return (Path(root) / path).read_text("utf-8", errors="replace").split("\n")
-    except OSError:
-        return []
+class FileLines:
+    """Lines of the files one request touches, each read once (ranges need the last line's length)."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, list[str]] = {}
+
+    def __call__(self, root: str, path: str) -> list[str]:
+        absolute = Path(root) / path
+        if absolute not in self._read:
+            try:
+                self._read[absolute] = absolute.read_text("utf-8", errors="replace").split("\n")
+            except OSError:
+                self._read[absolute] = []
+        return self._read[absolute]
 
 
-def to_find_result(result: FindResult, encoding: str) -> SemanticFindResult:
+def to_find_result(result: FindResult, encoding: str, lines_of: FileLines | None = None) -> SemanticFindResult:
+    lines_of = lines_of or FileLines()
     hits = []
     for hit in result.hits:
-        lines = _lines_of(hit.root, hit.path)
+        lines = lines_of(hit.root, hit.path)
         hits.append(FindHit(uri=uri_of(hit.root, hit.path), range=line_range(lines, hit.start_line, hit.end_line, encoding),
                             rank=hit.rank, score=round(hit.score, 6), probability=hit.probability, preview=hit.preview,
                             signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score), symbol=hit.symbol or None))

@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from noul_lsp import __version__
 from noul_lsp.config import Settings
 from noul_lsp.index.background import BackgroundIndexer, Progress
-from noul_lsp.lsp.convert import hover_markdown, line_range, path_of, to_find_result
+from noul_lsp.lsp.convert import FileLines, hover_markdown, line_range, path_of, to_find_result
 from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult
 from noul_lsp.lsp.settings import settings_from_client
 from noul_lsp.retrieval.engine import FindCancelled, Hit, QueryError, Workspace, find_across
@@ -273,21 +273,15 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     except FindCancelled:
         raise asyncio.CancelledError() from None
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
-    converted = to_find_result(result, encoding)
+    lines_of = FileLines()
+    converted = to_find_result(result, encoding, lines_of)
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
         shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, []))
-        lines = _read_lines(Path(hit.root) / hit.path)
+        lines = lines_of(hit.root, hit.path)
         for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
             shown.hits.append((line_range(lines, start, end, encoding), hit))
     return converted
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text("utf-8", errors="replace").split("\n")
-    except OSError:
-        return []
 
 
 for _method in FIND_METHODS:

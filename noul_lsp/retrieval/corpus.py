@@ -58,6 +58,7 @@ class Corpus:
         self._lock = threading.Lock()
         self.file_count = 0
         self.skipped_files = 0
+        self._embedded = 0
 
     def _term_ids(self, counts: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         vocabulary = self._vocabulary
@@ -93,11 +94,13 @@ class Corpus:
                         self._vectors[content_hash] = vector
             self._generation = generation
             self._arrays = None
+            # counted here, once per change, so that reading it (every find reports it) is free
+            self._embedded = sum(1 for e in self._entries.values() if e.hash in self._vectors)
             return True
 
     @property
     def embedded_chunks(self) -> int:
-        return sum(1 for e in self._entries.values() if e.hash in self._vectors)
+        return self._embedded
 
     @property
     def chunk_count(self) -> int:
