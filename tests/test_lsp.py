@@ -164,3 +164,31 @@ async def test_two_workspace_folders_are_searched_together(client: LanguageClien
     seen = {root for root in roots for hit in result.results if hit.uri.startswith(root + "/")}
     assert seen == roots
     assert path_of(client, result.results[0].uri) == "mailer.py"
+
+
+async def test_settings_change_applies_and_null_keeps_them(client: LanguageClient):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"noul": {"limit": 2}}))
+    await asyncio.sleep(0.3)
+    assert len((await find(client, "token bucket")).results) == 2
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(0.3)
+    assert len((await find(client, "token bucket")).results) == 2
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"noul": {"limit": "x"}}))
+    await asyncio.sleep(0.3)
+    assert any("search.limit must be an integer" in m.message for m in client.messages)
+
+
+async def test_an_index_setting_change_reopens_the_roots(client: LanguageClient):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"noul": {"tokenBudget": 64}}))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+        roots = status["roots"]
+        if roots and all(r["model"].endswith("@64") and r["pending"] == 0 and r["chunks"] > 0 for r in roots) \
+                and not status["indexing"]:
+            break
+        await asyncio.sleep(0.3)
+    else:
+        raise AssertionError(f"the roots were not re-embedded at the new budget: {status}")
+    result = await find(client, "retry failed uploads with exponential backoff")
+    assert path_of(client, result.results[0].uri) == "src/net/retry.py"

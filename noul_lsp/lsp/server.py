@@ -158,6 +158,9 @@ class NoulServer(LanguageServer):
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
 
     def apply_settings(self, raw: Any) -> None:
+        """Adopt the client's settings. `null` (some clients send it on every change) keeps the current ones."""
+        if raw is None and self.loop is not None:
+            return
         settings, problems = settings_from_client(raw)
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
@@ -166,7 +169,10 @@ class NoulServer(LanguageServer):
             for folder in list(self.roots):  # index or model changed: reopen and rescan (vectors are reused)
                 self.close_root(folder)
                 self.open_root(folder)
-                self.indexer.scan(folder)
+                if folder in self.roots:
+                    if self.loop is not None and self.needs_own_watcher:
+                        self.watch(folder)
+                    self.indexer.scan(folder)
         else:
             for workspace in self.roots.values():
                 workspace.settings = settings
