@@ -1,13 +1,15 @@
 """The in-memory mirror of a store that queries run against.
 
 It follows the store by generation: `sync` reads only what changed (chunks of added files, vectors that
-arrived), and the numpy arrays (BM25 postings, the dense matrix, per-row file ids) are rebuilt lazily on
-the next query after a change. Chunk texts stay in LMDB; only the few shown in results are read back.
+arrived), and the numpy arrays are rebuilt lazily on the next query after a change: the lexical part
+(BM25 postings, per-row file ids) when chunks changed, the dense matrix when vectors arrived. Chunk
+texts stay in LMDB; only the few shown in results are read back.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +41,7 @@ class CorpusArrays:
     bm25: BM25Index
     dense_rows: np.ndarray  # int32 rows that have a vector
     dense_matrix: np.ndarray  # float32 [len(dense_rows), dims]
+    #: shared and only ever extended; ids past the BM25 index's vocabulary size score nothing
     vocabulary: dict[str, int]
 
     @property
@@ -54,6 +57,12 @@ class Corpus:
         self._vectors: dict[str, np.ndarray] = {}
         self._vocabulary: dict[str, int] = {}
         self._generation = -1
+        self._chunk_generation = -1
+        self._hash_uses: Counter[str] = Counter()
+        self._missing: set[str] = set()
+        #: the arrays are rebuilt in two parts: lexical (on chunk changes) and dense (on vector changes)
+        self._lexical: tuple | None = None
+        self._dense: tuple[np.ndarray, np.ndarray] | None = None
         self._arrays: CorpusArrays | None = None
         self._lock = threading.Lock()
         self.file_count = 0
@@ -66,37 +75,50 @@ class Corpus:
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
 
     def sync(self) -> bool:
-        """Catch up with the store; returns True when anything changed."""
+        """Catch up with the store; returns True when anything changed. When only vectors arrived (the
+        background embedding commits a batch every second or so), only they are read, and only the dense
+        matrix is rebuilt on the next query: the chunks, BM25 postings and file table stay."""
         with self._lock:
-            generation = self.store.generation()
+            generation, chunk_generation = self.store.generations()
             if generation == self._generation:
                 return False
-            files = self.store.files()
-            self.file_count = sum(1 for record in files.values() if not record.skipped)
-            self.skipped_files = len(files) - self.file_count
-            wanted = {key for record in files.values() for key in record.chunks}
-            for key in [k for k in self._entries if k not in wanted]:
-                del self._entries[key]
-            added = [k for k in wanted if k not in self._entries]
-            if added:
-                records = self.store.chunks(added)
-                for record, counts in zip(records, self.store.lexical(r.key for r in records), strict=True):
-                    ids, tfs = self._term_ids(counts)
-                    self._entries[record.key] = _Entry(record.path, record.start_line, record.end_line, record.symbol,
-                                                       record.kind, record.hash, ids, tfs)
+            if chunk_generation != self._chunk_generation:
+                self._reload_chunks()
+                self._chunk_generation = chunk_generation
             if self.model_key is not None:
-                live_hashes = {e.hash for e in self._entries.values()}
-                for stale in [h for h in self._vectors if h not in live_hashes]:
-                    del self._vectors[stale]
-                missing = [h for h in live_hashes if h not in self._vectors]
-                for content_hash, vector in zip(missing, self.store.vectors(self.model_key, missing), strict=True):
-                    if vector is not None:
-                        self._vectors[content_hash] = vector
+                self._load_missing_vectors()
             self._generation = generation
-            self._arrays = None
-            # counted here, once per change, so that reading it (every find reports it) is free
-            self._embedded = sum(1 for e in self._entries.values() if e.hash in self._vectors)
             return True
+
+    def _reload_chunks(self) -> None:
+        files = self.store.files()
+        self.file_count = sum(1 for record in files.values() if not record.skipped)
+        self.skipped_files = len(files) - self.file_count
+        wanted = {key for record in files.values() for key in record.chunks}
+        for key in [k for k in self._entries if k not in wanted]:
+            del self._entries[key]
+        added = [k for k in wanted if k not in self._entries]
+        if added:
+            records = self.store.chunks(added)
+            for record, counts in zip(records, self.store.lexical(r.key for r in records), strict=True):
+                ids, tfs = self._term_ids(counts)
+                self._entries[record.key] = _Entry(record.path, record.start_line, record.end_line, record.symbol,
+                                                   record.kind, record.hash, ids, tfs)
+        self._hash_uses = Counter(e.hash for e in self._entries.values())
+        for stale in [h for h in self._vectors if h not in self._hash_uses]:
+            del self._vectors[stale]
+        self._missing = {h for h in self._hash_uses if h not in self._vectors}
+        self._embedded = sum(n for h, n in self._hash_uses.items() if h in self._vectors)
+        self._lexical = None
+
+    def _load_missing_vectors(self) -> None:
+        missing = list(self._missing)
+        for content_hash, vector in zip(missing, self.store.vectors(self.model_key, missing), strict=True):
+            if vector is not None:
+                self._vectors[content_hash] = vector
+                self._missing.discard(content_hash)
+                self._embedded += self._hash_uses[content_hash]
+                self._dense = None
 
     @property
     def embedded_chunks(self) -> int:
@@ -108,22 +130,27 @@ class Corpus:
 
     def arrays(self) -> CorpusArrays:
         with self._lock:
+            if self._lexical is None:
+                self._lexical = self._build_lexical()
+                self._dense = None  # row numbers moved
+            if self._dense is None:
+                self._dense = self._build_dense(self._lexical[1])
+                self._arrays = None
             if self._arrays is None:
-                self._arrays = self._build()
+                self._arrays = CorpusArrays(*self._lexical, *self._dense, self._vocabulary)
             return self._arrays
 
-    def _build(self) -> CorpusArrays:
+    def _build_lexical(self) -> tuple:
         keys = sorted(self._entries)  # path-major: rows of one file are adjacent
         entries = [self._entries[k] for k in keys]
-        files: list[str] = []
         file_index: dict[str, int] = {}
         row_file = np.fromiter((file_index.setdefault(e.path, len(file_index)) for e in entries),
                                dtype=np.int32, count=len(entries))
-        files = list(file_index)
         bm25 = BM25Index([e.term_ids for e in entries], [e.term_counts for e in entries], len(self._vocabulary))
+        return keys, entries, list(file_index), row_file, bm25
+
+    def _build_dense(self, entries: list[_Entry]) -> tuple[np.ndarray, np.ndarray]:
         dense_rows = np.fromiter((i for i, e in enumerate(entries) if e.hash in self._vectors), dtype=np.int32)
-        if len(dense_rows):
-            dense_matrix = np.stack([self._vectors[entries[i].hash] for i in dense_rows]).astype(np.float32)
-        else:
-            dense_matrix = np.zeros((0, 1), dtype=np.float32)
-        return CorpusArrays(keys, entries, files, row_file, bm25, dense_rows, dense_matrix, dict(self._vocabulary))
+        if not len(dense_rows):
+            return dense_rows, np.zeros((0, 1), dtype=np.float32)
+        return dense_rows, np.stack([self._vectors[entries[i].hash] for i in dense_rows]).astype(np.float32)

@@ -220,8 +220,9 @@ class ChunkStore:
         for key, vector in batch.vectors.items():
             txn.put(key, vector.astype(np.float32, copy=False).tobytes(), db=vectors)
         meta = self._dbs["meta"]
-        generation = int(txn.get(b"generation", default=b"0", db=meta)) + 1
-        txn.put(b"generation", str(generation).encode(), db=meta)
+        counters = [b"generation", b"chunk_generation"] if batch.files or batch.chunks else [b"generation"]
+        for counter in counters:
+            txn.put(counter, str(int(txn.get(counter, default=b"0", db=meta)) + 1).encode(), db=meta)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -238,8 +239,16 @@ class ChunkStore:
             txn.abort()
 
     def generation(self) -> int:
+        """Bumped by every write."""
+        return self.generations()[0]
+
+    def generations(self) -> tuple[int, int]:
+        """(every write, writes that changed files or chunks): a reader that sees only the first move
+        knows that only vectors arrived."""
         with self._read() as txn:
-            return int(txn.get(b"generation", default=b"0", db=self._dbs["meta"]))
+            meta = self._dbs["meta"]
+            return (int(txn.get(b"generation", default=b"0", db=meta)),
+                    int(txn.get(b"chunk_generation", default=b"0", db=meta)))
 
     def files(self) -> dict[str, FileRecord]:
         found: dict[str, FileRecord] = {}
