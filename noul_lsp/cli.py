@@ -14,6 +14,7 @@ Errors (missing folder, empty query, corrupt or busy index, missing model) print
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from noul_lsp.config import Settings, parse_settings, with_overrides
+from noul_lsp.config import Settings, with_overrides
 from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
@@ -40,14 +41,12 @@ class CliError(Exception):
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    settings, _ = parse_settings({})
+    settings = Settings()
     index = {k: v for k, v in (("token_budget", args.token_budget), ("max_file_bytes", args.max_file_bytes))
              if v is not None}
     models = {"embedder": args.embedder} if args.embedder else {}
     settings = with_overrides(settings, index=index, models=models)
-    if args.cache_dir:
-        settings = Settings(settings.index, settings.search, settings.models, cache_dir=args.cache_dir)
-    return settings
+    return dataclasses.replace(settings, cache_dir=args.cache_dir) if args.cache_dir else settings
 
 
 def _console():

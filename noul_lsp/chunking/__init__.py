@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from noul_lsp.chunking.chunk import Chunk, hash_text
 from noul_lsp.chunking.code import CodeChunker
-from noul_lsp.chunking.languages import GrammarUnavailable, language_for_path
+from noul_lsp.chunking.languages import LANGUAGES, GrammarUnavailable, language_for_path
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.config import IndexSettings
@@ -24,7 +24,7 @@ class FileChunker:
     def _code_chunker(self, name: str) -> CodeChunker | None:
         if name not in self._code:
             try:
-                self._code[name] = CodeChunker(spec=_spec(name), max_chars=self.settings.chunk_max_chars,
+                self._code[name] = CodeChunker(spec=LANGUAGES[name], max_chars=self.settings.chunk_max_chars,
                                                window_lines=self.settings.window_lines)
             except GrammarUnavailable as error:
                 self.warnings.append(str(error))
@@ -47,9 +47,3 @@ class FileChunker:
                 return chunker.chunk(path, text)
             return chunk_lines(path, text, language=spec.name, **windows)
         return chunk_lines(path, text, language=text_language(path), **windows)
-
-
-def _spec(name: str):
-    from noul_lsp.chunking.languages import LANGUAGES
-
-    return LANGUAGES[name]

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from noul_lsp.retrieval.engine import Workspace
@@ -50,7 +50,6 @@ class Progress:
 class _Job:
     root: Path
     paths: set[str] | None = None  # None: a full scan
-    done: threading.Event = field(default_factory=threading.Event)
 
 
 class BackgroundIndexer:
@@ -75,12 +74,10 @@ class BackgroundIndexer:
         with self._lock:
             self._workspaces.pop(root, None)
 
-    def scan(self, root: Path) -> threading.Event:
-        """Queue a full scan of `root`; returns an event set when it (and its embedding) is done."""
-        job = _Job(root)
+    def scan(self, root: Path) -> None:
+        """Queue a full scan of `root`; `idle` is set again once it and its embedding are done."""
         self.idle.clear()
-        self._queue.put(job)
-        return job.done
+        self._queue.put(_Job(root))
 
     def changed(self, root: Path, paths: set[str]) -> None:
         self.idle.clear()
@@ -91,9 +88,8 @@ class BackgroundIndexer:
         self._queue.put(None)
         self._thread.join(timeout=10)
 
-    def _next_batch(self, first: _Job) -> tuple[list[_Job], list[_Job]]:
-        """(work merged per root, the jobs it answers): the first job plus all arriving within the
-        debounce window."""
+    def _next_batch(self, first: _Job) -> list[_Job]:
+        """The first job plus all arriving within the debounce window, merged per root."""
         jobs = [first]
         deadline = time.monotonic() + DEBOUNCE_SECONDS
         while (left := deadline - time.monotonic()) > 0:
@@ -110,19 +106,16 @@ class BackgroundIndexer:
             into = merged.setdefault(job.root, _Job(job.root, set()))
             if into.paths is not None:
                 into.paths = None if job.paths is None else into.paths | job.paths
-        return list(merged.values()), jobs
+        return list(merged.values())
 
     def _run(self) -> None:
         while not self._stopping:
             first = self._queue.get()
             if first is None:
                 break
-            work, answered = self._next_batch(first)
-            for job in work:
+            for job in self._next_batch(first):
                 self._update(job)
             finished = self._embed()
-            for job in answered:
-                job.done.set()
             if finished and self._queue.empty():
                 self.idle.set()
                 self.on_progress(Progress("idle"))

@@ -165,10 +165,9 @@ class Indexer:
         for chunk in chunks:
             if chunk.hash in missing and chunk.hash not in unique:
                 unique[chunk.hash] = chunk
-        ordered = sorted(unique.values(), key=lambda c: (self._embed_last.match_file(c.path), len(c.embed_text)))
-        if not include_last:
-            ordered = [c for c in ordered if not self._embed_last.match_file(c.path)]
-        return ordered
+        last = {c.path: self._embed_last.match_file(c.path) for c in unique.values()}  # one match per file
+        ordered = sorted(unique.values(), key=lambda c: (last[c.path], len(c.embed_text)))
+        return ordered if include_last else [c for c in ordered if not last[c.path]]
 
     def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
                       progress: Callable[[int, int], None] | None = None, limit: int | None = None,

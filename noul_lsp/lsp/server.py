@@ -150,7 +150,7 @@ class NoulServer(LanguageServer):
         roots = []
         for root, workspace in self.roots.items():
             state = workspace.state()
-            embedder = workspace._embedder
+            embedder = workspace.loaded_embedder
             roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
                           "embedded": state.embedded, "pending": state.pending, "model": workspace.model_key,
                           "device": state.device, "fallback": embedder.fallback_reason if embedder else "",

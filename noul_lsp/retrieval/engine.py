@@ -169,8 +169,15 @@ class Workspace:
     def close(self) -> None:
         self.store.close()
 
-    def state(self, *, stale: bool = False) -> IndexState:
-        self.corpus.sync()
+    @property
+    def loaded_embedder(self):
+        """The embedder if something already loaded it (status must not load a model), else None."""
+        return self._embedder
+
+    def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
+        """What the index holds; `sync=False` describes the state a query just ran against."""
+        if sync:
+            self.corpus.sync()
         embedder = self._embedder
         return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
                           embedded=self.corpus.embedded_chunks,
@@ -347,7 +354,7 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     here = _calibrate(workspaces[0], legs, features, [hit for _, hit in hits], notes)
     timings["total"] = sum(timings.values())
 
-    states = [c.workspace.state(stale=stale) for c in candidates]
+    states = [c.workspace.state(stale=stale, sync=False) for c in candidates]
     index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,
                              states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
