@@ -16,7 +16,7 @@ import numpy as np
 
 from noul_lsp.config import Settings
 from noul_lsp.index import Indexer
-from noul_lsp.models.embedder import model_key
+from noul_lsp.models.embedder import model_key, shared_embedder
 from noul_lsp.models.registry import ModelMissing, resolve_embedder
 from noul_lsp.retrieval.bm25 import bm25_idf
 from noul_lsp.retrieval.calibrate import (
@@ -159,11 +159,9 @@ class Workspace:
     def embedder(self):
         """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
         if self._embedder is None and self._embedder_spec is not None:
-            from noul_lsp.models.embedder import OnnxEmbedder
-
-            self._embedder = OnnxEmbedder(self._embedder_spec, token_budget=self.settings.index.token_budget,
-                                          use_gpu=self.settings.models.use_gpu,
-                                          batch_size=self.settings.index.embed_batch)
+            self._embedder = shared_embedder(self._embedder_spec, token_budget=self.settings.index.token_budget,
+                                             use_gpu=self.settings.models.use_gpu,
+                                             batch_size=self.settings.index.embed_batch)
         return self._embedder
 
     def close(self) -> None:
