@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 from collections import defaultdict
@@ -122,7 +123,7 @@ def build_summary(runner, *, wall_seconds: float, peak_rss: float) -> dict:
     config = runner.config
     return {
         "commit": _git_commit(),
-        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "labels": [str(p) for p in config.labels],
         "pipelines": list(runner.pipelines),
         "embed_scope": config.embed_scope,

@@ -86,9 +86,11 @@ def _log(message: str) -> None:
 def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgrep: tuple | None,
             chunks: int, searched: str = "own", searched_repo: str = "", pair: str = "") -> QueryRecord:
     if result is not None:
-        ranked = [[h.path if searched != "multi-root" else f"{h.root}::{h.path}", round(h.score, 6)] for h in result.hits]
-        ranges = {(h.path if searched != "multi-root" else f"{h.root}::{h.path}"): [list(r) for r in h.ranges]
-                  for h in result.hits[:5]}
+        def name(hit) -> str:  # multi-root paths carry their root, as the gold files of those records do
+            return f"{hit.root}::{hit.path}" if searched == "multi-root" else hit.path
+
+        ranked = [[name(h), round(h.score, 6)] for h in result.hits]
+        ranges = {name(h): [list(r) for r in h.ranges] for h in result.hits[:5]}
         here, timings = result.here_probability, {k: round(v, 3) for k, v in result.timings.items()}
     else:
         hits, ms = ripgrep
