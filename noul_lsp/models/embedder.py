@@ -35,7 +35,7 @@ _SHARED_LOCK = threading.Lock()
 def shared_embedder(spec: EmbedderSpec, *, token_budget: int, use_gpu: bool, batch_size: int) -> OnnxEmbedder:
     """One embedder per model and settings in the process, whatever number of workspace roots use it:
     every extra ONNX session holds another copy of the weights, its own memory arena and thread pool
-    (six roots of the dev bench: peak RSS 1,115 MB with a session each, 609 MB shared)."""
+    (six roots of the dev bench: peak RSS 1,143 MB with a session each, 637 MB shared; scripts/multiroot_probe.py)."""
     key = (spec, token_budget, use_gpu, batch_size)
     with _SHARED_LOCK:
         if key not in _SHARED:
