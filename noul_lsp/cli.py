@@ -5,7 +5,9 @@
   noul status PATH       files, chunks, embedded share, model, index size and location
   noul bench ...         quality and speed on labeled queries, with baselines
   noul calibrate ...     fit the "not here" probability on bench records
-  noul models list|pull  known models; download one from the hub (the only network use)
+  noul models list|pull|export|use
+                         known models; download one from the hub (the only network use); turn a
+                         transformers checkpoint into ONNX (+ checked int8); choose a workspace's models
 
 Errors (missing folder, empty query, corrupt or busy index, missing model) print one line starting with
 `noul: error:` and exit non-zero; progress goes to stderr so `--json` output stays clean.
@@ -44,7 +46,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings()
     index = {k: v for k, v in (("token_budget", args.token_budget), ("max_file_bytes", args.max_file_bytes))
              if v is not None}
-    models = {"embedder": args.embedder} if args.embedder else {}
+    models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker)) if v}
     settings = with_overrides(settings, index=index, models=models)
     return dataclasses.replace(settings, cache_dir=args.cache_dir) if args.cache_dir else settings
 
@@ -175,6 +177,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "skippedFiles": workspace.corpus.skipped_files,
             "embeddedShare": round(state.embedded / state.chunks, 4) if state.chunks else 0.0,
             "model": workspace.model_key or f"missing: {workspace.embedder_problem}",
+            **_devices(workspace),
             "indexBytes": workspace.store.size_bytes(),
             "location": str(workspace.store.directory),
         }
@@ -187,6 +190,23 @@ def cmd_status(args: argparse.Namespace) -> int:
         for key, value in status.items():
             print(f"{key:<{width}}  {value}")
     return 0
+
+
+def _devices(workspace: Workspace) -> dict[str, str]:
+    """Where the models run, found by loading them (a session opens in well under a second): the device that
+    runs, and why it is not the GPU when the GPU was asked for."""
+    found: dict[str, str] = {}
+    for role, model in (("embedder", workspace.embedder()), ("reranker", workspace.reranker())):
+        if model is None:
+            continue
+        found[f"{role}Device"] = model.device
+        if model.fallback_reason and workspace.settings.models.use_gpu:
+            found[f"{role}Fallback"] = model.fallback_reason
+    if workspace.reranker_name:
+        found["reranker"] = workspace.reranker_name if workspace.reranker() else f"missing: {workspace.reranker_problem}"
+    else:
+        found["reranker"] = "none"
+    return found
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -226,27 +246,81 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from noul_lsp.models.hub import pull
-    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, local_model_directory
     from noul_lsp.store import cache_root
 
     cache = cache_root(args.cache_dir or "")
-    if args.action == "pull":
-        if not args.name:
-            raise CliError("name the model to download, e.g. `noul models pull BAAI/bge-small-en-v1.5`", EXIT_USAGE)
-        print(f"downloaded to {pull(args.name, cache)}")
-        return 0
+    handler = {"list": _models_list, "pull": _models_pull, "export": _models_export, "use": _models_use}[args.action]
+    return handler(args, cache)
+
+
+def _models_list(args: argparse.Namespace, cache: Path) -> int:
+    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, local_model_directory
+
     rows = []
     for card in CARDS.values():
-        here = card.id == DEFAULT_EMBEDDER or local_model_directory(cache, card.hub_repo).is_dir()
+        pulled = local_model_directory(cache, card.hub_repo).is_dir()
         rows.append({"id": card.id, "hub": card.hub_repo, "kind": card.kind, "dims": card.dims,
-                     "maxTokens": card.max_tokens, "license": card.license, "sizeMB": card.size_mb,
-                     "available": "bundled" if card.id == DEFAULT_EMBEDDER else ("pulled" if here else "not downloaded")})
+                     "maxTokens": card.max_tokens, "pooling": card.pooling, "license": card.license,
+                     "sizeMB": card.size_mb, "architecture": card.architecture,
+                     "available": "bundled" if card.id == DEFAULT_EMBEDDER else ("pulled" if pulled else "not downloaded")})
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for row in rows:
-            print(f"{row['id']:<26} {row['kind']:<9} {row['hub']:<40} {row['available']}")
+            print(f"{row['id']:<26} {row['kind']:<9} {row['hub']:<40} {row['sizeMB']:>7.0f} MB  {row['available']}")
+    return 0
+
+
+def _models_pull(args: argparse.Namespace, cache: Path) -> int:
+    from noul_lsp.models.hub import pull
+
+    if not args.names:
+        raise CliError("name the model to download, e.g. `noul models pull BAAI/bge-small-en-v1.5`", EXIT_USAGE)
+    for name in args.names:
+        print(f"downloaded {name} to {pull(name, cache, weights=args.weights)}")
+    return 0
+
+
+def _models_export(args: argparse.Namespace, cache: Path) -> int:
+    from noul_lsp.models.export import ExportError, export_model
+
+    if len(args.names) != 1 or not args.out:
+        raise CliError("usage: noul models export CHECKPOINT_DIR --out DIR [--int8]", EXIT_USAGE)
+    try:
+        report = export_model(Path(args.names[0]), Path(args.out), kind=args.kind, int8=args.int8,
+                              optimize=not args.no_optimize, min_score_agreement=args.min_agreement)
+    except ExportError as error:
+        raise CliError(str(error)) from error
+    print(json.dumps(dataclasses.asdict(report), indent=2))
+    return 0
+
+
+def _models_use(args: argparse.Namespace, cache: Path) -> int:
+    """Record the models of a workspace; each name's kind comes from its card or its config."""
+    from noul_lsp.models.choice import NO_RERANKER, set_workspace_choice
+    from noul_lsp.models.registry import model_kind, resolve_embedder, resolve_reranker
+
+    root = Path(args.path).expanduser()
+    if not root.is_dir():
+        raise CliError(f"{root}: not a folder", EXIT_USAGE)
+    if not args.names:
+        raise CliError("name the models to use, e.g. `noul models use ms-marco-minilm-l-6-v2` "
+                       "(`default` resets the embedder, `none` turns the reranker off)", EXIT_USAGE)
+    embedder = reranker = None
+    for name in args.names:
+        if name == "default":
+            embedder = ""
+        elif name == NO_RERANKER:
+            reranker = NO_RERANKER
+        elif model_kind(name, cache) == "reranker":
+            resolve_reranker(name, cache)  # must be here now: ModelMissing says how to get it
+            reranker = name
+        else:
+            resolve_embedder(name, cache)
+            embedder = name
+    choice = set_workspace_choice(root, cache, embedder=embedder, reranker=reranker)
+    print(json.dumps({"root": str(root.resolve()), "embedder": choice.embedder or "default",
+                      "reranker": choice.reranker or "none"}, indent=2))
     return 0
 
 
@@ -256,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--cache-dir", help="where indexes live (default: $NOUL_CACHE_DIR or the user cache dir)")
     common.add_argument("--embedder", help="embedding model: registered name, local directory or pulled hub id")
+    common.add_argument("--reranker", help="cross-encoder for the short list: registered name, local ONNX folder "
+                        "or pulled hub id (`none`: off)")
     common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 256)")
     common.add_argument("--max-file-bytes", type=int, help="skip files larger than this (default 1000000)")
 
@@ -296,10 +372,20 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--limit", type=int, default=10)
     bench.set_defaults(handler=cmd_bench)
 
-    models = sub.add_parser("models", parents=[common], help="list known models or download one (network)")
-    models.add_argument("action", choices=("list", "pull"))
-    models.add_argument("name", nargs="?", help="with pull: a registered name or hub id")
+    models = sub.add_parser("models", parents=[common],
+                            help="list, download (network), export to ONNX, or choose a workspace's models")
+    models.add_argument("action", choices=("list", "pull", "export", "use"))
+    models.add_argument("names", nargs="*", help="pull: registered names or hub ids; export: a transformers "
+                        "checkpoint folder; use: model names or folders (`default`, `none`)")
     models.add_argument("--json", action="store_true")
+    models.add_argument("--weights", action="store_true", help="pull: the torch weights too, for export")
+    models.add_argument("--out", help="export: the folder to write")
+    models.add_argument("--kind", choices=("auto", "embedder", "reranker"), default="auto")
+    models.add_argument("--int8", action="store_true", help="export: also an int8 model, kept only if it agrees")
+    models.add_argument("--no-optimize", action="store_true", help="export: skip onnxruntime's graph fusion")
+    models.add_argument("--min-agreement", type=float,
+                        help="export: lowest accepted int8 score agreement (default 0.95)")
+    models.add_argument("--path", default=".", help="use: the workspace folder (default: current)")
     models.set_defaults(handler=cmd_models)
 
     calibrate = sub.add_parser("calibrate", help="fit P(here) on bench records (per_query.jsonl)")

@@ -59,13 +59,21 @@ class SearchSettings:
     query_windows: int = 4
     #: Weights of a file's best, second and third chunk in its file score.
     file_chunk_weights: tuple[float, ...] = (1.0, 0.05, 0.02)
+    #: Fused chunks the cross-encoder re-scores (when a reranker is configured).
+    rerank_shortlist: int = 20
+    #: At most this many chunks of one file in the short list; 0 = no cap (the plain top of the fusion).
+    rerank_per_file: int = 0
+    #: Tokens of query + chunk the cross-encoder reads (clipped to the model's limit).
+    rerank_max_length: int = 256
+    rerank_batch: int = 16
 
 
 @dataclass(frozen=True)
 class ModelSettings:
-    """Which models run, and where."""
+    """Which models run, and where. Empty names fall back to the workspace's `noul models use` choice,
+    then to the defaults: the bundled embedder and no reranker ("none" turns a chosen reranker off)."""
 
-    embedder: str = "all-minilm-l6-v2-int8"
+    embedder: str = ""
     reranker: str = ""
     use_gpu: bool = True
 

@@ -58,6 +58,19 @@ def not_here(records: list) -> dict:
     return result
 
 
+def shortlist_recall(records: list) -> dict:
+    """Per short-list variant: the mean share of a query's gold files that reach the list (the ceiling of
+    any reranker), over all answerable queries and over those with several gold files."""
+    answerable = [r for r in records if r.kind == "answerable" and r.shortlists]
+    result: dict = {}
+    for name, subset in (("all", answerable), ("multi", [r for r in answerable if len(r.gold_files) > 1])):
+        if subset:
+            result[name] = {variant: _mean([len(set(r.shortlists[variant]) & set(r.gold_files)) / len(r.gold_files)
+                                            for r in subset]) for variant in subset[0].shortlists}
+            result[name]["n"] = len(subset)
+    return result
+
+
 def latency(records: list) -> dict:
     per_stage: dict[str, list[float]] = defaultdict(list)
     for r in records:
@@ -108,6 +121,9 @@ def build_summary(runner, *, wall_seconds: float, peak_rss: float) -> dict:
             files[label_file] = {s: q for s, q in files[label_file].items() if q["n"]}
         negatives = [r for r in runner.queries if r.pipeline == pipeline and r.searched in ("own", "cross-repo")]
         by_pipeline[pipeline] = {"quality": files, "not_here": not_here(negatives), "latency_ms": latency(mine)}
+        if any(r.shortlists for r in mine):
+            by_pipeline[pipeline]["shortlist_gold_recall"] = {
+                label_file: shortlist_recall([r for r in mine if r.label_file == label_file]) for label_file in label_files}
     scale = {}
     multi = [r for r in runner.queries if r.searched == "multi-root"]
     if multi:
@@ -128,7 +144,8 @@ def build_summary(runner, *, wall_seconds: float, peak_rss: float) -> dict:
         "pipelines": list(runner.pipelines),
         "embed_scope": config.embed_scope,
         "token_budget": runner.settings.index.token_budget,
-        "embedder": runner.settings.models.embedder,
+        "embedder": runner.settings.models.embedder or "default",
+        "reranker": runner.settings.models.reranker or None,
         "results": by_pipeline,
         "scale": scale,
         "speed": speed(runner.steps, wall_seconds, peak_rss),
@@ -145,7 +162,8 @@ def _fmt(value) -> str:
 
 def markdown(summary: dict) -> str:
     lines = [f"# noul bench — commit {summary['commit']}", "",
-             f"Machine: {summary['machine']}. Embedder `{summary['embedder']}`, token budget "
+             f"Machine: {summary['machine']}. Embedder `{summary['embedder']}`, reranker "
+             f"`{summary.get('reranker') or 'none'}`, token budget "
              f"{summary['token_budget']}, embed scope `{summary['embed_scope']}`.", ""]
     columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "n")
     lines += ["## Quality (answerable queries)", ""]
@@ -171,6 +189,17 @@ def markdown(summary: dict) -> str:
             value = result["latency_ms"].get(stage)
             cells.append(f"{value['p50']:.1f} / {value['p95']:.1f}" if value else "–")
         lines.append(f"| {pipeline} | " + " | ".join(cells) + " |")
+    recall_rows = [(pipeline, label_file, name, row) for pipeline, result in summary["results"].items()
+                   for label_file, by_slice in result.get("shortlist_gold_recall", {}).items()
+                   for name, row in by_slice.items()]
+    if recall_rows:
+        variants = [k for k in recall_rows[0][3] if k != "n"]
+        lines += ["", "## Short list for a reranker: share of gold files that reach it", "",
+                  "| pipeline | label file | queries | n | " + " | ".join(variants) + " |",
+                  "|---|---|---|---|" + "---|" * len(variants)]
+        for pipeline, label_file, name, row in recall_rows:
+            lines.append(f"| {pipeline} | {label_file} | {name} | {row['n']} | "
+                         + " | ".join(_fmt(row.get(v)) for v in variants) + " |")
     if summary["scale"]:
         lines += ["", "## Scale: one repository vs a multi-root workspace of all of them", "",
                   f"Chunks: {summary['scale']['chunks']}", "",

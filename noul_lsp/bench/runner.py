@@ -19,10 +19,14 @@ from noul_lsp.bench.labels import LabeledQuery, load_labels
 from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
 from noul_lsp.bench.trees import commit_date, find_mirror, write_tree
 from noul_lsp.config import Settings
+from noul_lsp.retrieval.calibrate import pair_name
 from noul_lsp.retrieval.engine import FindResult, Workspace, find_across
+from noul_lsp.retrieval.rerank import shortlist
 
-PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "hybrid": ("bm25", "dense")}
+PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "hybrid": ("bm25", "dense"), "rerank": ("bm25", "dense")}
 KNOWN_PIPELINES = (*PIPELINE_LEGS, "ripgrep")
+#: the short lists measured on every hybrid query: the plain top of the fusion, and at most N chunks per file
+SHORTLIST_VARIANTS = {"plain": 0, "per_file_1": 1, "per_file_2": 2, "per_file_3": 3}
 
 
 @dataclass
@@ -63,7 +67,9 @@ class QueryRecord:
     searched_repo: str = ""
     pair: str = ""  # embedder+reranker the engine ran with (calibration files are per pair)
     features: dict = field(default_factory=dict)
-    hits: list = field(default_factory=list)  # [{path, score, bm25Rank, denseRank, probability}]
+    hits: list = field(default_factory=list)  # [{path, score, bm25Rank, denseRank, rerankScore, probability}]
+    #: hybrid only: the files each short-list variant would hand a reranker (SHORTLIST_VARIANTS)
+    shortlists: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -99,7 +105,8 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
     hits = [{"path": path, "score": score} for path, score in ranked]
     if result is not None:
         for row, hit in zip(hits, result.hits, strict=True):
-            row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, probability=hit.probability)
+            row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, rerankScore=hit.rerank_score,
+                       probability=hit.probability)
     return QueryRecord(query.id, query.label_file, query.source, query.repo, query.commit, query.kind, list(query.tags),
                        pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched,
                        searched_repo or query.repo, pair, result.features if result is not None else {}, hits)
@@ -118,6 +125,9 @@ class BenchRunner:
             pipelines.remove("ripgrep")
         self.pipelines = tuple(pipelines)
         settings = config.settings
+        if "rerank" in self.pipelines and not settings.models.reranker:
+            raise ValueError("the rerank pipeline needs a cross-encoder: pass --reranker NAME (a registered name, "
+                             "a pulled hub id or a local ONNX folder)")
         self.settings = replace(settings, cache_dir=str(config.work / "cache"))
         self.queries: list[QueryRecord] = []
         self.steps: list[StepRecord] = []
@@ -176,9 +186,21 @@ class BenchRunner:
                 record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
                                  chunks, searched, searched_repo)
             else:
-                result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline])
-                record = _record(query, pipeline, result, None, chunks, searched, searched_repo, workspace.model_pair)
+                result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
+                                        rerank=pipeline == "rerank")
+                record = _record(query, pipeline, result, None, chunks, searched, searched_repo,
+                                 workspace.model_pair if pipeline == "rerank" else pair_name(workspace.model_key))
+                if pipeline == "hybrid" and searched == "own":
+                    record.shortlists = self._shortlists(workspace, query.query)
             self.queries.append(record)
+
+    def _shortlists(self, workspace: Workspace, query: str) -> dict[str, list[str]]:
+        """The files of each short-list variant over the fused chunk ranking (what a reranker would see)."""
+        search = workspace.settings.search
+        chunks = workspace.find(query, mode="chunks", limit=search.candidates, rerank=False).hits
+        return {name: list(dict.fromkeys(h.path for h in shortlist(chunks, lambda h: h.path, search.rerank_shortlist,
+                                                                     per_file)))
+                for name, per_file in SHORTLIST_VARIANTS.items()}
 
     def _run_negatives(self, labels: list[LabeledQuery]) -> None:
         """Each SWE-bench issue asked against the next repository (in name order) as a not_here query."""
@@ -212,7 +234,8 @@ class BenchRunner:
                             for p, s in hits if "/" in p]
                     record = _record(query, pipeline, None, (hits, ms), 0, "multi-root")
                 else:
-                    result = find_across(everything, query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline])
+                    result = find_across(everything, query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
+                                         rerank=pipeline == "rerank")
                     record = _record(query, pipeline, result, None, result.index.chunks, "multi-root")
                 record.gold_files = [f"{own.root}::{p}" for p in query.gold_files]
                 record.gold_lines = {f"{own.root}::{p}": v for p, v in query.gold_lines.items()}

@@ -154,6 +154,8 @@ class NoulServer(LanguageServer):
             roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
                           "embedded": state.embedded, "pending": state.pending, "model": workspace.model_key,
                           "device": state.device, "fallback": embedder.fallback_reason if embedder else "",
+                          "reranker": workspace.reranker_name or None,
+                          "rerankerProblem": workspace.reranker_problem,
                           "index": str(workspace.store.directory)})
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
 

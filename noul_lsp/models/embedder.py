@@ -6,13 +6,12 @@ order. Pooling (mean or CLS) and normalisation follow the model card.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import open_session
+from noul_lsp.models.runtime import open_session, shared_model
 
 
 @dataclass(frozen=True)
@@ -28,19 +27,10 @@ class EmbedderSpec:
     query_prefix: str = ""
 
 
-_SHARED: dict[tuple, OnnxEmbedder] = {}
-_SHARED_LOCK = threading.Lock()
-
-
 def shared_embedder(spec: EmbedderSpec, *, token_budget: int, use_gpu: bool, batch_size: int) -> OnnxEmbedder:
-    """One embedder per model and settings in the process, whatever number of workspace roots use it:
-    every extra ONNX session holds another copy of the weights, its own memory arena and thread pool
-    (six roots of the dev bench: peak RSS 1,143 MB with a session each, 637 MB shared; scripts/multiroot_probe.py)."""
-    key = (spec, token_budget, use_gpu, batch_size)
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = OnnxEmbedder(spec, token_budget=token_budget, use_gpu=use_gpu, batch_size=batch_size)
-        return _SHARED[key]
+    """The process's one embedder for this model and these settings (see `shared_model`)."""
+    return shared_model(("embedder", spec, token_budget, use_gpu, batch_size),
+                        lambda: OnnxEmbedder(spec, token_budget=token_budget, use_gpu=use_gpu, batch_size=batch_size))
 
 
 def model_key(model_id: str, token_budget: int) -> str:

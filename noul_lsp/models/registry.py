@@ -12,10 +12,13 @@ unless the user asks.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, fields
 from pathlib import Path
 
+from noul_lsp.models.cross_encoder import RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec
 
 DEFAULT_EMBEDDER = "all-minilm-l6-v2-int8"
@@ -26,8 +29,18 @@ class ModelMissing(RuntimeError):
     """The model is not on this machine; the message says how to get it."""
 
 
+def recipes_directory() -> Path:
+    """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR, else the one
+    beside this package's source tree."""
+    if os.environ.get("NOUL_MODELS_DIR"):
+        return Path(os.environ["NOUL_MODELS_DIR"])
+    return Path(__file__).resolve().parents[2] / "models"
+
+
 @dataclass(frozen=True)
 class ModelCard:
+    """One known model, read from models/cards/<id>.json."""
+
     id: str
     hub_repo: str
     kind: str  # "embedder" or "reranker"
@@ -36,21 +49,29 @@ class ModelCard:
     pooling: str
     license: str
     size_mb: float
+    architecture: str = ""
+    source: str = ""
     query_prefix: str = ""
 
 
-CARDS: dict[str, ModelCard] = {card.id: card for card in (
-    ModelCard("all-minilm-l6-v2-int8", "sentence-transformers/all-MiniLM-L6-v2", "embedder", 384, 256, "mean",
-              "Apache-2.0", 23.0),
-    ModelCard("all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2", "embedder", 384, 256, "mean",
-              "Apache-2.0", 90.9),
-    ModelCard("bge-small-en-v1.5", "BAAI/bge-small-en-v1.5", "embedder", 384, 512, "cls", "MIT", 133.0,
-              query_prefix="Represent this sentence for searching relevant passages: "),
-    ModelCard("ms-marco-minilm-l-6-v2", "cross-encoder/ms-marco-MiniLM-L-6-v2", "reranker", 1, 512, "none",
-              "Apache-2.0", 90.9),
-    ModelCard("bge-reranker-base", "BAAI/bge-reranker-base", "reranker", 1, 512, "none", "MIT", 1110.0),
-    ModelCard("bge-reranker-v2-m3", "BAAI/bge-reranker-v2-m3", "reranker", 1, 8192, "none", "Apache-2.0", 2270.0),
-)}
+def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
+    """Every card in models/cards; a card with missing or unknown fields is an error naming its file."""
+    directory = (directory or recipes_directory()) / "cards"
+    cards: dict[str, ModelCard] = {}
+    known = {f.name for f in fields(ModelCard)}
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        data = json.loads(path.read_text())
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"model card {path}: unknown fields {sorted(unknown)}")
+        card = ModelCard(**data)
+        if card.kind not in ("embedder", "reranker"):
+            raise ValueError(f"model card {path}: kind must be embedder or reranker, not {card.kind!r}")
+        cards[card.id] = card
+    return cards
+
+
+CARDS: dict[str, ModelCard] = load_cards()
 
 
 def card_for(name: str) -> ModelCard | None:
@@ -77,18 +98,29 @@ def _bundled_default() -> EmbedderSpec:
                         _DATA / "all-minilm-l6-v2" / "tokenizer.json", dims=384, pooling="mean", normalize=True)
 
 
-def spec_from_directory(directory: Path, *, model_id: str = "", query_prefix: str = "") -> EmbedderSpec:
-    """An EmbedderSpec for a sentence-transformers style directory that holds an ONNX export."""
-    directory = Path(directory)
-    candidates = [directory / "onnx" / "model.onnx", directory / "model.onnx",
-                  directory / "onnx" / "model_quantized.onnx", directory / "model_int8.onnx"]
+def _onnx_file(directory: Path) -> Path:
+    """The model file of a directory: an int8 model that `noul models export` accepted (it deletes one that
+    drifts), else the fp32 one."""
+    candidates = [directory / "model_int8.onnx", directory / "onnx" / "model.onnx", directory / "model.onnx",
+                  directory / "onnx" / "model_quantized.onnx"]
     onnx_path = next((p for p in candidates if p.is_file()), None)
     if onnx_path is None:
         raise ModelMissing(f"{directory} has no ONNX model (looked for onnx/model.onnx and model.onnx); "
                            "`noul models export` makes one from a transformers checkpoint")
-    tokenizer_path = directory / "tokenizer.json"
-    if not tokenizer_path.is_file():
+    if not (directory / "tokenizer.json").is_file():
         raise ModelMissing(f"{directory} has no tokenizer.json")
+    return onnx_path
+
+
+def _config(directory: Path) -> dict:
+    path = directory / "config.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def spec_from_directory(directory: Path, *, model_id: str = "", query_prefix: str = "") -> EmbedderSpec:
+    """An EmbedderSpec for a sentence-transformers style directory that holds an ONNX export."""
+    directory = Path(directory)
+    onnx_path = _onnx_file(directory)
     pooling = "mean"
     pooling_config = directory / "1_Pooling" / "config.json"
     if pooling_config.is_file():
@@ -98,14 +130,54 @@ def spec_from_directory(directory: Path, *, model_id: str = "", query_prefix: st
     modules = directory / "modules.json"
     if modules.is_file():
         normalize = any("Normalize" in str(m.get("type", "")) for m in json.loads(modules.read_text()))
-    dims = 0
-    config_path = directory / "config.json"
-    if config_path.is_file():
-        dims = int(json.loads(config_path.read_text()).get("hidden_size", 0))
+    dims = int(_config(directory).get("hidden_size", 0))
     if not dims:
         raise ModelMissing(f"{directory} has no config.json with hidden_size: cannot tell the vector size")
-    return EmbedderSpec(model_id or directory.name, onnx_path, tokenizer_path, dims=dims, pooling=pooling,
-                        normalize=normalize, query_prefix=query_prefix)
+    return EmbedderSpec(model_id or directory.name, onnx_path, directory / "tokenizer.json", dims=dims,
+                        pooling=pooling, normalize=normalize, query_prefix=query_prefix)
+
+
+def reranker_from_directory(directory: Path, *, model_id: str = "") -> RerankerSpec:
+    """A RerankerSpec for a directory that holds a sequence-classification ONNX export."""
+    directory = Path(directory)
+    onnx_path = _onnx_file(directory)
+    config = _config(directory)
+    positions = int(config.get("max_position_embeddings", 512))
+    if config.get("model_type") in ("roberta", "xlm-roberta"):
+        positions -= 2  # RoBERTa positions start after the padding index
+    return RerankerSpec(model_id or directory.name, onnx_path, directory / "tokenizer.json", max_tokens=positions)
+
+
+def local_model_id(directory: Path) -> str:
+    """The id of a model in a local directory. Vectors are stored under it, so it names the ONNX file and a
+    digest of its size and time: re-exporting (or quantising) the directory gives new vectors, never a mix."""
+    onnx_path = _onnx_file(directory)
+    stat = onnx_path.stat()
+    digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:8]
+    return f"local:{directory}/{onnx_path.relative_to(directory)}#{digest}"
+
+
+def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | None]:
+    """(directory, model id, card) of a local directory, or of a registered name / hub id pulled earlier."""
+    as_path = Path(name).expanduser()
+    if as_path.is_dir():
+        return as_path.resolve(), local_model_id(as_path.resolve()), None
+    card = card_for(name)
+    hub_repo = card.hub_repo if card else name
+    if card and card.kind != kind:
+        raise ModelMissing(f"{name} is a {card.kind}, not {'an' if kind == 'embedder' else 'a'} {kind}")
+    if "/" not in hub_repo:
+        known = ", ".join(c.id for c in CARDS.values() if c.kind == kind)
+        raise ModelMissing(f"unknown {kind} {name!r}: give a registered name ({known}), a local model directory, "
+                           "or a hub id such as " + ("BAAI/bge-small-en-v1.5" if kind == "embedder"
+                                                     else "cross-encoder/ms-marco-MiniLM-L-6-v2"))
+    directory = local_model_directory(cache, hub_repo)
+    if not directory.is_dir():
+        raise ModelMissing(f"{kind} {hub_repo} is not downloaded: run `noul models pull {hub_repo}` "
+                           "(the only command that uses the network)")
+    onnx_name = _onnx_file(directory).relative_to(directory).as_posix()
+    # the hub's own export keeps the plain id (stored vectors stay valid); a local int8 of it is another model
+    return directory, hub_repo if onnx_name == "onnx/model.onnx" else f"{hub_repo}/{onnx_name}", card
 
 
 def resolve_embedder(name: str, cache: Path) -> EmbedderSpec:
@@ -113,18 +185,27 @@ def resolve_embedder(name: str, cache: Path) -> EmbedderSpec:
     name = name or DEFAULT_EMBEDDER
     if name == DEFAULT_EMBEDDER:
         return _bundled_default()
-    as_path = Path(name).expanduser()
-    if as_path.is_dir():
-        return spec_from_directory(as_path.resolve(), model_id=f"local:{as_path.resolve()}")
+    directory, model_id, card = _locate(name, "embedder", cache)
+    return spec_from_directory(directory, model_id=model_id, query_prefix=card.query_prefix if card else "")
+
+
+def resolve_reranker(name: str, cache: Path) -> RerankerSpec:
+    """Files for the cross-encoder called `name`; raises ModelMissing with the fix when they are not here."""
+    directory, model_id, _card = _locate(name, "reranker", cache)
+    return reranker_from_directory(directory, model_id=model_id)
+
+
+def model_kind(name: str, cache: Path) -> str:
+    """"embedder" or "reranker": from the card, else from a local directory's config architectures."""
     card = card_for(name)
-    hub_repo = card.hub_repo if card else name
-    if card and card.kind != "embedder":
-        raise ModelMissing(f"{name} is a {card.kind}, not an embedder")
-    if "/" not in hub_repo:
-        raise ModelMissing(f"unknown embedder {name!r}: give a registered name ({', '.join(c.id for c in CARDS.values() if c.kind == 'embedder')}), "
-                           "a local model directory, or a hub id such as BAAI/bge-small-en-v1.5")
-    directory = local_model_directory(cache, hub_repo)
+    if card is not None:
+        return card.kind
+    directory = Path(name).expanduser()
     if not directory.is_dir():
-        raise ModelMissing(f"embedder {hub_repo} is not downloaded: run `noul models pull {hub_repo}` "
-                           "(the only command that uses the network)")
-    return spec_from_directory(directory, model_id=hub_repo, query_prefix=card.query_prefix if card else "")
+        directory = local_model_directory(cache, name)
+    return kind_of(_config(directory).get("architectures") or [])
+
+
+def kind_of(architectures: list[str]) -> str:
+    """A sequence-classification head is a cross-encoder; a bare encoder is an embedder."""
+    return "reranker" if any("ForSequenceClassification" in a for a in architectures) else "embedder"

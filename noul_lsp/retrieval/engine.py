@@ -1,7 +1,8 @@
 """The search engine facade: one workspace root's store, indexer and query path.
 
 A query runs BM25 over every chunk and cosine over the chunks embedded so far, fuses the two rankings by
-reciprocal rank, and (in file mode) scores each file from its best chunks. Each stage is timed. The
+reciprocal rank, lets a cross-encoder re-score a short list when one is configured, and (in file mode)
+scores each file from its best chunks. Each stage is timed. The
 engine knows nothing of LSP: the CLI, the benchmark and the language server all call `find`.
 """
 
@@ -16,8 +17,10 @@ import numpy as np
 
 from noul_lsp.config import Settings
 from noul_lsp.index import Indexer
+from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
+from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
 from noul_lsp.models.embedder import model_key, shared_embedder
-from noul_lsp.models.registry import ModelMissing, resolve_embedder
+from noul_lsp.models.registry import DEFAULT_EMBEDDER, ModelMissing, resolve_embedder, resolve_reranker
 from noul_lsp.retrieval.bm25 import bm25_idf
 from noul_lsp.retrieval.calibrate import (
     CALIBRATED_LEGS,
@@ -30,8 +33,9 @@ from noul_lsp.retrieval.calibrate import (
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.dense import dense_top
 from noul_lsp.retrieval.fusion import reciprocal_rank_fusion, top_k
+from noul_lsp.retrieval.rerank import reranked_scores, shortlist
 from noul_lsp.retrieval.tokenize import query_terms
-from noul_lsp.store import ChunkStore, cache_root, index_directory
+from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
 from noul_lsp.workspace.discovery import gitignore_spec
 
 LEGS = ("bm25", "dense")
@@ -85,6 +89,8 @@ class FindResult:
     notes: list[str] = field(default_factory=list)
     #: the result-list features P(here) is computed from (the benchmark records them for calibration)
     features: dict[str, float] = field(default_factory=dict)
+    #: how the answer was made: which reranker ran and on what device, or why it was skipped
+    signals: dict[str, str] = field(default_factory=dict)
 
     def report(self) -> dict:
         """The agent report printed by `noul find --json`."""
@@ -105,6 +111,7 @@ class FindResult:
             ],
             "index": asdict(self.index),
             "timings": {stage: round(ms, 2) for stage, ms in self.timings.items()},
+            "signals": self.signals,
             "notes": self.notes,
         }
 
@@ -130,11 +137,29 @@ class Workspace:
         self.indexer = Indexer(self.root, self.store, settings.index)
         self._embedder = None
         self.embedder_problem: str | None = None
+        self.choice_problem: str | None = None
         try:
-            self._embedder_spec = resolve_embedder(settings.models.embedder, self.cache)
+            choice = workspace_choice(self.root, self.cache)
+        except ValueError as error:  # an unreadable choices file: keep the defaults, and say why
+            choice = ModelChoice()
+            self.choice_problem = str(error)
+        self.embedder_name = settings.models.embedder or choice.embedder or DEFAULT_EMBEDDER
+        reranker_name = settings.models.reranker or choice.reranker
+        #: the configured cross-encoder, "" when none
+        self.reranker_name = "" if reranker_name == NO_RERANKER else reranker_name
+        try:
+            self._embedder_spec = resolve_embedder(self.embedder_name, self.cache)
         except ModelMissing as error:
             self._embedder_spec = None
             self.embedder_problem = str(error)
+        self._reranker: CrossEncoder | None = None
+        self.reranker_problem: str | None = None
+        self._reranker_spec = None
+        if self.reranker_name:
+            try:
+                self._reranker_spec = resolve_reranker(self.reranker_name, self.cache)
+            except ModelMissing as error:
+                self.reranker_problem = str(error)
         self.corpus = Corpus(self.store, self.model_key)
         self._calibration: Calibration | None | bool = False  # False: not looked up yet
 
@@ -148,7 +173,8 @@ class Workspace:
 
     @property
     def model_pair(self) -> str:
-        return pair_name(self.model_key, self.settings.models.reranker)
+        reranker = self._reranker_spec.model_id if self._reranker_spec is not None else ""
+        return pair_name(self.model_key, reranker)
 
     def calibration(self) -> Calibration | None:
         """The calibration fitted for this workspace's embedder+reranker pair, if there is one."""
@@ -163,6 +189,20 @@ class Workspace:
                                              use_gpu=self.settings.models.use_gpu,
                                              batch_size=self.settings.index.embed_batch)
         return self._embedder
+
+    def reranker(self) -> CrossEncoder | None:
+        """The cross-encoder, loaded on first use; None when none is configured or it is missing
+        (`reranker_problem` then says why)."""
+        if self._reranker is None and self._reranker_spec is not None:
+            search = self.settings.search
+            try:
+                self._reranker = shared_cross_encoder(self._reranker_spec, max_length=search.rerank_max_length,
+                                                      batch_size=search.rerank_batch,
+                                                      use_gpu=self.settings.models.use_gpu)
+            except Exception as error:  # a corrupt or incompatible ONNX file: search goes on without it
+                self._reranker_spec = None
+                self.reranker_problem = f"{self.reranker_name} failed to load ({type(error).__name__}: {error})"
+        return self._reranker
 
     def close(self) -> None:
         self.store.close()
@@ -180,7 +220,7 @@ class Workspace:
         return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
                           embedded=self.corpus.embedded_chunks,
                           pending=self.corpus.chunk_count - self.corpus.embedded_chunks, stale=stale,
-                          model=self.settings.models.embedder,
+                          model=self.embedder_name,
                           device=embedder.device if embedder is not None else "not loaded")
 
     def find(self, query: str, **options) -> FindResult:
@@ -287,21 +327,24 @@ def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
 
 def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | None = None, mode: str | None = None,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
-                legs: Sequence[str] = LEGS, should_stop: Callable[[], bool] = lambda: False) -> FindResult:
+                legs: Sequence[str] = LEGS, rerank: bool = True,
+                should_stop: Callable[[], bool] = lambda: False) -> FindResult:
     """Ranked files (or chunks) for a description, over one or several workspace roots.
 
     Each root retrieves its best chunks per leg; the legs' lists are merged across roots by their raw
     scores (cosines share one model; BM25 scores are close enough in scale), and reciprocal rank fusion
     runs once over those global rankings, so a root's top hit is not worth more for being alone in a
     small root. `legs` picks the retrievers ("bm25", "dense"; the benchmark runs each alone as a
-    baseline). Raises QueryError for an unusable request and FindCancelled when `should_stop` turns
-    true between stages."""
+    baseline); `rerank=False` skips the cross-encoder even when one is configured (the first root's
+    settings decide). Raises QueryError for an unusable request and FindCancelled when `should_stop`
+    turns true between stages."""
     search = workspaces[0].settings.search
     limit = search.limit if limit is None else limit
     mode = search.mode if mode is None else mode
     _check(query, limit, mode, legs)
     timings: dict[str, float] = {}
-    notes: list[str] = []
+    notes: list[str] = [w.choice_problem for w in workspaces if w.choice_problem]
+    signals: dict[str, str] = {}
 
     def stage(name: str, started: float) -> None:
         timings[name] = timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
@@ -326,28 +369,38 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     stage("fuse", started)
 
     started = time.perf_counter()
-    if mode == "files":
-        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for key in order:
-            index, row = key
-            groups.setdefault((index, int(candidates[index].arrays.row_file[row])), []).append(key)
-        weights = search.file_chunk_weights
-        scored = sorted(((sum(w * fused[k] for w, k in zip(weights, keys, strict=False)), keys) for keys in groups.values()),
-                        key=lambda item: -item[0])
-    else:
-        scored = [(fused[key], [key]) for key in order]
-    hits: list[tuple[tuple[int, int], Hit]] = []
+    scored = _aggregate(order, fused, candidates, mode, search.file_chunk_weights)
     features = _features(query, candidates, scored, bm25_ranking, dense_ranking, term_idf, search.rrf_k)
+    stage("aggregate", started)
+
+    logits: dict[tuple[int, int], float] = {}
+    if rerank and order:
+        logits = _rerank(workspaces[0], query, order, candidates, signals, notes, stage)
+    if logits:
+        started = time.perf_counter()
+        chunk_scores = dict(fused)
+        chunk_scores.update(zip(logits, reranked_scores(np.array(list(logits.values()))).tolist(), strict=True))
+        order = sorted(chunk_scores, key=lambda key: -chunk_scores[key])
+        scored = _aggregate(order, chunk_scores, candidates, mode, search.file_chunk_weights)
+        ranked = sorted(logits.values(), reverse=True)
+        features["rerank_top"] = ranked[0]
+        features["rerank_margin_2"] = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+        stage("aggregate", started)
+
+    started = time.perf_counter()
+    hits: list[tuple[tuple[int, int], Hit]] = []
     for rank, (score, keys) in enumerate(scored[:limit], 1):
         index, row = keys[0]
         arrays = candidates[index].arrays
         best = arrays.entries[row]
         ranges = [(arrays.entries[r].start_line, arrays.entries[r].end_line) for _, r in keys[:3]]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
-                  bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]), ranges=ranges,
-                  root=str(candidates[index].workspace.root))
+                  bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
+                  rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].workspace.root))
         hits.append((keys[0], hit))
-    _attach_previews(candidates, hits)
+    records = _chunk_records(candidates, [key for key, _ in hits])
+    for key, hit in hits:
+        hit.preview = _preview(records[key].text) if key in records else ""
     stage("aggregate", started)
     here = _calibrate(workspaces[0], legs, features, [hit for _, hit in hits], notes)
     timings["total"] = sum(timings.values())
@@ -356,7 +409,48 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,
                              states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
-    return FindResult(query, [hit for _, hit in hits], index_state, timings, here, list(dict.fromkeys(notes)), features)
+    return FindResult(query, [hit for _, hit in hits], index_state, timings, here, list(dict.fromkeys(notes)), features,
+                      signals)
+
+
+def _aggregate(order: list[tuple[int, int]], chunk_scores: dict[tuple[int, int], float], candidates: list[Candidates],
+               mode: str, weights: Sequence[float]) -> list[tuple[float, list[tuple[int, int]]]]:
+    """(score, chunk keys best first) per file in file mode (a weighted sum of its best chunks' scores),
+    per chunk in chunk mode; best first."""
+    if mode != "files":
+        return [(chunk_scores[key], [key]) for key in order]
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for key in order:
+        index, row = key
+        groups.setdefault((index, int(candidates[index].arrays.row_file[row])), []).append(key)
+    return sorted(((sum(w * chunk_scores[k] for w, k in zip(weights, keys, strict=False)), keys)
+                   for keys in groups.values()), key=lambda item: -item[0])
+
+
+def _rerank(workspace: Workspace, query: str, order: list[tuple[int, int]], candidates: list[Candidates],
+            signals: dict[str, str], notes: list[str], stage: Callable[[str, float], None]) -> dict[tuple[int, int], float]:
+    """The cross-encoder's logit for each chunk of the short list; empty when no reranker runs (and then
+    `signals` and `notes` say why, when one was configured)."""
+    if not workspace.reranker_name:
+        signals["rerank"] = "off"
+        return {}
+    started = time.perf_counter()
+    reranker = workspace.reranker()
+    if reranker is None:
+        signals["rerank"] = "skipped"
+        notes.append(f"rerank skipped: {workspace.reranker_problem}")
+        return {}
+    search = workspace.settings.search
+    keys = shortlist(order, lambda key: (key[0], int(candidates[key[0]].arrays.row_file[key[1]])),
+                     search.rerank_shortlist, search.rerank_per_file)
+    records = _chunk_records(candidates, keys)
+    keys = [key for key in keys if key in records]
+    logits = reranker.score(query, [records[key].embed_text for key in keys])
+    signals.update(rerank=reranker.spec.model_id, rerankDevice=reranker.device)
+    if reranker.fallback_reason and workspace.settings.models.use_gpu:
+        signals["rerankFallback"] = reranker.fallback_reason
+    stage("rerank", started)
+    return dict(zip(keys, logits.tolist(), strict=True))
 
 
 def _file_order(ranking: list[tuple[int, int]], candidates: list[Candidates]) -> list[str]:
@@ -401,12 +495,12 @@ def _calibrate(workspace: Workspace, legs: Sequence[str], features: dict[str, fl
     return here
 
 
-def _attach_previews(candidates: list[Candidates], hits: list[tuple[tuple[int, int], Hit]]) -> None:
-    """Read the shown chunks' texts back from each root's store (texts are not kept in memory)."""
+def _chunk_records(candidates: list[Candidates], keys: list[tuple[int, int]]) -> dict[tuple[int, int], ChunkRecord]:
+    """The stored chunks (text and header) of `keys`, read back from each root's store: texts are not kept
+    in memory."""
+    found: dict[tuple[int, int], ChunkRecord] = {}
     for index, candidate in enumerate(candidates):
-        mine = [(candidate.arrays.keys[row], hit) for (i, row), hit in hits if i == index]
-        if not mine:
-            continue
-        texts = {record.key: record.text for record in candidate.workspace.store.chunks(key for key, _ in mine)}
-        for key, hit in mine:
-            hit.preview = _preview(texts.get(key, ""))
+        mine = {candidate.arrays.keys[row]: (i, row) for i, row in keys if i == index}
+        if mine:
+            found.update((mine[record.key], record) for record in candidate.workspace.store.chunks(mine))
+    return found
