@@ -27,7 +27,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from noul_lsp.config import Settings, with_overrides
-from noul_lsp.models.registry import ModelMissing
+from noul_lsp.models.registry import ModelMissing, recipes_directory
 from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
 
@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate = sub.add_parser("calibrate", help="fit P(here) on bench records (per_query.jsonl)")
     calibrate.add_argument("records", nargs="+", help="per_query.jsonl files from noul bench")
     calibrate.add_argument("--pipeline", default="hybrid")
-    calibrate.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "models" / "calibration"),
+    calibrate.add_argument("--out", default=str(recipes_directory() / "calibration"),
                            help="folder for the parameter file (default: models/calibration of this tree)")
     calibrate.add_argument("--plot", help="write a reliability diagram PNG here")
     calibrate.set_defaults(handler=cmd_calibrate)

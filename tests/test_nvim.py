@@ -40,6 +40,8 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert seen["indexed"] is True
     assert seen["qf"][0]["file"] == str(root / "web/src/rateLimiter.ts")
     assert seen["qf"][0]["lnum"] >= 1 and "P(here) not calibrated" in seen["qf_title"]
+    assert "rerank" not in seen["qf_title"]  # no reranker configured: nothing claimed
+    assert seen["rerank_texts"] == ["; reranked on CUDA", "; rerank skipped", "", ""]
     assert seen["buffer"] == str(root / "java/com/example/imaging/Thumbnailer.java")
     assert seen["cursor"][0] == 5  # the class chunk starts at its Javadoc
     assert "rank 1" in seen["hover"]

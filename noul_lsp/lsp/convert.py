@@ -64,7 +64,8 @@ def to_find_result(result: FindResult, encoding: str, lines_of: FileLines | None
     return SemanticFindResult(query=result.query, here_probability=result.here_probability, results=hits,
                               index=FindIndexState(index.files, index.chunks, index.pending, index.stale, index.embedded,
                                                    index.device),
-                              timings={k: round(v, 2) for k, v in result.timings.items()}, notes=result.notes)
+                              timings={k: round(v, 2) for k, v in result.timings.items()}, notes=result.notes,
+                              signals=result.signals)
 
 
 def _probability(value: float | None) -> str:

@@ -70,6 +70,8 @@ class SemanticFindResult:
     index: FindIndexState
     timings: dict[str, float]
     notes: list[str] = attrs.field(factory=list)
+    #: how the answer was made: {"rerank": model id | "off" | "skipped", "rerankDevice"?, "rerankFallback"?}
+    signals: dict[str, str] = attrs.field(factory=dict)
 
 
 @attrs.define

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from noul_lsp.models.registry import recipes_directory
+
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
@@ -141,11 +143,11 @@ def pair_name(embedder_key: str | None, reranker: str = "") -> str:
 
 
 def calibration_directories() -> list[Path]:
-    """$NOUL_CALIBRATION_DIR, then models/calibration of the source tree this package runs from."""
+    """$NOUL_CALIBRATION_DIR, then models/calibration of the recipes folder (registry.recipes_directory)."""
     found = []
     if os.environ.get("NOUL_CALIBRATION_DIR"):
         found.append(Path(os.environ["NOUL_CALIBRATION_DIR"]))
-    found.append(Path(__file__).resolve().parents[2] / "models" / "calibration")
+    found.append(recipes_directory() / "calibration")
     return found
 
 

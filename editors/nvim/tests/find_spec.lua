@@ -46,6 +46,13 @@ local ok, problem = pcall(function()
     table.insert(out.qf, { file = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text })
   end
 
+  out.rerank_texts = {
+    noul.rerank_text({ rerank = "cross-encoder/ms-marco-MiniLM-L-6-v2", rerankDevice = "cuda" }),
+    noul.rerank_text({ rerank = "skipped" }),
+    noul.rerank_text({ rerank = "off" }),
+    noul.rerank_text(vim.NIL),
+  }
+
   vim.cmd("cclose")
   vim.cmd("enew")
   vim.cmd("1NoulFind shrink a picture to a thumbnail keeping its proportions")

@@ -44,9 +44,22 @@ export function pickItems(result: SemanticFindResult, folders: string[]): PickIt
   });
 }
 
+/** Whether a cross-encoder reranked the list, where it ran, or that the configured one was skipped. */
+export function rerankText(result: SemanticFindResult): string {
+  const rerank = result.signals?.rerank;
+  if (!rerank || rerank === "off") {
+    return "";
+  }
+  if (rerank === "skipped") {
+    return " · rerank skipped";
+  }
+  return ` · reranked on ${(result.signals?.rerankDevice ?? "cpu").toUpperCase()}`;
+}
+
 export function pickerTitle(result: SemanticFindResult): string {
   const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
-  return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}${pending}`;
+  return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}` +
+    `${rerankText(result)}${pending}`;
 }
 
 export function statusText(status: ServerStatus | undefined): string {

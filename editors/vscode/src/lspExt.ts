@@ -53,6 +53,8 @@ export interface SemanticFindResult {
   index: FindIndexState;
   timings: Record<string, number>;
   notes?: string[];
+  /** How the answer was made: rerank is the cross-encoder's id, "off" or "skipped"; rerankDevice "cpu" | "cuda". */
+  signals?: { rerank?: string; rerankDevice?: string; rerankFallback?: string };
 }
 
 export interface RootStatus {

@@ -43,6 +43,13 @@ test("the picker title carries the count, P(here) and pending embeddings", () =>
   assert.equal(pickerTitle(result), "1 results for “retry uploads” · P(here) 0.08 — probably not in this workspace · 3 chunks still embedding");
 });
 
+test("the picker title says where the reranker ran, or that it was skipped", () => {
+  const reranked = { ...result, signals: { rerank: "cross-encoder/ms-marco-MiniLM-L-6-v2", rerankDevice: "cuda" } };
+  assert.match(pickerTitle(reranked), / · reranked on CUDA · 3 chunks still embedding$/);
+  assert.match(pickerTitle({ ...result, signals: { rerank: "skipped" } }), / · rerank skipped · /);
+  assert.doesNotMatch(pickerTitle({ ...result, signals: { rerank: "off" } }), /rerank/);
+});
+
 test("the status bar shows the embedded share and the device", () => {
   assert.equal(statusText(undefined), "$(search) noul");
   const status = { version: "0.1.0", indexing: true, roots: [

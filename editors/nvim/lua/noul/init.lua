@@ -76,6 +76,18 @@ function M.here_text(here)
   return text
 end
 
+--- Whether a cross-encoder reranked the list and where, or that the configured one was skipped.
+function M.rerank_text(signals)
+  local rerank = type(signals) == "table" and signals.rerank or nil
+  if rerank == nil or rerank == vim.NIL or rerank == "off" then
+    return ""
+  end
+  if rerank == "skipped" then
+    return "; rerank skipped"
+  end
+  return "; reranked on " .. string.upper(signals.rerankDevice or "cpu")
+end
+
 --- Quickfix-style items from a semanticFind result.
 function M.items(result)
   local items = {}
@@ -116,7 +128,7 @@ end
 
 local function show(query, result, opts)
   local items = M.items(result)
-  local here = M.here_text(result.hereProbability)
+  local here = M.here_text(result.hereProbability) .. M.rerank_text(result.signals)
   local pending = result.index and result.index.pending or 0
   if pending and pending > 0 then
     here = here .. string.format(" (%d chunks still being embedded)", pending)
