@@ -17,6 +17,7 @@ from noul_lsp.retrieval.calibrate import (
     pair_name,
 )
 from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.workspace.project import project_names
 
 
 def synthetic(n: int, seed: int):
@@ -106,3 +107,28 @@ def test_noul_calibrate_measures_leave_one_repository_out_and_writes_provenance(
     assert saved["provenance"]["leave_one_repository_out"]["auroc"] == metrics["auroc"]
     assert saved["provenance"]["pipeline"] == "hybrid" and saved["provenance"]["fitted_on"] == 360
     assert (tmp_path / "rel.png").stat().st_size > 1000
+
+
+def test_project_names_come_from_what_the_tree_says(tmp_path):
+    root = tmp_path / "acme-widgets-main"
+    (root / "src" / "_widgetry").mkdir(parents=True)
+    (root / "src" / "_widgetry" / "__init__.py").write_text("")
+    (root / "tests").mkdir()
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "pyproject.toml").write_text('[project]\nname = "gizmo-kit"\n')
+    (root / "web").mkdir()
+    (root / "web" / "package.json").write_text('{"name": "not-at-the-root"}')
+    assert project_names(root) == {"acme", "widgets", "widgetry", "gizmo"}  # "kit": too short; "main": generic
+    (root / "pyproject.toml").write_text("this is not toml [")
+    assert project_names(root) == {"acme", "widgets", "widgetry"}  # a broken manifest only loses its name
+
+
+def test_names_project_is_a_feature_of_each_find(polyglot, settings):
+    (polyglot / "package.json").write_text('{"name": "polyglot-shop"}')
+    workspace = Workspace(polyglot, settings)
+    try:
+        workspace.indexer.update()
+        assert workspace.find("where does the shop retry uploads", legs=("bm25",)).features["names_project"] == 1.0
+        assert workspace.find("where are uploads retried", legs=("bm25",)).features["names_project"] == 0.0
+    finally:
+        workspace.close()

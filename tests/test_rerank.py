@@ -135,16 +135,16 @@ def test_shortlist_caps_chunks_per_file():
     assert shortlist(ranking, lambda key: key[0], 4, per_file=2) == ["a1", "a2", "b1", "c1"]
 
 
-def _settings(cache: Path, **models):
+def _settings(cache: Path, per_file: int = 1, **models):
     settings, problems = parse_settings({"cache_dir": str(cache), "models": {"use_gpu": False, **models},
-                                         "search": {"rerank_shortlist": 6}})
+                                         "search": {"rerank_shortlist": 6, "rerank_per_file": per_file}})
     assert not problems
     return settings
 
 
 def test_find_orders_the_short_list_by_the_cross_encoder(polyglot, tmp_path, exported):
     _, out = exported["bert"]
-    workspace = Workspace(polyglot, _settings(tmp_path / "cache", reranker=str(out)))
+    workspace = Workspace(polyglot, _settings(tmp_path / "cache", per_file=0, reranker=str(out)))
     try:
         workspace.indexer.update()
         workspace.indexer.embed_pending(workspace.embedder())
@@ -152,6 +152,13 @@ def test_find_orders_the_short_list_by_the_cross_encoder(polyglot, tmp_path, exp
         baseline = workspace.find("retry failed uploads with backoff", mode="chunks", limit=10, rerank=False)
     finally:
         workspace.close()
+    diverse = Workspace(polyglot, _settings(tmp_path / "cache", per_file=1, reranker=str(out)))
+    try:
+        one_per_file = [h for h in diverse.find("retry failed uploads with backoff", mode="chunks", limit=30).hits
+                        if h.rerank_score is not None]
+    finally:
+        diverse.close()
+    assert len(one_per_file) == 6 and len({h.path for h in one_per_file}) == 6
     assert result.signals["rerank"].startswith("local:") and result.signals["rerankDevice"] == "cpu"
     assert result.timings["rerank"] > 0
     reranked = [h for h in result.hits if h.rerank_score is not None]

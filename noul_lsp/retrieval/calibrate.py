@@ -20,7 +20,7 @@ import numpy as np
 from noul_lsp.models.registry import recipes_directory
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
-                  "legs_agree", "top5_overlap", "query_terms_log")
+                  "legs_agree", "top5_overlap", "query_terms_log", "names_project")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -28,7 +28,7 @@ CALIBRATED_LEGS = ("bm25", "dense")
 
 def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
-                   query_terms: int) -> dict[str, float]:
+                   query_terms: int, names_project: bool = False) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring)."""
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
@@ -46,6 +46,8 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "legs_agree": float(bool(bm25_files) and bool(dense_files) and bm25_files[0] == dense_files[0]),
         "top5_overlap": len(set(bm25_files[:5]) & set(dense_files[:5])) / 5.0,
         "query_terms_log": math.log1p(query_terms),
+        # the query names this workspace's project (workspace/project.py): "why does pytest ..." in pytest
+        "names_project": float(names_project),
     }
 
 

@@ -37,6 +37,7 @@ from noul_lsp.retrieval.rerank import reranked_scores, shortlist
 from noul_lsp.retrieval.tokenize import query_terms
 from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
 from noul_lsp.workspace.discovery import gitignore_spec
+from noul_lsp.workspace.project import project_names
 
 LEGS = ("bm25", "dense")
 
@@ -161,6 +162,8 @@ class Workspace:
             except ModelMissing as error:
                 self.reranker_problem = str(error)
         self.corpus = Corpus(self.store, self.model_key)
+        #: what people call this project (a P(here) feature)
+        self.project_names = project_names(self.root)
         self._calibration: Calibration | None | bool = False  # False: not looked up yet
 
     @property
@@ -445,7 +448,12 @@ def _rerank(workspace: Workspace, query: str, order: list[tuple[int, int]], cand
                      search.rerank_shortlist, search.rerank_per_file)
     records = _chunk_records(candidates, keys)
     keys = [key for key in keys if key in records]
-    logits = reranker.score(query, [records[key].embed_text for key in keys])
+    try:
+        logits = reranker.score(query, [records[key].embed_text for key in keys])
+    except Exception as error:  # onnxruntime failing at run time (e.g. out of GPU memory): answer without it
+        signals["rerank"] = "skipped"
+        notes.append(f"rerank skipped: {reranker.spec.model_id} failed ({type(error).__name__}: {error})")
+        return {}
     signals.update(rerank=reranker.spec.model_id, rerankDevice=reranker.device)
     if reranker.fallback_reason and workspace.settings.models.use_gpu:
         signals["rerankFallback"] = reranker.fallback_reason
@@ -472,9 +480,11 @@ def _features(query: str, candidates: list[Candidates], scored, bm25_ranking, de
         mass = sum(term_idf.values())
     bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)
     cosines = sorted((float(v) for c in candidates for v in c.dense[1][:5]), reverse=True)
+    names = frozenset().union(*(c.workspace.project_names for c in candidates))
     return query_features(file_scores=[score for score, _ in scored[:5]], rrf_k=rrf_k, bm25_top=bm25_top,
                           bm25_idf_mass=mass, dense_cosines=cosines, bm25_files=_file_order(bm25_ranking, candidates),
-                          dense_files=_file_order(dense_ranking, candidates), query_terms=len(terms))
+                          dense_files=_file_order(dense_ranking, candidates), query_terms=len(terms),
+                          names_project=not names.isdisjoint(terms))
 
 
 def _calibrate(workspace: Workspace, legs: Sequence[str], features: dict[str, float], hits: list[Hit],
