@@ -20,7 +20,9 @@ import numpy as np
 from noul_lsp.models.registry import recipes_directory
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
-                  "legs_agree", "top5_overlap", "query_terms_log", "names_project")
+                  "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long")
+#: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
+LONG_QUERY_TERMS = 30
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -46,8 +48,10 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "legs_agree": float(bool(bm25_files) and bool(dense_files) and bm25_files[0] == dense_files[0]),
         "top5_overlap": len(set(bm25_files[:5]) & set(dense_files[:5])) / 5.0,
         "query_terms_log": math.log1p(query_terms),
-        # the query names this workspace's project (workspace/project.py): "why does pytest ..." in pytest
-        "names_project": float(names_project),
+        "long_query": float(query_terms > LONG_QUERY_TERMS),
+        # an issue-length text that names this workspace's project (workspace/project.py) was written about
+        # it; in a one-line description the name is rare and says little (measured: docs/benchmarks.md)
+        "names_project_long": float(names_project and query_terms > LONG_QUERY_TERMS),
     }
 
 
