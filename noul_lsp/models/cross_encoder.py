@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import open_session, shared_model
+from noul_lsp.models.runtime import SessionModel, open_session, shared_model
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class RerankerSpec:
     max_tokens: int = 512
 
 
-class CrossEncoder:
+class CrossEncoder(SessionModel):
     def __init__(self, spec: RerankerSpec, *, max_length: int = 256, batch_size: int = 16, use_gpu: bool = True) -> None:
         from tokenizers import Tokenizer
 
@@ -41,14 +41,6 @@ class CrossEncoder:
         self._session = open_session(spec.onnx_path, use_gpu=use_gpu)
         #: number of pairs scored so far
         self.pairs_scored = 0
-
-    @property
-    def device(self) -> str:
-        return self._session.device
-
-    @property
-    def fallback_reason(self) -> str:
-        return self._session.fallback_reason
 
     def _forward(self, encodings: list) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)

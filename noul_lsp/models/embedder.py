@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import open_session, shared_model
+from noul_lsp.models.runtime import SessionModel, open_session, shared_model
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def model_key(model_id: str, token_budget: int) -> str:
     return f"{model_id}@{token_budget}"
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(SessionModel):
     def __init__(self, spec: EmbedderSpec, *, token_budget: int = 256, use_gpu: bool = True, batch_size: int = 32) -> None:
         from tokenizers import Tokenizer
 
@@ -51,14 +51,6 @@ class OnnxEmbedder:
         self._session = open_session(spec.onnx_path, use_gpu=use_gpu)
         #: number of texts passed through the model so far (the incremental indexer is judged on it)
         self.texts_embedded = 0
-
-    @property
-    def device(self) -> str:
-        return self._session.device
-
-    @property
-    def fallback_reason(self) -> str:
-        return self._session.fallback_reason
 
     @property
     def model_key(self) -> str:

@@ -30,6 +30,20 @@ class Session:
         return self.session.run(None, feeds)
 
 
+class SessionModel:
+    """A model that runs in one ONNX session and says where: subclasses set `_session`."""
+
+    _session: Session
+
+    @property
+    def device(self) -> str:
+        return self._session.device
+
+    @property
+    def fallback_reason(self) -> str:
+        return self._session.fallback_reason
+
+
 def open_session(model_path: Path, *, use_gpu: bool = True, threads: int = 0) -> Session:
     try:
         import onnxruntime as ort
