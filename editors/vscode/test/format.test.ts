@@ -60,8 +60,10 @@ test("the status bar shows the embedded share and the device", () => {
 test("the server starts from serverPath, else from the python interpreter", () => {
   assert.deepEqual(serverCommand({ serverPath: "", pythonPath: "/venv/bin/python" }), { command: "/venv/bin/python", args: ["-m", "noul_lsp"] });
   assert.deepEqual(serverCommand({ serverPath: " /usr/bin/noul-lsp ", pythonPath: "python3" }), { command: "/usr/bin/noul-lsp", args: [] });
-  assert.deepEqual(serverSettings({ limit: 5, model: "", excludes: ["vendor/"], useGpu: false }),
+  assert.deepEqual(serverSettings({ limit: 5, model: "", reranker: "", excludes: ["vendor/"], useGpu: false }),
     { noul: { limit: 5, excludes: ["vendor/"], useGpu: false } });
+  assert.deepEqual(serverSettings({ limit: 5, model: "", reranker: " ms-marco-minilm-l-6-v2 ", excludes: [], useGpu: true }),
+    { noul: { limit: 5, reranker: "ms-marco-minilm-l-6-v2", excludes: [], useGpu: true } });
 });
 
 test("the custom request is typed once with the server's method name", () => {
