@@ -123,21 +123,37 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+#: below this P(here) a find warns that the code is probably not in the workspace (the editors use the same)
+LOW_HERE = 0.3
+
+
+def here_text(probability: float | None) -> str:
+    if probability is None:
+        return "P(here) not calibrated"
+    text = f"P(here) {probability:.2f}"
+    return f"{text} — probably not in this workspace" if probability < LOW_HERE else text
+
+
 def _print_human(result: FindResult) -> None:
     from rich.console import Console
 
     console = Console(highlight=False)
+    here = result.here_probability
+    console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'dim'}]{here_text(here)}[/]")
     if not result.hits:
         console.print("no results")
     for hit in result.hits:
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
+        probability = f"  P {hit.probability:.2f}" if hit.probability is not None else ""
         console.print(f"[bold]{hit.rank:>2}[/]  [green]{escape(hit.path)}:{hit.start_line}-{hit.end_line}[/]{symbol}  "
-                      f"score {hit.score:.4f}")
+                      f"score {hit.score:.4f}{probability}")
         for line in hit.preview.split("\n"):
             console.print(f"      [dim]{escape(line)}[/]", soft_wrap=False, overflow="ellipsis")
     index = result.index
     embedded = f"{index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
-    console.print(f"[dim]{index.files} files, {embedded}; {result.timings.get('total', 0):.0f} ms[/]")
+    reranker = result.signals.get("rerank", "off")
+    reranked = f"; reranked by {reranker} on {result.signals.get('rerankDevice')}" if reranker not in ("off", "skipped") else ""
+    console.print(f"[dim]{index.files} files, {embedded}{escape(reranked)}; {result.timings.get('total', 0):.0f} ms[/]")
     for note in result.notes:
         console.print(f"[yellow]{escape(note)}[/]")
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from noul_lsp.cli import here_text
+
 
 def noul(*args: str, cache: Path, timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "NOUL_CACHE_DIR": str(cache)}
@@ -29,9 +31,15 @@ def test_find_json_indexes_on_first_use_and_reports(polyglot, tmp_path):
 def test_human_output_has_rank_location_symbol_and_preview(polyglot, tmp_path):
     done = noul("find", "token bucket", "--path", str(polyglot), "--no-wait", "--limit", "2", cache=tmp_path / "c")
     assert done.returncode == 0, done.stderr
-    first = done.stdout.splitlines()[0]
+    here, first = done.stdout.splitlines()[:2]
+    assert here == "P(here) not calibrated"  # lexical only: the calibration is for the hybrid pipeline
     assert first.split()[0] == "1" and "web/src/rateLimiter.ts:" in first and "score" in first
     assert "lexical only" in done.stdout  # --no-wait on a fresh index: says the embeddings are pending
+
+
+def test_here_text_warns_below_the_threshold():
+    assert here_text(0.08) == "P(here) 0.08 — probably not in this workspace"
+    assert here_text(0.91) == "P(here) 0.91" and here_text(None) == "P(here) not calibrated"
 
 
 def test_index_then_status(polyglot, tmp_path):
