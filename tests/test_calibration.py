@@ -106,6 +106,8 @@ def test_noul_calibrate_measures_leave_one_repository_out_and_writes_provenance(
     saved = json.loads(written.read_text())
     assert saved["provenance"]["leave_one_repository_out"]["auroc"] == metrics["auroc"]
     assert saved["provenance"]["pipeline"] == "hybrid" and saved["provenance"]["fitted_on"] == 360
+    styles = metrics["by_query_style"]  # these records have no source: all count as issue texts
+    assert list(styles) == ["issue"] and styles["issue"]["queries"] == 360 and styles["issue"]["auroc"] == metrics["auroc"]
     assert (tmp_path / "rel.png").stat().st_size > 1000
 
 

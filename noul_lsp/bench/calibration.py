@@ -64,10 +64,26 @@ def _fit(records: list[dict]) -> tuple:
     return here, hit
 
 
+def query_style(record: dict) -> str:
+    """"description" (a one-line describe query) or "issue" (a SWE-bench issue text): P(here) rests on
+    different evidence for each, so its quality is reported for each."""
+    return "description" if record.get("source") == "describe" else "issue"
+
+
+def _by_group(predictions: list[float], labels: list[int], groups: list[str]) -> dict:
+    result = {}
+    for group in sorted(set(groups)):
+        mine = [i for i, g in enumerate(groups) if g == group]
+        ps, ys = [predictions[i] for i in mine], [labels[i] for i in mine]
+        result[group] = {"queries": len(mine), "answerable": int(sum(ys)), "auroc": m.auroc(ps, ys),
+                         "ece": m.expected_calibration_error(ps, ys), "brier": m.brier(ps, ys)}
+    return result
+
+
 def leave_one_repository_out(records: list[dict]) -> dict:
     """Held-out predictions for every record, and the metrics over all of them."""
     repositories = sorted({r["searched_repo"] for r in records})
-    here_predictions, here_labels, hit_predictions, hit_labels = [], [], [], []
+    here_predictions, here_labels, hit_predictions, hit_labels, groups = [], [], [], [], []
     for held_out in repositories:
         train = [r for r in records if r["searched_repo"] != held_out]
         test = [r for r in records if r["searched_repo"] == held_out]
@@ -79,6 +95,7 @@ def leave_one_repository_out(records: list[dict]) -> dict:
             probability = calibration.here_probability(record["features"])
             here_predictions.append(probability)
             here_labels.append(int(record["kind"] == "answerable"))
+            groups.append(query_style(record))
             rows, labels = _hit_rows(record)
             hit_predictions += calibration.hit_probabilities(rows, probability)
             hit_labels += labels
@@ -92,6 +109,7 @@ def leave_one_repository_out(records: list[dict]) -> dict:
         "brier": m.brier(here_predictions, here_labels),
         "hit_ece": m.expected_calibration_error(hit_predictions, hit_labels),
         "hit_brier": m.brier(hit_predictions, hit_labels),
+        "by_query_style": _by_group(here_predictions, here_labels, groups),
         "_here": (here_predictions, here_labels),
         "_hit": (hit_predictions, hit_labels),
     }
