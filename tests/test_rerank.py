@@ -287,3 +287,21 @@ def test_bench_rerank_pipeline_and_short_list_recall(tmp_path, exported):
     assert records["rerank"]["hits"][0]["rerankScore"] is not None and records["hybrid"]["hits"][0]["rerankScore"] is None
     assert not records["rerank"]["pair"].endswith("+none")
     assert records["hybrid"]["pair"].endswith("+none")
+
+
+def test_a_find_stops_between_rerank_batches(polyglot, tmp_path, exported):
+    from noul_lsp.config import with_overrides
+    from noul_lsp.retrieval.engine import FindCancelled
+
+    settings = with_overrides(_settings(tmp_path / "cache", per_file=0, reranker=str(exported["bert"][1])),
+                              search={"rerank_batch": 2})
+    workspace = Workspace(polyglot, settings)
+    try:
+        workspace.indexer.update()
+        encoder = workspace.reranker()  # shared in the process: count from here
+        before = encoder.pairs_scored
+        with pytest.raises(FindCancelled, match="rerank"):
+            workspace.find("retry failed uploads with backoff", should_stop=lambda: encoder.pairs_scored > before)
+        assert encoder.pairs_scored - before == 2  # one batch of the 6-chunk short list, then stopped
+    finally:
+        workspace.close()

@@ -8,12 +8,17 @@ scores come back in input order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from noul_lsp.models.runtime import SessionModel, open_session, shared_model
+
+
+class ScoringStopped(Exception):
+    """`should_stop` said yes between two batches."""
 
 
 @dataclass(frozen=True)
@@ -62,14 +67,19 @@ class CrossEncoder(SessionModel):
         self.pairs_scored += len(encodings)
         return relevance_logit(logits)
 
-    def score(self, query: str, documents: list[str]) -> np.ndarray:
-        """One relevance logit per document (higher is more relevant), in input order."""
+    def score(self, query: str, documents: list[str], *,
+              should_stop: Callable[[], bool] = lambda: False) -> np.ndarray:
+        """One relevance logit per document (higher is more relevant), in input order. `should_stop` is
+        asked between batches (a large model on a CPU takes seconds: a newer keystroke must not wait);
+        raises ScoringStopped when it says yes."""
         if not documents:
             return np.zeros(0, dtype=np.float32)
         encodings = self.tokenizer.encode_batch([(query, document) for document in documents])
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         scores = np.zeros(len(documents), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
+            if start and should_stop():
+                raise ScoringStopped
             part = order[start : start + self.batch_size]
             scores[part] = self._forward([encodings[i] for i in part])
         return scores

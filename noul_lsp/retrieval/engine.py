@@ -18,7 +18,7 @@ import numpy as np
 from noul_lsp.config import Settings
 from noul_lsp.index import Indexer
 from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
-from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
+from noul_lsp.models.cross_encoder import CrossEncoder, ScoringStopped, shared_cross_encoder
 from noul_lsp.models.embedder import model_key, shared_embedder
 from noul_lsp.models.registry import DEFAULT_EMBEDDER, ModelMissing, resolve_embedder, resolve_reranker
 from noul_lsp.retrieval.bm25 import bm25_idf
@@ -378,7 +378,7 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
 
     logits: dict[tuple[int, int], float] = {}
     if rerank and order:
-        logits = _rerank(workspaces[0], query, order, candidates, signals, notes, stage)
+        logits = _rerank(workspaces[0], query, order, candidates, signals, notes, stage, should_stop)
     if logits:
         started = time.perf_counter()
         chunk_scores = dict(fused)
@@ -431,7 +431,8 @@ def _aggregate(order: list[tuple[int, int]], chunk_scores: dict[tuple[int, int],
 
 
 def _rerank(workspace: Workspace, query: str, order: list[tuple[int, int]], candidates: list[Candidates],
-            signals: dict[str, str], notes: list[str], stage: Callable[[str, float], None]) -> dict[tuple[int, int], float]:
+            signals: dict[str, str], notes: list[str], stage: Callable[[str, float], None],
+            should_stop: Callable[[], bool]) -> dict[tuple[int, int], float]:
     """The cross-encoder's logit for each chunk of the short list; empty when no reranker runs (and then
     `signals` and `notes` say why, when one was configured)."""
     if not workspace.reranker_name:
@@ -449,7 +450,9 @@ def _rerank(workspace: Workspace, query: str, order: list[tuple[int, int]], cand
     records = _chunk_records(candidates, keys)
     keys = [key for key in keys if key in records]
     try:
-        logits = reranker.score(query, [records[key].embed_text for key in keys])
+        logits = reranker.score(query, [records[key].embed_text for key in keys], should_stop=should_stop)
+    except ScoringStopped:
+        raise FindCancelled("rerank") from None
     except Exception as error:  # onnxruntime failing at run time (e.g. out of GPU memory): answer without it
         signals["rerank"] = "skipped"
         notes.append(f"rerank skipped: {reranker.spec.model_id} failed ({type(error).__name__}: {error})")
