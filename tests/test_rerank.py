@@ -116,6 +116,8 @@ def test_int8_is_kept_only_when_it_agrees(tmp_path):
     assert accepted.int8.accepted and (tmp_path / "lenient" / INT8_FILE).is_file()
     assert -1.0 <= accepted.int8.score_agreement <= 1.0 and 0.0 <= accepted.int8.overlap_at_5 <= 1.0
     assert reranker_from_directory(tmp_path / "lenient").onnx_path.name == INT8_FILE  # the accepted int8 runs
+    export_model(checkpoint, tmp_path / "lenient", optimize=False)  # a new fp32 export: the old int8 goes
+    assert reranker_from_directory(tmp_path / "lenient").onnx_path.name == "model.onnx"
     # random weights give near-equal logits that int8 noise reorders: a real drift, refused by default
     with pytest.raises(ExportError, match="int8 refused: it drifts from fp32"):
         export_model(checkpoint, tmp_path / "strict", int8=True)

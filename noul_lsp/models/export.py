@@ -13,6 +13,7 @@ The fp32 export is checked against torch on the same inputs before anything is w
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -135,6 +136,7 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
     loader = transformers.AutoModelForSequenceClassification if kind == "reranker" else transformers.AutoModel
     model = loader.from_pretrained(str(source), attn_implementation="eager").eval()
     out.mkdir(parents=True, exist_ok=True)
+    (out / INT8_FILE).unlink(missing_ok=True)  # derived from the previous fp32: never left beside a new one
     tokenizer_path = _tokenizer_file(source, out, transformers)
     for name in ("config.json", "modules.json", "special_tokens_map.json", "tokenizer_config.json"):
         if (source / name).is_file() and source != out:
@@ -175,6 +177,7 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
     difference = float(np.abs(got - expected).max())
     tolerance = 1e-3 if optimized else 1e-4
     if difference > tolerance:
+        fp32_path.unlink(missing_ok=True)  # a model that scores differently must not be picked up
         raise ExportError(f"the ONNX export differs from torch by {difference:.2e} (more than {tolerance:g}): "
                           "not written as usable; try --no-optimize or another --opset")
     report = ExportReport(str(source), str(out), kind, (config.architectures or [type(model).__name__])[0], difference,
@@ -194,12 +197,17 @@ def _optimize(path: Path, config) -> bool:
         from onnxruntime.transformers.optimizer import optimize_model
     except ImportError:
         return False
+    temporary = path.with_name(path.name + ".fused")
+    # protobuf files stop at 2 GB: larger models (bge-reranker-v2-m3) keep their weights in one data file
+    big = sum(f.stat().st_size for f in path.parent.iterdir() if f.is_file()) > 1.9 * 2**30
     try:
         fused = optimize_model(str(path), model_type="bert", num_heads=int(config.num_attention_heads),
                                hidden_size=int(config.hidden_size))
-    except Exception:
+        fused.save_model_to_file(str(temporary), use_external_data_format=big, all_tensors_to_one_file=True)
+    except Exception:  # this architecture does not fuse: the plain graph stays, and the report says so
+        temporary.unlink(missing_ok=True)
         return False
-    fused.save_model_to_file(str(path))
+    os.replace(temporary, path)
     return True
 
 
