@@ -192,3 +192,38 @@ async def test_an_index_setting_change_reopens_the_roots(client: LanguageClient)
         raise AssertionError(f"the roots were not re-embedded at the new budget: {status}")
     result = await find(client, "retry failed uploads with exponential backoff")
     assert path_of(client, result.results[0].uri) == "src/net/retry.py"
+
+
+@pytest.fixture(scope="module")
+def tiny_reranker(tmp_path_factory):
+    """A random-weight BERT cross-encoder exported to ONNX (tests/test_rerank.py checks its scores)."""
+    pytest.importorskip("torch", reason="the export extra is part of the test install")
+    from noul_lsp.bench.random_models import build_checkpoint
+    from noul_lsp.models.export import export_model
+
+    base = tmp_path_factory.mktemp("reranker")
+    export_model(build_checkpoint(base / "checkpoint"), base / "onnx", optimize=False)
+    return base / "onnx"
+
+
+async def test_a_reranker_setting_reranks_and_says_where(client: LanguageClient, tiny_reranker):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"noul": {"reranker": str(tiny_reranker), "limit": 5}}))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        result = await find(client, "retry failed uploads with exponential backoff")
+        if result.results and result.signals.rerank != "off":
+            break
+        await asyncio.sleep(0.3)
+    assert result.signals.rerank.startswith("local:") and result.signals.rerankDevice == "cpu"
+    assert result.results[0].signals.rerankScore is not None and result.timings.rerank > 0
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"noul": {"reranker": "cross-encoder/ms-marco-MiniLM-L-6-v2", "limit": 5}}))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        result = await find(client, "retry failed uploads with exponential backoff")
+        if result.results and result.signals.rerank == "skipped":
+            break
+        await asyncio.sleep(0.3)
+    assert result.signals.rerank == "skipped" and result.results  # answered without it
+    assert any("not reranked" in m.message and "noul models pull" in m.message for m in client.messages)

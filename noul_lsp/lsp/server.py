@@ -106,6 +106,8 @@ class NoulServer(LanguageServer):
             self.show(workspace.store.rebuilt_reason, types.MessageType.Warning)
         if workspace.embedder_problem:
             self.show(f"lexical search only: {workspace.embedder_problem}", types.MessageType.Warning)
+        if workspace.reranker_problem:
+            self.show(f"results are not reranked: {workspace.reranker_problem}", types.MessageType.Warning)
         self.roots[folder] = workspace
         self.indexer.add(workspace)
 

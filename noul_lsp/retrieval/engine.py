@@ -377,7 +377,7 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     stage("aggregate", started)
 
     logits: dict[tuple[int, int], float] = {}
-    if rerank and order:
+    if rerank:
         logits = _rerank(workspaces[0], query, order, candidates, signals, notes, stage, should_stop)
     if logits:
         started = time.perf_counter()
