@@ -217,6 +217,8 @@ async def test_a_reranker_setting_reranks_and_says_where(client: LanguageClient,
         await asyncio.sleep(0.3)
     assert result.signals.rerank.startswith("local:") and result.signals.rerankDevice == "cpu"
     assert result.results[0].signals.rerankScore is not None and result.timings.rerank > 0
+    status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+    assert status["roots"][0]["rerankerDevice"] == "cpu" and status["roots"][0]["reranker"] == str(tiny_reranker)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"noul": {"reranker": "cross-encoder/ms-marco-MiniLM-L-6-v2", "limit": 5}}))
     deadline = time.monotonic() + 60

@@ -153,11 +153,14 @@ class NoulServer(LanguageServer):
         for root, workspace in self.roots.items():
             state = workspace.state()
             embedder = workspace.loaded_embedder
+            reranker = workspace.loaded_reranker
             roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
                           "embedded": state.embedded, "pending": state.pending, "model": workspace.model_key,
                           "device": state.device, "fallback": embedder.fallback_reason if embedder else "",
                           "reranker": workspace.reranker_name or None,
                           "rerankerProblem": workspace.reranker_problem,
+                          "rerankerDevice": reranker.device if reranker else "not loaded",
+                          "rerankerFallback": reranker.fallback_reason if reranker else "",
                           "index": str(workspace.store.directory)})
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
 

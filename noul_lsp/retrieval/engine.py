@@ -211,6 +211,11 @@ class Workspace:
         self.store.close()
 
     @property
+    def loaded_reranker(self) -> CrossEncoder | None:
+        """The cross-encoder if a find already loaded it (status must not load a model), else None."""
+        return self._reranker
+
+    @property
     def loaded_embedder(self):
         """The embedder if something already loaded it (status must not load a model), else None."""
         return self._embedder
