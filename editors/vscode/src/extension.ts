@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
-import { PickItem, pickItems, pickerTitle, statusText } from "./format";
+import { PickItem, pickItems, pickerTitle, rootTooltip, statusText } from "./format";
 import { semanticFind, ServerStatus } from "./lspExt";
 import { RESTART_SETTINGS, serverCommand, serverSettings } from "./server";
 
@@ -48,9 +48,7 @@ async function refreshStatus(): Promise<void> {
   try {
     const status = (await client.sendRequest("workspace/executeCommand", { command: "noul.status", arguments: [] })) as ServerStatus;
     statusItem.text = statusText(status);
-    statusItem.tooltip = status.roots
-      .map((r) => `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded, ${r.model} on ${r.device}${r.fallback ? ` (${r.fallback})` : ""}`)
-      .join("\n");
+    statusItem.tooltip = status.roots.map(rootTooltip).join("\n");
   } catch {
     statusItem.text = "$(search) noul";
   }

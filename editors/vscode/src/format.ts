@@ -1,5 +1,5 @@
 // Pure formatting of results and settings: no `vscode` import, so it is unit-tested with node:test.
-import type { FindHit, SemanticFindResult, ServerStatus } from "./lspExt";
+import type { FindHit, RootStatus, SemanticFindResult, ServerStatus } from "./lspExt";
 
 /** Below this P(here) the picker warns that the code is probably not in the workspace. */
 export const LOW_HERE = 0.3;
@@ -60,6 +60,15 @@ export function pickerTitle(result: SemanticFindResult): string {
   const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
   return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}` +
     `${rerankText(result)}${pending}`;
+}
+
+/** One root in the status bar's tooltip: index, embedder and reranker, and where each runs. */
+export function rootTooltip(r: RootStatus): string {
+  const embedder = `${r.model} on ${r.device}${r.fallback ? ` (${r.fallback})` : ""}`;
+  const reranker = r.rerankerProblem
+    ? `; not reranked: ${r.rerankerProblem}`
+    : r.reranker ? `; reranker ${r.reranker} on ${r.rerankerDevice ?? "not loaded"}` : "";
+  return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded, ${embedder}${reranker}`;
 }
 
 export function statusText(status: ServerStatus | undefined): string {

@@ -67,6 +67,9 @@ export interface RootStatus {
   device: string;
   fallback: string;
   index: string;
+  reranker?: string | null;
+  rerankerDevice?: string;
+  rerankerProblem?: string | null;
 }
 
 export interface ServerStatus {

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { hereText, pickerTitle, pickItems, relativePath, statusText } from "../src/format";
+import { hereText, pickerTitle, pickItems, relativePath, rootTooltip, statusText } from "../src/format";
 import type { SemanticFindResult } from "../src/lspExt";
 import { SEMANTIC_FIND_METHOD, semanticFind } from "../src/lspExt";
 import { serverCommand, serverSettings } from "../src/server";
@@ -69,4 +69,12 @@ test("the server starts from serverPath, else from the python interpreter", () =
 test("the custom request is typed once with the server's method name", () => {
   assert.equal(SEMANTIC_FIND_METHOD, "workspace/semanticFind");
   assert.equal(semanticFind.method, "workspace/semanticFind");
+});
+
+test("the tooltip names each root's models and where they run", () => {
+  const root = { root: "/a", files: 3, chunks: 9, embedded: 9, pending: 0, model: "m@256", device: "cpu", fallback: "no CUDA", index: "/i" };
+  assert.equal(rootTooltip(root), "/a: 3 files, 9 chunks, 9 embedded, m@256 on cpu (no CUDA)");
+  assert.equal(rootTooltip({ ...root, reranker: "ms-marco-minilm-l-6-v2", rerankerDevice: "cuda" }),
+    "/a: 3 files, 9 chunks, 9 embedded, m@256 on cpu (no CUDA); reranker ms-marco-minilm-l-6-v2 on cuda");
+  assert.match(rootTooltip({ ...root, reranker: "x", rerankerProblem: "not downloaded" }), /; not reranked: not downloaded$/);
 });
