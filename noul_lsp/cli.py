@@ -324,6 +324,8 @@ def _models_use(args: argparse.Namespace, cache: Path) -> int:
                        "(`default` resets the embedder, `none` turns the reranker off)", EXIT_USAGE)
     embedder = reranker = None
     for name in args.names:
+        if Path(name).expanduser().is_dir():  # a folder is kept absolute: the server runs from elsewhere
+            name = str(Path(name).expanduser().resolve())
         if name == "default":
             embedder = ""
         elif name == NO_RERANKER:
