@@ -4,6 +4,7 @@ VS Code's client capabilities and once with Neovim's."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import sys
 import time
@@ -87,7 +88,9 @@ async def test_indexing_reports_progress_then_finds_known_files(client: Language
         assert result.index.pending == 0
     result = await find(client, "retry failed uploads with exponential backoff")
     assert len(result.results) == 5  # the limit from initializationOptions
-    assert result.hereProbability is None
+    # the default pair ships a calibration (models/calibration): P(here) and each result's probability
+    assert 0.0 <= result.hereProbability <= 1.0
+    assert all(0.0 <= hit.probability <= result.hereProbability for hit in result.results)
     assert result.results[0].signals.bm25Rank == 1
     assert {"bm25", "dense", "total"} <= set(result.timings._fields)
 
@@ -99,7 +102,7 @@ async def test_hover_inside_a_returned_range_shows_its_score(client: LanguageCli
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(top.uri), position=inside))
     assert hover is not None and "rank 1" in hover.contents.value and "score" in hover.contents.value
-    assert "P(here) not calibrated" in hover.contents.value
+    assert re.search(r"P\(this file\) 0\.\d\d, P\(here\) [01]\.\d\d", hover.contents.value), hover.contents.value
     outside = types.Position(line=max(top.range.end.line + 200, 500), character=0)
     assert await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(top.uri), position=outside)) is None
