@@ -3,6 +3,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,3 +91,32 @@ def test_pull_offline_fails_with_a_clear_message(tmp_path, monkeypatch):
 def test_a_directory_without_onnx_is_explained(tmp_path):
     with pytest.raises(ModelMissing, match="no ONNX model"):
         spec_from_directory(tmp_path)
+
+
+def test_a_wheel_install_carries_the_cards_and_calibrations(tmp_path):
+    """Outside a checkout the recipes come from <prefix>/share/noul-lsp/models, which the wheel installs."""
+    import site
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "wheel"), str(repo)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    (wheel,) = (tmp_path / "wheel").glob("noul_lsp-*.whl")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True)
+    # the dependencies come from this environment, noul_lsp itself only from the wheel
+    packages = next(p for p in (tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    (packages / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    probe = ("from noul_lsp.models.registry import recipes_directory, CARDS\n"
+             "from noul_lsp.retrieval.calibrate import load_calibration\n"
+             "import noul_lsp; print(noul_lsp.__file__); print(recipes_directory()); print(len(CARDS))\n"
+             "print(load_calibration('all-minilm-l6-v2-int8@256+none') is not None)")
+    done = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    module, recipes, cards, calibrated = done.stdout.split("\n")[:4]
+    assert module.startswith(str(tmp_path / "venv")) and recipes == str(tmp_path / "venv" / "share" / "noul-lsp" / "models")
+    assert int(cards) == len(list((repo / "models" / "cards").glob("*.json"))) and calibrated == "True"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -32,10 +33,14 @@ class ModelMissing(RuntimeError):
 
 def recipes_directory() -> Path:
     """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR, else the one
-    beside this package's source tree."""
+    beside this package's source tree (a checkout or an editable install), else the copy a wheel installs
+    under <prefix>/share/noul-lsp/models."""
     if os.environ.get("NOUL_MODELS_DIR"):
         return Path(os.environ["NOUL_MODELS_DIR"])
-    return Path(__file__).resolve().parents[2] / "models"
+    beside_source = Path(__file__).resolve().parents[2] / "models"
+    if (beside_source / "cards").is_dir():
+        return beside_source
+    return Path(sys.prefix) / "share" / "noul-lsp" / "models"
 
 
 @dataclass(frozen=True)
