@@ -46,3 +46,4 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert seen["cursor"][0] == 5  # the class chunk starts at its Javadoc
     assert "rank 1" in seen["hover"]
     assert "version: noul-lsp" in seen["health"] and "chunks" in seen["health"]
+    assert "reranker: none" in seen["health"]

@@ -32,6 +32,14 @@ function M.check()
     if root.fallback and root.fallback ~= "" then
       vim.health.info("CPU, not GPU: " .. root.fallback)
     end
+    local problem_text = root.rerankerProblem
+    if problem_text ~= nil and problem_text ~= vim.NIL then
+      vim.health.warn("results are not reranked: " .. problem_text)
+    elseif root.reranker ~= nil and root.reranker ~= vim.NIL then
+      vim.health.ok(string.format("reranker %s on %s", root.reranker, root.rerankerDevice or "not loaded"))
+    else
+      vim.health.info("reranker: none (`noul models use NAME` or settings.models.reranker)")
+    end
   end
   if status.indexing then
     vim.health.info("indexing is still running")
