@@ -213,6 +213,14 @@ async def test_a_reranker_setting_reranks_and_says_where(client: LanguageClient,
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"noul": {"reranker": str(tiny_reranker), "limit": 5}}))
     deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # loaded in the background, before any find asks for it
+        status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+        if status["roots"] and status["roots"][0].get("rerankerDevice") == "cpu":
+            break
+        await asyncio.sleep(0.2)
+    else:
+        raise AssertionError(f"the reranker was not loaded ahead of the first find: {status}")
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         result = await find(client, "retry failed uploads with exponential backoff")
         if result.results and result.signals.rerank != "off":

@@ -108,6 +108,8 @@ class NoulServer(LanguageServer):
             self.show(f"lexical search only: {workspace.embedder_problem}", types.MessageType.Warning)
         if workspace.reranker_problem:
             self.show(f"results are not reranked: {workspace.reranker_problem}", types.MessageType.Warning)
+        elif workspace.reranker_name:  # load it now (seconds for a large model), not on the first find
+            self.find_executor.submit(workspace.reranker)
         self.roots[folder] = workspace
         self.indexer.add(workspace)
 
