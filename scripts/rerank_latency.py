@@ -16,13 +16,16 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from noul_lsp.bench.random_models import build_checkpoint
 from noul_lsp.models.cross_encoder import CrossEncoder
 from noul_lsp.models.export import FP32_FILE, INT8_FILE, export_model, quantize_int8
 from noul_lsp.models.registry import reranker_from_directory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from random_checkpoints import build_checkpoint  # noqa: E402  (a test helper: needs the export extra)
 
 ARCHITECTURE = {"minilm-l6": "bert", "base": "xlm-roberta", "large": "xlm-roberta"}
 

@@ -201,7 +201,8 @@ async def test_an_index_setting_change_reopens_the_roots(client: LanguageClient)
 def tiny_reranker(tmp_path_factory):
     """A random-weight BERT cross-encoder exported to ONNX (tests/test_rerank.py checks its scores)."""
     pytest.importorskip("torch", reason="the export extra is part of the test install")
-    from noul_lsp.bench.random_models import build_checkpoint
+    from random_checkpoints import build_checkpoint
+
     from noul_lsp.models.export import export_model
 
     base = tmp_path_factory.mktemp("reranker")

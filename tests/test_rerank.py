@@ -16,7 +16,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the export extra (torch==2.13.0) is part of the test install")
 transformers = pytest.importorskip("transformers")
 
-from noul_lsp.bench.random_models import build_checkpoint  # noqa: E402
+from random_checkpoints import build_checkpoint  # noqa: E402
+
 from noul_lsp.cli import main as cli  # noqa: E402
 from noul_lsp.config import parse_settings  # noqa: E402
 from noul_lsp.models.choice import workspace_choice  # noqa: E402

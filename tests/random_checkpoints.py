@@ -3,7 +3,9 @@
 No model hub is reachable here or in CI, so the export and rerank tests and the rerank latency figures run
 on checkpoints built from a transformers config: the same graph as the published model (BERT for
 ms-marco-MiniLM, XLM-RoBERTa for bge-reranker), random weights. Timing depends on the shapes, not on the
-weights; correctness checks compare ONNX with torch on the same weights. Needs the `export` extra.
+weights; correctness checks compare ONNX with torch on the same weights. A test helper (also used by
+scripts/rerank_latency.py), outside the package: torch and transformers belong to the `export` extra and
+no runtime module imports them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-BERT_TOKENIZER = Path(__file__).resolve().parents[1] / "models" / "data" / "all-minilm-l6-v2" / "tokenizer.json"
+PACKAGE = Path(__file__).resolve().parents[1] / "noul_lsp"
+BERT_TOKENIZER = PACKAGE / "models" / "data" / "all-minilm-l6-v2" / "tokenizer.json"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ def _xlmr_tokenizer(target: Path) -> None:
     tokenizer.decoder = decoders.Metaspace()
     specials = ["<s>", "<pad>", "</s>", "<unk>"]
     trainer = trainers.UnigramTrainer(vocab_size=600, special_tokens=specials, unk_token="<unk>")
-    sources = [str(p) for p in sorted((Path(__file__).resolve().parents[1]).rglob("*.py"))]
+    sources = [str(p) for p in sorted(PACKAGE.rglob("*.py"))]
     tokenizer.train(sources, trainer)
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     tokenizer.save(str(target))
