@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import SessionModel, open_session, shared_model
+from noul_lsp.models.runtime import SessionModel, length_batches, open_session, padded_batch, shared_model
 
 
 class ScoringStopped(Exception):
@@ -48,21 +48,11 @@ class CrossEncoder(SessionModel):
         self.pairs_scored = 0
 
     def _forward(self, encodings: list) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        input_ids = np.zeros((len(encodings), width), dtype=np.int64)
-        attention = np.zeros((len(encodings), width), dtype=np.int64)
-        type_ids = np.zeros((len(encodings), width), dtype=np.int64)
-        pad_id = self.tokenizer.token_to_id("<pad>")
-        if pad_id is not None:  # XLM-RoBERTa pads with 1, and its positions depend on it
-            input_ids[:] = pad_id
-        for row, encoding in enumerate(encodings):
-            length = len(encoding.ids)
-            input_ids[row, :length] = encoding.ids
-            attention[row, :length] = 1
-            type_ids[row, :length] = encoding.type_ids
+        # XLM-RoBERTa pads with <pad> (1), and its position ids depend on it; BERT pads with 0
+        input_ids, attention = padded_batch([e.ids for e in encodings], self.tokenizer.token_to_id("<pad>") or 0)
         feeds = {"input_ids": input_ids, "attention_mask": attention}
         if "token_type_ids" in self._session.input_names:
-            feeds["token_type_ids"] = type_ids
+            feeds["token_type_ids"] = padded_batch([e.type_ids for e in encodings])[0]
         logits = np.asarray(self._session.run(feeds)[0], dtype=np.float32)
         self.pairs_scored += len(encodings)
         return relevance_logit(logits)
@@ -75,12 +65,10 @@ class CrossEncoder(SessionModel):
         if not documents:
             return np.zeros(0, dtype=np.float32)
         encodings = self.tokenizer.encode_batch([(query, document) for document in documents])
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         scores = np.zeros(len(documents), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            if start and should_stop():
+        for number, part in enumerate(length_batches([len(e.ids) for e in encodings], self.batch_size)):
+            if number and should_stop():
                 raise ScoringStopped
-            part = order[start : start + self.batch_size]
             scores[part] = self._forward([encodings[i] for i in part])
         return scores
 

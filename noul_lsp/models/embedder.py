@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import SessionModel, open_session, shared_model
+from noul_lsp.models.runtime import SessionModel, length_batches, open_session, padded_batch, shared_model
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,7 @@ class OnnxEmbedder(SessionModel):
         return ids
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        width = max(len(t) for t in batch)
-        input_ids = np.zeros((len(batch), width), dtype=np.int64)
-        attention = np.zeros((len(batch), width), dtype=np.int64)
-        for row, tokens in enumerate(batch):
-            input_ids[row, : len(tokens)] = tokens
-            attention[row, : len(tokens)] = 1
+        input_ids, attention = padded_batch(batch)
         feeds = {"input_ids": input_ids, "attention_mask": attention}
         if "token_type_ids" in self._session.input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
@@ -95,10 +90,8 @@ class OnnxEmbedder(SessionModel):
         if not texts:
             return np.zeros((0, self.spec.dims), dtype=np.float32)
         ids = self._ids(texts, self.token_budget)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         vectors = np.zeros((len(ids), self.spec.dims), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            part = order[start : start + self.batch_size]
+        for part in length_batches([len(t) for t in ids], self.batch_size):
             vectors[part] = self._forward([ids[i] for i in part])
         return vectors
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 
@@ -28,6 +30,24 @@ class Session:
 
     def run(self, feeds: dict) -> list:
         return self.session.run(None, feeds)
+
+
+def padded_batch(rows: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of a batch padded to its longest row, and the attention mask (1 on real tokens)."""
+    width = max(len(row) for row in rows)
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for index, row in enumerate(rows):
+        ids[index, : len(row)] = row
+        mask[index, : len(row)] = 1
+    return ids, mask
+
+
+def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """Input positions grouped into batches of similar token length (short first), so padding stays small;
+    callers write each batch's outputs back at these positions."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    return [order[start : start + size] for start in range(0, len(order), size)]
 
 
 class SessionModel:
