@@ -120,9 +120,10 @@ def test_project_names_come_from_what_the_tree_says(tmp_path):
     (root / "pyproject.toml").write_text('[project]\nname = "gizmo-kit"\n')
     (root / "web").mkdir()
     (root / "web" / "package.json").write_text('{"name": "not-at-the-root"}')
-    assert project_names(root) == {"acme", "widgets", "widgetry", "gizmo"}  # "kit": too short; "main": generic
+    (root / "go.mod").write_text("module github.com/acme/gadgetry\n\ngo 1.22\n")
+    assert project_names(root) == {"acme", "widgets", "widgetry", "gizmo", "gadgetry"}  # "kit" short, "main" generic
     (root / "pyproject.toml").write_text("this is not toml [")
-    assert project_names(root) == {"acme", "widgets", "widgetry"}  # a broken manifest only loses its name
+    assert project_names(root) == {"acme", "widgets", "widgetry", "gadgetry"}  # a broken manifest loses its name only
 
 
 def test_an_issue_naming_the_project_is_a_feature_of_each_find(polyglot, settings):

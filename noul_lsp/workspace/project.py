@@ -27,29 +27,42 @@ def _words(name: str) -> set[str]:
             and not w.isdigit()}
 
 
+def _pyproject_name(text: str) -> str:
+    data = tomllib.loads(text)
+    return data.get("project", {}).get("name", "") or data.get("tool", {}).get("poetry", {}).get("name", "")
+
+
+def _setup_cfg_name(text: str) -> str:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    return parser.get("metadata", "name", fallback="")
+
+
+def _go_module_name(text: str) -> str:
+    first = text.split("\n", 1)[0]
+    return first.split()[-1].rsplit("/", 1)[-1] if first.startswith("module ") else ""
+
+
+#: manifest file -> how to read the project's name from its text
+_MANIFESTS = {
+    "pyproject.toml": _pyproject_name,
+    "setup.cfg": _setup_cfg_name,
+    "package.json": lambda text: (json.loads(text) if text.strip().startswith("{") else {}).get("name", ""),
+    "Cargo.toml": lambda text: tomllib.loads(text).get("package", {}).get("name", ""),
+    "go.mod": _go_module_name,
+}
+
+
 def _declared_name(root: Path) -> set[str]:
     names: set[str] = set()
-    try:
-        if (root / "pyproject.toml").is_file():
-            data = tomllib.loads((root / "pyproject.toml").read_text("utf-8", errors="replace"))
-            names.add(str(data.get("project", {}).get("name", "") or data.get("tool", {}).get("poetry", {}).get("name", "")))
-        if (root / "setup.cfg").is_file():
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.read_string((root / "setup.cfg").read_text("utf-8", errors="replace"))
-            names.add(parser.get("metadata", "name", fallback=""))
-        if (root / "package.json").is_file():
-            data = json.loads((root / "package.json").read_text("utf-8", errors="replace"))
-            names.add(str(data.get("name", "")) if isinstance(data, dict) else "")
-        if (root / "Cargo.toml").is_file():
-            names.add(str(tomllib.loads((root / "Cargo.toml").read_text("utf-8", errors="replace")).get("package", {})
-                          .get("name", "")))
-        if (root / "go.mod").is_file():
-            first = (root / "go.mod").read_text("utf-8", errors="replace").split("\n", 1)[0]
-            if first.startswith("module "):
-                names.add(first.split()[-1].rsplit("/", 1)[-1])
-    except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
-        pass  # a broken manifest only loses a name
-    return {word for name in names for word in _words(name)}
+    for manifest, read_name in _MANIFESTS.items():
+        path = root / manifest
+        try:
+            if path.is_file():
+                names |= _words(str(read_name(path.read_text("utf-8", errors="replace")) or ""))
+        except (OSError, ValueError, AttributeError, configparser.Error):
+            continue  # a broken manifest only loses its own name (TOMLDecodeError is a ValueError)
+    return names
 
 
 def _packages(root: Path) -> set[str]:
