@@ -60,6 +60,19 @@ def test_chunk_mode_include_and_exclude(indexed):
     assert all(not h.path.startswith("web/") for h in no_web)
 
 
+
+def test_a_repeated_filter_reuses_its_row_mask_until_the_corpus_changes(indexed):
+    arrays = indexed.loaded()
+    first = indexed._allowed_rows(arrays, ["*.go"], [])
+    assert indexed._allowed_rows(arrays, ["*.go"], []) is first  # no second pass over every file
+    other = indexed._allowed_rows(arrays, ["*.go"], ["services/"])
+    assert other is not first and other.sum() <= first.sum()
+    (indexed.root / "extra.go").write_text("package main\n\nfunc Extra() {}\n")
+    indexed.indexer.update()
+    moved = indexed.loaded()
+    assert moved is not arrays and indexed._allowed_rows(moved, ["*.go"], []).sum() > first.sum()
+
+
 def test_a_long_issue_text_uses_all_its_words(indexed):
     issue = ("Our nightly job keeps failing. " * 60) + "The upload of the backup blob should retry with backoff."
     assert indexed.find(issue).hits[0].path == "src/net/retry.py"

@@ -165,6 +165,8 @@ class Workspace:
         #: what people call this project (a P(here) feature)
         self.project_names = project_names(self.root)
         self._calibration: Calibration | None | bool = False  # False: not looked up yet
+        #: (arrays, (include, exclude), row mask) of the last filtered query
+        self._allowed_cache: tuple[CorpusArrays, tuple, np.ndarray] | None = None
 
     @property
     def model_key(self) -> str | None:
@@ -277,8 +279,19 @@ class Workspace:
         return Candidates(self, arrays, bm25, dense)
 
     def _allowed_rows(self, arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray | None:
+        """Rows whose file passes the globs. Matching runs in Python over every file, so the mask is kept
+        for the corpus state it was made for: an editor repeats the same filter on every keystroke."""
         if not include and not exclude:
             return None
+        cached = self._allowed_cache
+        if cached is not None and cached[0] is arrays and cached[1] == (tuple(include), tuple(exclude)):
+            return cached[2]
+        mask = self._match_rows(arrays, include, exclude)
+        self._allowed_cache = (arrays, (tuple(include), tuple(exclude)), mask)
+        return mask
+
+    @staticmethod
+    def _match_rows(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray:
         allowed_files = np.ones(len(arrays.files), dtype=bool)
         if include:
             spec = gitignore_spec(include)
