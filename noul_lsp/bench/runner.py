@@ -19,7 +19,6 @@ from noul_lsp.bench.labels import LabeledQuery, load_labels
 from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
 from noul_lsp.bench.trees import commit_date, find_mirror, write_tree
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.calibrate import pair_name
 from noul_lsp.retrieval.engine import FindResult, Workspace, find_across
 from noul_lsp.retrieval.rerank import shortlist
 
@@ -188,8 +187,7 @@ class BenchRunner:
             else:
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
                                         rerank=pipeline == "rerank")
-                record = _record(query, pipeline, result, None, chunks, searched, searched_repo,
-                                 workspace.model_pair if pipeline == "rerank" else pair_name(workspace.model_key))
+                record = _record(query, pipeline, result, None, chunks, searched, searched_repo, result.pair)
                 if pipeline == "hybrid" and searched == "own":
                     record.shortlists = self._shortlists(workspace, query.query)
             self.queries.append(record)

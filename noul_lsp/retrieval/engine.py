@@ -92,6 +92,8 @@ class FindResult:
     features: dict[str, float] = field(default_factory=dict)
     #: how the answer was made: which reranker ran and on what device, or why it was skipped
     signals: dict[str, str] = field(default_factory=dict)
+    #: the embedder+reranker pair the answer was made with (calibration files are per pair)
+    pair: str = ""
 
     def report(self) -> dict:
         """The agent report printed by `noul find --json`."""
@@ -164,7 +166,7 @@ class Workspace:
         self.corpus = Corpus(self.store, self.model_key)
         #: what people call this project (a P(here) feature)
         self.project_names = project_names(self.root)
-        self._calibration: Calibration | None | bool = False  # False: not looked up yet
+        self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
         #: (arrays, (include, exclude), row mask) of the last filtered query
         self._allowed_cache: tuple[CorpusArrays, tuple, np.ndarray] | None = None
 
@@ -178,14 +180,15 @@ class Workspace:
 
     @property
     def model_pair(self) -> str:
+        """The configured embedder+reranker pair (a find that skips the reranker runs as embedder+none)."""
         reranker = self._reranker_spec.model_id if self._reranker_spec is not None else ""
         return pair_name(self.model_key, reranker)
 
-    def calibration(self) -> Calibration | None:
-        """The calibration fitted for this workspace's embedder+reranker pair, if there is one."""
-        if self._calibration is False:
-            self._calibration = load_calibration(self.model_pair)
-        return self._calibration
+    def calibration(self, pair: str) -> Calibration | None:
+        """The calibration fitted for exactly this embedder+reranker pair, if there is one."""
+        if pair not in self._calibrations:
+            self._calibrations[pair] = load_calibration(pair)
+        return self._calibrations[pair]
 
     def embedder(self):
         """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
@@ -423,7 +426,9 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
     for key, hit in hits:
         hit.preview = _preview(records[key].text) if key in records else ""
     stage("aggregate", started)
-    here = _calibrate(workspaces[0], legs, features, [hit for _, hit in hits], notes)
+    # the pair this answer was made with: a configured reranker that did not run is not part of it
+    pair = pair_name(workspaces[0].model_key, signals["rerank"] if logits else "")
+    here = _calibrate(workspaces[0], pair, legs, features, [hit for _, hit in hits], notes)
     timings["total"] = sum(timings.values())
 
     states = [c.workspace.state(stale=stale, sync=False) for c in candidates]
@@ -431,7 +436,7 @@ def find_across(workspaces: Sequence[Workspace], query: str, *, limit: int | Non
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,
                              states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
     return FindResult(query, [hit for _, hit in hits], index_state, timings, here, list(dict.fromkeys(notes)), features,
-                      signals)
+                      signals, pair)
 
 
 def _aggregate(order: list[tuple[int, int]], chunk_scores: dict[tuple[int, int], float], candidates: list[Candidates],
@@ -508,12 +513,12 @@ def _features(query: str, candidates: list[Candidates], scored, bm25_ranking, de
                           names_project=not names.isdisjoint(terms))
 
 
-def _calibrate(workspace: Workspace, legs: Sequence[str], features: dict[str, float], hits: list[Hit],
+def _calibrate(workspace: Workspace, pair: str, legs: Sequence[str], features: dict[str, float], hits: list[Hit],
                notes: list[str]) -> float | None:
     """P(here) and each hit's probability when a calibration fits this pair and pipeline, else None."""
-    calibration = workspace.calibration()
+    calibration = workspace.calibration(pair)
     if calibration is None:
-        notes.append(f"uncalibrated: no calibration for {workspace.model_pair} (run `noul calibrate`)")
+        notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
         return None
     if set(legs) != set(CALIBRATED_LEGS) or not features.get("dense_top"):
         return None  # fitted on the full hybrid pipeline; a single leg or no embeddings is another model
