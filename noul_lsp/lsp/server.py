@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -339,9 +340,32 @@ def shutdown(ls: NoulServer, *args) -> None:
     ls.shutdown_all()
 
 
+def _connect(parser: argparse.ArgumentParser, pipe: str | None, port: str | None) -> socket.socket:
+    """The stream a client opened for us: with `--pipe` / `--socket` the client listens (a named pipe is a
+    Unix socket on Linux and macOS) and the server connects, as vscode-languageclient expects."""
+    try:
+        if pipe is not None:
+            if not hasattr(socket, "AF_UNIX"):
+                parser.error("--pipe needs Unix sockets; use --stdio on this system")
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(pipe)
+            return connection
+        if port is None or not port.isdigit() or not 0 < int(port) < 65536:
+            parser.error(f"--socket takes a port number, not {port!r}")
+        return socket.create_connection(("127.0.0.1", int(port)))
+    except OSError as error:
+        parser.exit(1, f"noul-lsp: error: cannot connect to the client's {'pipe' if pipe else 'socket'}: {error}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="noul-lsp", description="The noul language server (stdio by default).")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    transport.add_argument("--pipe", metavar="NAME", help="connect to the client's named pipe (Unix socket path)")
+    transport.add_argument("--socket", metavar="PORT", help="connect to the client's socket on 127.0.0.1:PORT")
+    parser.add_argument("--clientProcessId", "--client-process-id", dest="client_process_id", metavar="PID",
+                        help="the editor's process id (accepted for vscode-languageclient; unused)")
     parser.add_argument("--log-file", help="write logs here (stdout belongs to the protocol)")
     parser.add_argument("--version", action="version", version=f"noul-lsp {__version__}")
     args = parser.parse_args(argv)
@@ -352,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
         if not port.isdigit():
             parser.error("--tcp takes HOST:PORT")
         server.start_tcp(host or "127.0.0.1", int(port))
+    elif args.pipe is not None or args.socket is not None:
+        connection = _connect(parser, args.pipe, args.socket)
+        with connection, connection.makefile("rb") as reader, connection.makefile("wb", buffering=0) as writer:
+            server.start_io(reader, writer)
     else:
         server.start_io()
     return 0

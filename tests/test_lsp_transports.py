@@ -1,0 +1,103 @@
+"""The server starts the way editors start it: vscode-languageclient appends `--stdio` (and, for a Node
+module, `--clientProcessId=N`) to the command, or asks the server to connect to a socket or a named pipe it
+listens on. Each test runs the real `python -m noul_lsp` and completes an `initialize` round trip."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_message(stream) -> dict:
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            raise AssertionError("the server closed the stream before answering")
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))
+
+
+def initialize(root: Path) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                       "initializationOptions": {"noul": {"cacheDir": str(root / ".cache")}}}}
+
+
+def answer_of(reader, writer) -> dict:
+    while True:
+        message = read_message(reader)
+        if message.get("id") == 1:
+            return message
+        assert "method" in message, message  # notifications (log messages) may come first
+
+
+def shut_down(writer, process: subprocess.Popen) -> None:
+    writer.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    writer.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    writer.flush()
+    assert process.wait(timeout=30) == 0
+
+
+def test_stdio_flag_and_client_process_id_are_accepted(tmp_path: Path):
+    process = subprocess.Popen([sys.executable, "-m", "noul_lsp", "--stdio", "--clientProcessId=4242"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(frame(initialize(tmp_path)))
+        process.stdin.flush()
+        answer = answer_of(process.stdout, process.stdin)
+        assert answer["result"]["serverInfo"]["name"] == "noul-lsp"
+        shut_down(process.stdin, process)
+    finally:
+        process.kill()
+
+
+@pytest.mark.parametrize("transport", ["socket", "pipe"])
+def test_the_server_connects_to_the_clients_socket_or_pipe(tmp_path: Path, transport: str):
+    if transport == "pipe":
+        address = str(tmp_path / "client.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(address)
+        argument = f"--pipe={address}"
+    else:
+        listener = socket.create_server(("127.0.0.1", 0))
+        argument = f"--socket={listener.getsockname()[1]}"
+    listener.listen(1)
+    listener.settimeout(30)
+    process = subprocess.Popen([sys.executable, "-m", "noul_lsp", argument], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        connection, _ = listener.accept()
+        with connection, connection.makefile("rb") as reader, connection.makefile("wb") as writer:
+            writer.write(frame(initialize(tmp_path)))
+            writer.flush()
+            assert answer_of(reader, writer)["result"]["serverInfo"]["name"] == "noul-lsp"
+            shut_down(writer, process)
+    finally:
+        listener.close()
+        process.kill()
+
+
+def test_an_unreachable_socket_is_one_error_line(tmp_path: Path):
+    unused = socket.create_server(("127.0.0.1", 0))
+    port = unused.getsockname()[1]
+    unused.close()
+    done = subprocess.run([sys.executable, "-m", "noul_lsp", f"--socket={port}"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 1
+    assert done.stderr.startswith("noul-lsp: error: cannot connect to the client's socket")
+    assert "Traceback" not in done.stderr
