@@ -5,6 +5,7 @@
   noul status PATH       files, chunks, embedded share, model, index size and location
   noul bench ...         quality and speed on labeled queries, with baselines
   noul calibrate ...     fit the "not here" probability on bench records
+  noul rank-fit ...      fit the ranking stage on bench records (measured leave-one-repository-out)
   noul models list|pull|export|use
                          known models; download one from the hub (the only network use); turn a
                          transformers checkpoint into ONNX (+ checked int8); choose a workspace's models
@@ -28,10 +29,11 @@ from rich.markup import escape
 
 from noul_lsp.config import Settings, with_overrides
 from noul_lsp.models.registry import ModelMissing, recipes_directory
-from noul_lsp.retrieval.engine import FindResult, QueryError, Workspace
+from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
 
-COMMANDS = ("index", "find", "status", "bench", "calibrate", "models")
+COMMANDS = ("index", "find", "status", "bench", "calibrate", "rank-fit", "models")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
@@ -261,6 +263,24 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rank_fit(args: argparse.Namespace) -> int:
+    from noul_lsp.bench.rank_fit import RankDataError, format_metrics, rank_fit
+
+    paths = [Path(p) for p in args.records]
+    for path in paths:
+        if not path.is_file():
+            raise CliError(f"records file {path} not found", EXIT_USAGE)
+    if args.l2 <= 0:
+        raise CliError(f"--l2 must be positive, not {args.l2}", EXIT_USAGE)
+    try:
+        written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation)
+    except (RankDataError, ValueError) as error:
+        raise CliError(str(error), EXIT_USAGE) from error
+    print(format_metrics(metrics))
+    print(f"\nwrote {written}")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from noul_lsp.store import cache_root
 
@@ -413,6 +433,14 @@ def build_parser() -> argparse.ArgumentParser:
                            help="folder for the parameter file (default: models/calibration of this tree)")
     calibrate.add_argument("--plot", help="write a reliability diagram PNG here")
     calibrate.set_defaults(handler=cmd_calibrate)
+
+    fit = sub.add_parser("rank-fit", help="fit the ranking stage on bench records (per_query.jsonl)")
+    fit.add_argument("records", nargs="+", help="per_query.jsonl files from noul bench (hybrid pipeline)")
+    fit.add_argument("--out", default=str(recipes_directory() / "ranking"),
+                     help="folder for the model file (default: models/ranking of this tree)")
+    fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
+    fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
+    fit.set_defaults(handler=cmd_rank_fit)
     return parser
 
 

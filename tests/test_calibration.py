@@ -16,7 +16,7 @@ from noul_lsp.retrieval.calibrate import (
     load_calibration,
     pair_name,
 )
-from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.session.workspace import Workspace
 from noul_lsp.workspace.project import project_names
 
 

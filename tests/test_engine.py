@@ -2,7 +2,8 @@
 
 import pytest
 
-from noul_lsp.retrieval.engine import QueryError, Workspace
+from noul_lsp.retrieval.result import QueryError
+from noul_lsp.session.workspace import Workspace
 
 DESCRIPTIONS = [
     ("retry failed uploads with exponential backoff", "src/net/retry.py"),
@@ -46,8 +47,9 @@ def test_report_shape_and_timings(indexed):
     assert list(report["files"])[0] == "src/net/retry.py"
     first = report["results"][0]
     assert first["startLine"] <= first["endLine"] and first["preview"]
-    assert set(first["signals"]) == {"bm25Rank", "denseRank"}
-    assert {"bm25", "embed_query", "dense", "fuse", "total"} <= set(report["timings"])
+    assert set(first["signals"]) == {"bm25Rank", "denseRank", "role"}
+    assert first["signals"]["role"] == first["role"] == "source"
+    assert {"bm25", "embed_query", "dense", "fuse", "rank", "total"} <= set(report["timings"])
     assert len(report["results"]) == 3
 
 
@@ -63,14 +65,14 @@ def test_chunk_mode_include_and_exclude(indexed):
 
 def test_a_repeated_filter_reuses_its_row_mask_until_the_corpus_changes(indexed):
     arrays = indexed.loaded()
-    first = indexed._allowed_rows(arrays, ["*.go"], [])
-    assert indexed._allowed_rows(arrays, ["*.go"], []) is first  # no second pass over every file
-    other = indexed._allowed_rows(arrays, ["*.go"], ["services/"])
+    first = indexed.row_filter.mask(arrays, ["*.go"], [])
+    assert indexed.row_filter.mask(arrays, ["*.go"], []) is first  # no second pass over every file
+    other = indexed.row_filter.mask(arrays, ["*.go"], ["services/"])
     assert other is not first and other.sum() <= first.sum()
     (indexed.root / "extra.go").write_text("package main\n\nfunc Extra() {}\n")
     indexed.indexer.update()
     moved = indexed.loaded()
-    assert moved is not arrays and indexed._allowed_rows(moved, ["*.go"], []).sum() > first.sum()
+    assert moved is not arrays and indexed.row_filter.mask(moved, ["*.go"], []).sum() > first.sum()
 
 
 def test_a_long_issue_text_uses_all_its_words(indexed):

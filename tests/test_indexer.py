@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from noul_lsp.config import IndexSettings, Settings
-from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.session.workspace import Workspace
 
 
 @pytest.fixture

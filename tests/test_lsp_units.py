@@ -5,7 +5,7 @@ from lsprotocol import types
 from noul_lsp.config import Settings
 from noul_lsp.lsp.convert import code_units, hover_markdown, line_range
 from noul_lsp.lsp.settings import settings_from_client
-from noul_lsp.retrieval.engine import Hit
+from noul_lsp.retrieval.result import Hit
 
 
 def test_vscode_flat_section_and_neovim_tree_both_parse():

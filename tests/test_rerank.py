@@ -32,8 +32,8 @@ from noul_lsp.models.registry import (  # noqa: E402
     spec_from_directory,
 )
 from noul_lsp.retrieval.calibrate import pair_name  # noqa: E402
-from noul_lsp.retrieval.engine import Workspace  # noqa: E402
 from noul_lsp.retrieval.rerank import shortlist  # noqa: E402
+from noul_lsp.session.workspace import Workspace  # noqa: E402
 
 PAIRS = [("retry failed uploads with backoff", "def upload(data):\n    for attempt in range(5):\n        sleep(2 ** attempt)"),
          ("parse the config file", "class ConfigParser:\n    def read(self, path): ..."),
@@ -298,7 +298,7 @@ def test_bench_rerank_pipeline_and_short_list_recall(tmp_path, exported):
 
 def test_a_find_stops_between_rerank_batches(polyglot, tmp_path, exported):
     from noul_lsp.config import with_overrides
-    from noul_lsp.retrieval.engine import FindCancelled
+    from noul_lsp.retrieval.result import FindCancelled
 
     settings = with_overrides(_settings(tmp_path / "cache", per_file=0, reranker=str(exported["bert"][1])),
                               search={"rerank_batch": 2})

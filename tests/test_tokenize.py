@@ -1,4 +1,4 @@
-from noul_lsp.retrieval.tokenize import identifier_terms, query_terms, terms
+from noul_lsp.text.terms import identifier_terms, query_terms, terms
 
 
 def test_snake_and_camel_case_are_split_and_kept_whole():

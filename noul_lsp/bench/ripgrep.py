@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from noul_lsp.retrieval.tokenize import STOP_WORDS
+from noul_lsp.text.terms import STOP_WORDS
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 MAX_WORDS = 64

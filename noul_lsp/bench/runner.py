@@ -19,8 +19,10 @@ from noul_lsp.bench.labels import LabeledQuery, load_labels
 from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
 from noul_lsp.bench.trees import commit_date, find_mirror, write_tree
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.engine import FindResult, Workspace, find_across
+from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rerank import shortlist
+from noul_lsp.retrieval.result import FindResult
+from noul_lsp.session.workspace import Workspace
 
 PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "hybrid": ("bm25", "dense"), "rerank": ("bm25", "dense")}
 KNOWN_PIPELINES = (*PIPELINE_LEGS, "ripgrep")
@@ -69,6 +71,10 @@ class QueryRecord:
     hits: list = field(default_factory=list)  # [{path, score, bm25Rank, denseRank, rerankScore, probability}]
     #: hybrid only: the files each short-list variant would hand a reranker (SHORTLIST_VARIANTS)
     shortlists: dict = field(default_factory=dict)
+    #: hybrid on its own repository only: the ranking stage's candidate files and feature rows (rank-fit)
+    rank_candidates: dict = field(default_factory=dict)
+    #: how the answer was made (FindResult.signals: the ranking, the reranker)
+    signals: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -108,7 +114,8 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
                        probability=hit.probability)
     return QueryRecord(query.id, query.label_file, query.source, query.repo, query.commit, query.kind, list(query.tags),
                        pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched,
-                       searched_repo or query.repo, pair, result.features if result is not None else {}, hits)
+                       searched_repo or query.repo, pair, result.features if result is not None else {}, hits,
+                       signals=dict(result.signals) if result is not None else {})
 
 
 class BenchRunner:
@@ -185,11 +192,13 @@ class BenchRunner:
                 record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
                                  chunks, searched, searched_repo)
             else:
+                own_hybrid = pipeline == "hybrid" and searched == "own"
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
-                                        rerank=pipeline == "rerank")
+                                        rerank=pipeline == "rerank", record_candidates=own_hybrid)
                 record = _record(query, pipeline, result, None, chunks, searched, searched_repo, result.pair)
-                if pipeline == "hybrid" and searched == "own":
+                if own_hybrid:
                     record.shortlists = self._shortlists(workspace, query.query)
+                    record.rank_candidates = result.rank_candidates
             self.queries.append(record)
 
     def _shortlists(self, workspace: Workspace, query: str) -> dict[str, list[str]]:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from noul_lsp.chunking import Chunk, FileChunker
 from noul_lsp.config import IndexSettings
-from noul_lsp.retrieval.tokenize import term_counts
 from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, WriteBatch
+from noul_lsp.text.terms import term_counts
 from noul_lsp.workspace.discovery import DiscoveredFile, SkippedFile, discover, gitignore_spec, read_text_file
 
 #: Files per write transaction while indexing.

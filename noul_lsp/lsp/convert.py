@@ -8,7 +8,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from noul_lsp.lsp.protocol import FindHit, FindIndexState, FindSignals, SemanticFindResult
-from noul_lsp.retrieval.engine import FindResult, Hit
+from noul_lsp.retrieval.result import FindResult, Hit
 
 
 def uri_of(root: str, path: str) -> str:

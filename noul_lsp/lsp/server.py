@@ -23,11 +23,13 @@ from pygls.lsp.server import LanguageServer
 
 from noul_lsp import __version__
 from noul_lsp.config import Settings
-from noul_lsp.index.background import BackgroundIndexer, Progress
 from noul_lsp.lsp.convert import FileLines, hover_markdown, line_range, path_of, to_find_result
 from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult
 from noul_lsp.lsp.settings import settings_from_client
-from noul_lsp.retrieval.engine import FindCancelled, Hit, QueryError, Workspace, find_across
+from noul_lsp.retrieval.engine import find_across
+from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
+from noul_lsp.session.background import BackgroundIndexer, Progress
+from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import StoreError
 from noul_lsp.workspace.watch import RootWatcher
 

@@ -25,23 +25,37 @@ class BM25Index:
 
     def __init__(self, row_term_ids: list[np.ndarray], row_term_counts: list[np.ndarray], vocabulary_size: int,
                  parameters: BM25Parameters = BM25Parameters()) -> None:
-        self.rows = len(row_term_ids)
+        rows = len(row_term_ids)
+        docs = np.repeat(np.arange(rows, dtype=np.int32), [len(t) for t in row_term_ids])
+        term_ids = np.concatenate(row_term_ids).astype(np.int64, copy=False) if rows else np.zeros(0, np.int64)
+        counts = np.concatenate(row_term_counts).astype(np.float32, copy=False) if rows else np.zeros(0, np.float32)
+        self._build(rows, docs, term_ids, counts, vocabulary_size, parameters)
+
+    @classmethod
+    def from_postings(cls, rows: int, docs: np.ndarray, term_ids: np.ndarray, counts: np.ndarray,
+                      vocabulary_size: int, parameters: BM25Parameters = BM25Parameters()) -> BM25Index:
+        """The index of flat (document, term, count) postings; each (document, term) pair at most once."""
+        index = cls.__new__(cls)
+        index._build(rows, docs.astype(np.int32, copy=False), term_ids.astype(np.int64, copy=False),
+                     counts.astype(np.float32, copy=False), vocabulary_size, parameters)
+        return index
+
+    def _build(self, rows: int, docs: np.ndarray, term_ids: np.ndarray, counts: np.ndarray, vocabulary_size: int,
+               parameters: BM25Parameters) -> None:
+        self.rows = rows
         self.vocabulary_size = vocabulary_size
-        lengths = np.fromiter((c.sum() for c in row_term_counts), dtype=np.float32, count=self.rows)
+        lengths = np.bincount(docs, weights=counts, minlength=rows).astype(np.float32)
         self.document_frequency = np.zeros(vocabulary_size, dtype=np.int64)
         self.idf = np.zeros(vocabulary_size, dtype=np.float32)
-        if self.rows == 0 or not any(len(t) for t in row_term_ids):
+        if rows == 0 or not len(term_ids):
             self._indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
             self._docs = np.zeros(0, dtype=np.int32)
             self._weights = np.zeros(0, dtype=np.float32)
             return
-        docs = np.repeat(np.arange(self.rows, dtype=np.int32), [len(t) for t in row_term_ids])
-        term_ids = np.concatenate(row_term_ids).astype(np.int64, copy=False)
-        counts = np.concatenate(row_term_counts).astype(np.float32, copy=False)
         order = np.argsort(term_ids, kind="stable")
         term_ids, docs, counts = term_ids[order], docs[order], counts[order]
         document_frequency = np.bincount(term_ids, minlength=vocabulary_size).astype(np.float64)
-        idf = bm25_idf(self.rows, document_frequency).astype(np.float32)
+        idf = bm25_idf(rows, document_frequency).astype(np.float32)
         self.document_frequency = document_frequency.astype(np.int64)
         self.idf = idf
         average_length = max(float(lengths.mean()), 1e-9)
@@ -51,6 +65,12 @@ class BM25Index:
         self._docs = docs
         self._indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
         np.cumsum(document_frequency.astype(np.int64), out=self._indptr[1:])
+
+    def postings(self, term: int) -> np.ndarray:
+        """The documents that contain a term id (sorted by document within the term)."""
+        if not 0 <= term < self.vocabulary_size:
+            return np.zeros(0, dtype=np.int32)
+        return self._docs[self._indptr[term]:self._indptr[term + 1]]
 
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every row for the (unique) query term ids; unknown ids are ignored.

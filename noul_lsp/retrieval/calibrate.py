@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from noul_lsp.models.registry import recipes_directory
+from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
-                  "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long")
-#: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
-LONG_QUERY_TERMS = 30
+                  "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
+                  "rank_top_probability", "rank_margin_2")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -30,7 +30,8 @@ CALIBRATED_LEGS = ("bm25", "dense")
 
 def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
-                   query_terms: int, names_project: bool = False) -> dict[str, float]:
+                   query_terms: int, names_project: bool = False,
+                   ranked_probabilities: list[float] | None = None) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring)."""
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
@@ -52,6 +53,10 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         # an issue-length text that names this workspace's project (workspace/project.py) was written about
         # it; in a one-line description the name is rare and says little (measured: docs/benchmarks.md)
         "names_project_long": float(names_project and query_terms > LONG_QUERY_TERMS),
+        # the fitted ranker's own confidence: the top file's probability among the candidates, its lead
+        "rank_top_probability": ranked_probabilities[0] if ranked_probabilities else 0.0,
+        "rank_margin_2": (ranked_probabilities[0] - ranked_probabilities[1])
+        if ranked_probabilities and len(ranked_probabilities) > 1 else 0.0,
     }
 
 
@@ -171,3 +176,46 @@ def load_calibration(pair: str) -> Calibration | None:
                 continue  # a renamed file of another pair must never be applied
             return Calibration.from_json(data)
     return None
+
+
+def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,
+                    rrf_k: int, project_names: frozenset[str],
+                    ranked_probabilities: list[float] | None = None) -> dict[str, float]:
+    """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
+    legs' lists (`fused`), and the fitted ranker's top probabilities when it ran."""
+    from noul_lsp.retrieval.aggregate import file_order
+    from noul_lsp.retrieval.bm25 import bm25_idf
+
+    if term_idf is None:
+        arrays = candidates[0].arrays
+        unknown = float(bm25_idf(arrays.rows, np.zeros(1))[0])
+        idf = arrays.bm25.idf
+        mass = sum(float(idf[arrays.vocabulary[t]]) if t in arrays.vocabulary and arrays.vocabulary[t] < len(idf)
+                   else unknown for t in analysis_terms)
+    else:
+        mass = sum(term_idf.values())
+    bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)
+    cosines = sorted((float(v) for c in candidates for v in c.dense[1][:5]), reverse=True)
+    return query_features(file_scores=[score for score, _ in scored[:5]], rrf_k=rrf_k, bm25_top=bm25_top,
+                          bm25_idf_mass=mass, dense_cosines=cosines,
+                          bm25_files=file_order(fused.bm25_ranking, candidates),
+                          dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
+                          names_project=not project_names.isdisjoint(analysis_terms),
+                          ranked_probabilities=ranked_probabilities)
+
+
+def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,
+                      notes: list[str]) -> float | None:
+    """P(here), and each hit's probability, when a calibration fits this pair and pipeline; else None."""
+    if calibration is None:
+        notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
+        return None
+    if set(legs) != set(CALIBRATED_LEGS) or not features.get("dense_top"):
+        return None  # fitted on the full hybrid pipeline; a single leg or no embeddings is another model
+    here = calibration.here_probability(features)
+    top = hits[0].score if hits else 0.0
+    rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,
+                         dense_rank=h.dense_rank) for h in hits]
+    for hit, probability in zip(hits, calibration.hit_probabilities(rows, here), strict=True):
+        hit.probability = probability
+    return here

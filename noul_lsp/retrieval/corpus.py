@@ -11,10 +11,12 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.store import ChunkStore
 
 
@@ -47,6 +49,16 @@ class CorpusArrays:
     @property
     def rows(self) -> int:
         return len(self.keys)
+
+    @cached_property
+    def symbols(self) -> SymbolTable:
+        """Definitions, scopes, paths, roles and whole-file BM25 of this state (built on first use: only the
+        ranking stage reads them)."""
+        return build_symbol_table(symbols=[e.symbol for e in self.entries], files=self.files,
+                                  row_file=self.row_file, hashes=[e.hash for e in self.entries],
+                                  row_term_ids=[e.term_ids for e in self.entries],
+                                  row_term_counts=[e.term_counts for e in self.entries],
+                                  vocabulary_size=self.bm25.vocabulary_size)
 
 
 class Corpus:

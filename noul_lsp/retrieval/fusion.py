@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,3 +24,48 @@ def reciprocal_rank_fusion(rankings: list[Sequence[Hashable]], k: int) -> dict[H
         for rank, item in enumerate(ranking, 1):
             fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
     return fused
+
+
+Key = tuple[int, int]  # (root index, corpus row)
+
+
+@dataclass
+class Fused:
+    """The fusion stage's output: every leg's global ranking, the fused chunk scores and their order."""
+
+    bm25_ranking: list[Key]
+    dense_ranking: list[Key]
+    scores: dict[Key, float]
+    order: list[Key]
+    bm25_rank: dict[Key, int]
+    dense_rank: dict[Key, int]
+
+    def rows_of(self, root_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, fused scores) of one root's chunks in the fused ranking."""
+        mine = [(row, score) for (index, row), score in self.scores.items() if index == root_index]
+        if not mine:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        rows, scores = zip(*mine, strict=True)
+        return np.array(rows, dtype=np.int32), np.array(scores, dtype=np.float32)
+
+
+def global_ranking(per_root: list[tuple[np.ndarray, np.ndarray]], size: int) -> list[Key]:
+    """(root index, row) pairs of every root's list merged by raw score, best first, at most `size`."""
+    keys = [(index, int(row), float(score)) for index, (rows, scores) in enumerate(per_root)
+            for row, score in zip(rows.tolist(), scores.tolist(), strict=True)]
+    keys.sort(key=lambda item: -item[2])
+    return [(index, row) for index, row, _ in keys[:size]]
+
+
+def fuse(bm25_lists: list[tuple[np.ndarray, np.ndarray]], dense_lists: list[tuple[np.ndarray, np.ndarray]], *,
+         size: int, rrf_k: int) -> Fused:
+    """Each leg's lists merged across roots by raw score (cosines share one model; BM25 scores share one idf
+    in a multi-root find), then reciprocal rank fusion of the global rankings: a root's top hit is not worth
+    more for being alone in a small root."""
+    bm25_ranking = global_ranking(bm25_lists, size)
+    dense_ranking = global_ranking(dense_lists, size)
+    scores = reciprocal_rank_fusion([r for r in (bm25_ranking, dense_ranking) if r], rrf_k)
+    order = sorted(scores, key=lambda key: -scores[key])
+    return Fused(bm25_ranking, dense_ranking, scores, order,
+                 {key: rank for rank, key in enumerate(bm25_ranking, 1)},
+                 {key: rank for rank, key in enumerate(dense_ranking, 1)})

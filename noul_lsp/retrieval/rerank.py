@@ -45,3 +45,59 @@ def shortlist(ranking: Sequence[Key], file_of: Callable[[Key], Hashable], size: 
 def reranked_scores(logits: np.ndarray) -> np.ndarray:
     """Chunk scores of reranked chunks from the cross-encoder's logits (see the module docstring)."""
     return RERANKED_FLOOR + 1.0 / (1.0 + np.exp(-np.clip(logits.astype(np.float64), -30, 30)))
+
+
+def rerank_stage(root, query: str, order: list, candidates: list, signals: dict[str, str], notes: list[str],
+                 stage: Callable[[str, float], None], should_stop: Callable[[], bool]) -> dict:
+    """The cross-encoder's logit for each chunk of the short list cut from `order`; empty when no reranker
+    runs (then `signals` and `notes` say why, when one was configured)."""
+    import time
+
+    from noul_lsp.models.cross_encoder import ScoringStopped
+    from noul_lsp.retrieval.aggregate import chunk_records
+    from noul_lsp.retrieval.result import FindCancelled
+
+    if not root.reranker_name:
+        signals["rerank"] = "off"
+        return {}
+    started = time.perf_counter()
+    reranker = root.reranker()
+    if reranker is None:
+        signals["rerank"] = "skipped"
+        notes.append(f"rerank skipped: {root.reranker_problem}")
+        return {}
+    search = root.settings.search
+    keys = shortlist(order, lambda key: (key[0], int(candidates[key[0]].arrays.row_file[key[1]])),
+                     search.rerank_shortlist, search.rerank_per_file)
+    records = chunk_records(candidates, keys)
+    keys = [key for key in keys if key in records]
+    try:
+        logits = reranker.score(query, [records[key].embed_text for key in keys], should_stop=should_stop)
+    except ScoringStopped:
+        raise FindCancelled("rerank") from None
+    except Exception as error:  # onnxruntime failing at run time (e.g. out of GPU memory): answer without it
+        signals["rerank"] = "skipped"
+        notes.append(f"rerank skipped: {reranker.spec.model_id} failed ({type(error).__name__}: {error})")
+        return {}
+    signals.update(rerank=reranker.spec.model_id, rerankDevice=reranker.device)
+    if reranker.fallback_reason and root.settings.models.use_gpu:
+        signals["rerankFallback"] = reranker.fallback_reason
+    stage("rerank", started)
+    return dict(zip(keys, logits.tolist(), strict=True))
+
+
+def with_reranked(scored: list, logits: dict) -> list:
+    """`scored` (files or chunks, best first) with the reranked chunks above the rest: an entry holding a
+    reranked chunk scores 1 + sigmoid of its best logit and lists its reranked chunks first; others keep
+    their scores (all below 1: probabilities or fused scores)."""
+    if not logits:
+        return scored
+    rescored = []
+    for score, keys in scored:
+        mine = sorted((k for k in keys if k in logits), key=lambda k: -logits[k])
+        if mine:
+            best = float(reranked_scores(np.array([logits[mine[0]]]))[0])
+            rescored.append((best, mine + [k for k in keys if k not in logits]))
+        else:
+            rescored.append((score, keys))
+    return sorted(rescored, key=lambda item: -item[0])

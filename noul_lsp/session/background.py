@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexLocked, StoreError
 
 logger = logging.getLogger(__name__)

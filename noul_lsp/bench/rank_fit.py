@@ -1,0 +1,153 @@
+"""`noul rank-fit`: fit the ranking stage on benchmark records, measured leave-one-repository-out.
+
+Records come from `noul bench` (per_query.jsonl): each hybrid query on its own repository carries its
+candidate files and their feature rows (`rank_candidates`). The ranker is fitted on every repository but
+one and scored on the held-out one, for each repository in turn, so a figure never comes from a query the
+weights have seen; the file written is the fit on everything, with those held-out figures, the ablation
+(each feature group removed in turn, also held out) and the fusion baseline as its provenance.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.bench import metrics as m
+from noul_lsp.retrieval.features import FEATURE_GROUPS, FEATURES
+from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, ranking_file_name
+
+KS = (1, 3, 5)
+
+
+class RankDataError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class LabeledCandidates:
+    label_file: str
+    repo: str
+    gold: list[str]
+    files: list[str]
+    matrix: np.ndarray
+    baseline: list[str]  # the files the record's own answer ranked (the fusion, or whatever ran)
+
+
+def load_candidates(paths: list[Path]) -> tuple[list[LabeledCandidates], str]:
+    """Answerable hybrid records with candidates, and the embedder key they were made with."""
+    found: list[LabeledCandidates] = []
+    embedders: set[str] = set()
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            record = json.loads(line)
+            candidates = record.get("rank_candidates") or {}
+            if record["pipeline"] != "hybrid" or record["kind"] != "answerable" or not candidates.get("files"):
+                continue
+            if candidates["features"] != list(FEATURES):
+                raise RankDataError(f"{path}: records were made with other features ({len(candidates['features'])} "
+                                    "columns); rerun `noul bench` with this version")
+            embedders.add(record["pair"].rsplit("+", 1)[0])
+            found.append(LabeledCandidates(record["label_file"], record["repo"], record["gold_files"],
+                                           candidates["files"], np.array(candidates["matrix"], dtype=np.float64),
+                                           [path for path, _ in record["ranked"]]))
+    if not found:
+        raise RankDataError("no hybrid record carries ranking candidates: run `noul bench` with the hybrid pipeline")
+    if len(embedders) != 1:
+        raise RankDataError(f"records of several embedders mixed: {sorted(embedders)}")
+    return found, embedders.pop()
+
+
+def _queries(items: list[LabeledCandidates], columns: list[int]) -> list[RankingQuery]:
+    return [RankingQuery(item.repo, item.matrix[:, columns], np.isin(item.files, item.gold)) for item in items]
+
+
+def _ranked(model: RankModel, item: LabeledCandidates, columns: list[int]) -> list[str]:
+    scores = model.score(item.matrix[:, columns], model.features)
+    return [item.files[i] for i in np.argsort(-scores, kind="stable")]
+
+
+def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
+    """Acc@k (and Complete@5 for multi-file queries) per label file and over all."""
+    table: dict[str, dict] = {}
+    groups: dict[str, list] = {"all": rankings}
+    for item, ranked in rankings:
+        groups.setdefault(item.label_file, []).append((item, ranked))
+    for name, members in groups.items():
+        row = {f"acc@{k}": float(np.mean([m.accuracy_at(r, i.gold, k) for i, r in members])) for k in KS}
+        multi = [(i, r) for i, r in members if len(i.gold) > 1]
+        if multi:
+            row["complete@5_multi"] = float(np.mean([m.complete_at(r, i.gold, 5) for i, r in multi]))
+        row["queries"] = len(members)
+        table[name] = row
+    return table
+
+
+def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str, ...], *, l2: float,
+                             embedder: str) -> dict:
+    columns = [FEATURES.index(f) for f in features]
+    rankings = []
+    for repo in sorted({i.repo for i in items}):
+        train = [i for i in items if i.repo != repo]
+        model = fit_rank_model(_queries(train, columns), features, embedder=embedder, l2=l2)
+        rankings.extend((i, _ranked(model, i, columns)) for i in items if i.repo == repo)
+    return _accuracy(rankings)
+
+
+def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True) -> tuple[Path, dict]:
+    """Fit on everything, measure held out; write models/ranking/<embedder>.json. Returns (path, metrics)."""
+    items, embedder = load_candidates(paths)
+    every = tuple(FEATURES)
+    metrics = {"baseline": _accuracy([(i, i.baseline) for i in items]),
+               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder)}
+    reach = float(np.mean([bool(set(i.gold) & set(i.files)) for i in items]))
+    metrics["candidates_reach_gold"] = reach
+    if ablation:
+        metrics["ablation"] = {}
+        for group, names in FEATURE_GROUPS.items():
+            kept = tuple(f for f in every if f not in names)
+            metrics["ablation"][f"without {group}"] = leave_one_repository_out(items, kept, l2=l2, embedder=embedder)
+    columns = list(range(len(every)))
+    model = fit_rank_model(_queries(items, columns), every, embedder=embedder, l2=l2)
+    metrics["in_sample"] = _accuracy([(i, _ranked(model, i, columns)) for i in items])
+    provenance = {
+        "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "records": [str(p) for p in paths], "queries": len(items),
+        "repositories": sorted({i.repo for i in items}), "label_files": sorted({i.label_file for i in items}),
+        "l2": l2, "commit": _commit(), "metrics": metrics,
+    }
+    model = RankModel(model.features, model.mean, model.scale, model.coef, embedder, provenance)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / ranking_file_name(embedder)
+    path.write_text(json.dumps(model.to_json(), indent=1) + "\n")
+    return path, metrics
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10,
+                              cwd=Path(__file__).parent)
+        return done.stdout.strip()
+    except OSError:
+        return ""
+
+
+def format_metrics(metrics: dict) -> str:
+    """A markdown table: baseline, held out, in sample and each ablation, per label file."""
+    rows = [("fusion (the records' own answer)", metrics["baseline"]), ("fitted, leave-one-repository-out",
+                                                                        metrics["held_out"])]
+    rows += [(f"  {name}, held out", table) for name, table in metrics.get("ablation", {}).items()]
+    rows.append(("fitted, in sample", metrics["in_sample"]))
+    label_files = sorted({name for _, table in rows for name in table if name != "all"}) + ["all"]
+    lines = ["| ranking | " + " | ".join(f"{name} Acc@1/3/5" for name in label_files) + " |",
+             "|---|" + "---|" * len(label_files)]
+    for title, table in rows:
+        cells = [("{acc@1:.3f} / {acc@3:.3f} / {acc@5:.3f}".format(**table[name]) if name in table else "")
+                 for name in label_files]
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    lines.append(f"\nGold file among the candidates: {metrics['candidates_reach_gold']:.3f} of queries.")
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""The aggregation stage: chunk scores into a ranked list of files (or chunks), then hits with previews.
+
+`Scored` is the shape every stage after fusion hands on: (score, chunk keys best first) per file in file
+mode, per chunk in chunk mode, best first. Without a fitted ranker a file scores the weighted sum of its
+best chunks' fused scores (`file_chunk_weights`); with one, the ranking stage scores files itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from noul_lsp.retrieval.fusion import Key
+from noul_lsp.retrieval.result import Hit, preview
+from noul_lsp.retrieval.retrieve import Candidates
+from noul_lsp.retrieval.roles import file_role
+from noul_lsp.store import ChunkRecord
+
+Scored = list[tuple[float, list[Key]]]
+
+
+def aggregate(order: list[Key], chunk_scores: dict[Key, float], candidates: list[Candidates], mode: str,
+              weights: Sequence[float]) -> Scored:
+    """Files scored by a weighted sum of their best chunks' scores (file mode), or the chunks themselves."""
+    if mode != "files":
+        return [(chunk_scores[key], [key]) for key in order]
+    groups: dict[tuple[int, int], list[Key]] = {}
+    for key in order:
+        index, row = key
+        groups.setdefault((index, int(candidates[index].arrays.row_file[row])), []).append(key)
+    return sorted(((sum(w * chunk_scores[k] for w, k in zip(weights, keys, strict=False)), keys)
+                   for keys in groups.values()), key=lambda item: -item[0])
+
+
+def file_order(ranking: list[Key], candidates: list[Candidates]) -> list[str]:
+    """Distinct files of a chunk ranking, in order."""
+    files = (f"{i}:{candidates[i].arrays.row_file[row]}" for i, row in ranking)
+    return list(dict.fromkeys(files))
+
+
+def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25_rank: dict[Key, int],
+               dense_rank: dict[Key, int], logits: dict[Key, float]) -> list[Hit]:
+    """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
+    file's role, and a preview read back from the store."""
+    hits: list[tuple[Key, Hit]] = []
+    for rank, (score, keys) in enumerate(scored[:limit], 1):
+        index, row = keys[0]
+        arrays = candidates[index].arrays
+        best = arrays.entries[row]
+        ranges = [(arrays.entries[r].start_line, arrays.entries[r].end_line) for _, r in keys[:3]]
+        hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
+                  bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
+                  rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
+                  role=file_role(best.path))
+        hits.append((keys[0], hit))
+    records = chunk_records(candidates, [key for key, _ in hits])
+    for key, hit in hits:
+        hit.preview = preview(records[key].text) if key in records else ""
+    return [hit for _, hit in hits]
+
+
+def chunk_records(candidates: list[Candidates], keys: list[Key]) -> dict[Key, ChunkRecord]:
+    """The stored chunks (text and header) of `keys`, read back from each root's store: texts are not kept
+    in memory."""
+    found: dict[Key, ChunkRecord] = {}
+    for index, candidate in enumerate(candidates):
+        mine = {candidate.arrays.keys[row]: (i, row) for i, row in keys if i == index}
+        if mine:
+            found.update((mine[record.key], record) for record in candidate.root.store.chunks(mine))
+    return found

@@ -1,0 +1,131 @@
+"""What a query is and what it names, before any retrieval runs.
+
+A bare symbol (`HTTPException`), a one-line description, and an issue text of several KB with a traceback
+are different questions: the shape decides how much the lexical leg, the dense leg and exact name matches
+are worth (the ranker learns one weight per shape). Code entities are the strongest evidence a query
+carries: an identifier written in code style, a `dotted.path`, a `file/path.py`, a traceback frame, an
+error class, inline code. Entities are matched against what the chunker already knows (definition names,
+their enclosing class, file paths), so a chunk that *defines* a named symbol can outrank one that only
+mentions it. Plain English words are not entities: they are BM25's and the embedder's business.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from noul_lsp.text.terms import STOP_WORDS, query_terms
+
+SHAPES = ("symbol", "description", "long")
+#: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
+LONG_QUERY_TERMS = 30
+
+_FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in ([A-Za-z_][A-Za-z0-9_<>]*)')
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|"
+                   r"kt|scala|swift|cs|php|lua|ipynb))(?![\w])")
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])?")
+_INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
+_QUOTED = re.compile(r"(?<![\w])['\"]([^'\"\n]{2,80})['\"]")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ERROR_CLASS = re.compile(r"^[A-Z][A-Za-z0-9]*(Error|Exception|Warning|Exit|Interrupt)$")
+_PATH_SUFFIX = re.compile(r"\.[a-z]+$")
+
+
+def _code_styled(word: str) -> bool:
+    """An identifier no prose writer would type: snake_case, camelCase / PascalCase with an inner capital,
+    a dunder, or all-caps with an underscore."""
+    core = word.strip("_")
+    if len(core) < 3:
+        return False
+    if "_" in core:
+        return True
+    if word.startswith("__"):
+        return True
+    return any(c.isupper() for c in core[1:]) and any(c.islower() for c in core)
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    """The query's terms, shape and named entities (all lower-cased names)."""
+
+    text: str
+    terms: tuple[str, ...]
+    shape: str
+    #: definition names the query names (the last part of a dotted path, a frame's function, a code-style word)
+    names: frozenset[str]
+    #: class or module parts of dotted names (`Session` of `Session.send`), matched against a symbol's scope
+    scopes: frozenset[str]
+    #: file paths the query names (as written, lower-cased, no leading ./), from text and traceback frames
+    paths: tuple[str, ...]
+    #: module-like stems (`cookies` of `requests.cookies` or `cookies.py`), matched against file stems
+    modules: frozenset[str]
+    #: how many traceback frames the query carries
+    frames: int
+
+    @property
+    def entity_count(self) -> int:
+        return len(self.names) + len(self.paths)
+
+
+def _shape(text: str, terms: tuple[str, ...], frames: int) -> str:
+    """"long" for an issue text or an agent's prompt: many distinct terms, a traceback, or several lines."""
+    stripped = text.strip()
+    lines = sum(1 for line in stripped.splitlines() if line.strip())
+    if len(terms) > LONG_QUERY_TERMS or frames or lines >= 3:
+        return "long"
+    if len(stripped.split()) == 1 and _WORD.search(stripped):
+        return "symbol"
+    return "description"
+
+
+def analyse(text: str) -> QueryAnalysis:
+    """Terms, shape and entities of a query (pure; a few regular expressions over the text)."""
+    terms = tuple(query_terms(text))
+    names: set[str] = set()
+    scopes: set[str] = set()
+    modules: set[str] = set()
+    paths: list[str] = []
+
+    def add_path(path: str) -> None:
+        path = path.strip().lstrip("./").lower()
+        if path and path not in paths:
+            paths.append(path)
+            stem = _PATH_SUFFIX.sub("", path.rsplit("/", 1)[-1])
+            if stem and stem != "__init__":
+                modules.add(stem)
+
+    frames = _FRAME.findall(text)
+    for file, _line, function in frames:
+        add_path(file.replace("\\", "/"))
+        if not function.startswith("<"):
+            names.add(function.lower())
+    for path in _PATH.findall(text):
+        add_path(path)
+    snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
+    for dotted in _DOTTED.findall(text):
+        parts = [p for p in re.split(r"\.|::", dotted) if p]
+        if len(parts) < 2 or _PATH_SUFFIX.search(dotted) and dotted.lower() in " ".join(paths):
+            continue
+        if all(p.islower() and len(p) <= 3 for p in parts):  # "e.g", "i.e"
+            continue
+        names.add(parts[-1].lower())
+        for part in parts[:-1]:
+            scopes.add(part.lower())
+            modules.add(part.lower())
+    for snippet in snippets[1:]:  # inline code and quoted strings: every identifier in them is named
+        for word in _WORD.findall(snippet):
+            if len(word) > 2 and word.lower() not in STOP_WORDS:
+                names.add(word.lower())
+    for word in _CALL.findall(text):
+        if len(word) > 2 and word.lower() not in STOP_WORDS:
+            names.add(word.lower())
+    for word in _WORD.findall(text):
+        if _code_styled(word) or _ERROR_CLASS.match(word):
+            names.add(word.lower())
+    shape = _shape(text, terms, len(frames))
+    if shape == "symbol":  # a lone word typed into a code search is a name
+        names.update(w.lower() for w in _WORD.findall(text) if len(w) > 2)
+    return QueryAnalysis(text=text, terms=terms, shape=shape, names=frozenset(names),
+                         scopes=frozenset(scopes - names), paths=tuple(paths), modules=frozenset(modules),
+                         frames=len(frames))

@@ -1,0 +1,224 @@
+"""Features of candidate files and chunks for the ranking stage, as arrays over the candidate set.
+
+Candidates are the files of the fused chunks plus the best files under whole-file BM25 (a file whose
+evidence is spread over many chunks may have no single chunk in the fused lists). Every row of a
+candidate file is scored, so a file's best chunk is found even when retrieval missed it.
+
+Three groups of columns, each built once per query with numpy (the group names are what the ablation in
+docs/benchmarks.md removes in turn):
+- `legs`: the retrievers' own evidence per chunk (BM25 relative to the query's best, cosine, fused RRF);
+- `entities`: what the query names (analyse.py) against the symbol table (symbols.py): the chunk defines
+  a named symbol, lives in a named class, mentions a name, its definition name carries query terms; the
+  file's path is named, its stem is a named module, its path carries query terms;
+- `file`: whole-file BM25, how many of the file's chunks were retrieved (coherence), its size, the share
+  of copied chunks, its role (roles.py) and whether the query asks for that role;
+and `shape` interactions: the weight of the legs and of the entity matches per query shape.
+
+A file's row takes the maximum of each chunk column over its chunks (and the second-best fused score);
+a chunk's row takes its own chunk columns beside its file's columns, so one linear model scores both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from noul_lsp.retrieval.analyse import QueryAnalysis
+from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
+from noul_lsp.retrieval.symbols import SymbolTable
+from noul_lsp.text.terms import identifier_terms
+
+CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
+                 "symbol_terms")
+FILE_COLUMNS = ("rrf_second", "file_bm25", "file_bm25_inverse_rank", "path_terms", "path_named", "stem_named",
+                "fused_chunks", "size", "duplicate_share",
+                *(f"role_{role}" for role in ROLES if role != "source"),
+                *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
+#: (shape, column): the column's weight for that query shape is learned on top of its common weight
+SHAPE_INTERACTIONS = tuple((shape, column) for shape in ("symbol", "long")
+                           for column in ("bm25", "dense", "rrf", "defines", "mentions", "symbol_terms", "file_bm25",
+                                          "path_named", "path_terms", "stem_named"))
+FEATURES = (*CHUNK_COLUMNS, *FILE_COLUMNS, *(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS))
+FEATURE_GROUPS = {
+    "legs": ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "rrf_second"),
+    "entities": ("defines", "in_scope", "mentions", "symbol_terms", "path_terms", "path_named", "stem_named"),
+    "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "size", "duplicate_share",
+             *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
+    "shape": tuple(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS),
+}
+#: how many files whole-file BM25 adds to the candidates
+FILE_BM25_CANDIDATES = 50
+
+
+@dataclass(frozen=True)
+class RootFeatures:
+    """One root's candidates and their feature rows (columns in FEATURES order)."""
+
+    files: np.ndarray  # int32 file ids (the corpus's file index) of the candidate files
+    file_matrix: np.ndarray  # float32 [files, len(FEATURES)]
+    rows: np.ndarray  # int32 corpus rows of every candidate file, grouped by file in `files` order
+    row_matrix: np.ndarray  # float32 [rows, len(FEATURES)]
+    row_owner: np.ndarray  # int32 position in `files` of each row's file
+
+
+def _positions(size: int, members: np.ndarray) -> np.ndarray:
+    """A lookup array: position of each member id in `members`, -1 elsewhere."""
+    lookup = np.full(size, -1, dtype=np.int64)
+    lookup[members] = np.arange(len(members))
+    return lookup
+
+
+def _marked(lookup: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
+    """A bool mask over positions: which members are among `ids`."""
+    mask = np.zeros(count, dtype=bool)
+    if len(ids):
+        found = lookup[ids]
+        mask[found[found >= 0]] = True
+    return mask
+
+
+def _weighted_share(lookup: np.ndarray, postings: dict[str, np.ndarray], terms: tuple[str, ...],
+                    idf: dict[str, float], count: int) -> np.ndarray:
+    """Per position, the idf-weighted share of query terms whose postings contain it."""
+    total = sum(idf.get(t, 0.0) for t in terms)
+    share = np.zeros(count, dtype=np.float64)
+    if total <= 0:
+        return share.astype(np.float32)
+    for term in terms:
+        ids = postings.get(term)
+        weight = idf.get(term, 0.0)
+        if ids is None or weight <= 0:
+            continue
+        found = lookup[ids]
+        share[found[found >= 0]] += weight
+    return (share / total).astype(np.float32)
+
+
+def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
+                  idf: np.ndarray, lexical: np.ndarray | None, dense: np.ndarray | None, fused_rows: np.ndarray,
+                  fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
+                  bm25_postings) -> RootFeatures:
+    """The feature rows of one root's candidates (see the module docstring).
+
+    `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of every
+    row (NaN where a row has no vector yet; None without the dense leg), `fused_rows`/`fused_scores` this
+    root's rows in the fused ranking and their RRF scores, `allowed` the include/exclude row mask."""
+    total_rows = len(row_file)
+    file_count = len(table.file_rows)
+    known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
+    term_idf = {t: float(idf[term_ids[t]]) for t in known}
+    query_ids = np.array([term_ids[t] for t in known], dtype=np.int64)
+
+    file_lexical = table.file_bm25.scores(query_ids) if len(query_ids) else np.zeros(file_count, dtype=np.float32)
+    if allowed is not None and file_count:
+        allowed_files = np.zeros(file_count, dtype=bool)
+        allowed_files[row_file[allowed]] = True
+        file_lexical = np.where(allowed_files, file_lexical, 0.0)
+    from_fusion = np.unique(row_file[fused_rows]) if len(fused_rows) else np.zeros(0, dtype=np.int32)
+    positive = np.flatnonzero(file_lexical > 0)
+    best_files = positive[np.argsort(-file_lexical[positive], kind="stable")[:FILE_BM25_CANDIDATES]]
+    files = np.unique(np.concatenate([from_fusion, best_files])).astype(np.int32)
+    if not len(files):
+        empty = np.zeros((0, len(FEATURES)), dtype=np.float32)
+        return RootFeatures(files, empty, np.zeros(0, np.int32), empty, np.zeros(0, np.int32))
+
+    counts = table.file_rows[files]
+    starts = table.file_start[files]
+    owner = np.repeat(np.arange(len(files), dtype=np.int32), counts)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    rows = (np.repeat(starts.astype(np.int64) - offsets, counts) + np.arange(int(counts.sum()))).astype(np.int32)
+    if allowed is not None:
+        keep = allowed[rows]
+        rows, owner = rows[keep], owner[keep]
+    n = len(rows)
+    row_lookup = _positions(total_rows, rows)
+
+    chunk = np.zeros((n, len(CHUNK_COLUMNS)), dtype=np.float32)
+    column = {name: index for index, name in enumerate(CHUNK_COLUMNS)}
+    if lexical is not None and len(lexical):
+        top = float(lexical.max())
+        if top > 0:
+            chunk[:, column["bm25"]] = lexical[rows] / top
+    if dense is not None and len(dense):
+        cosines = dense[rows]
+        missing = np.isnan(cosines)
+        best = float(np.nanmax(dense)) if not np.all(np.isnan(dense)) else 0.0
+        chunk[:, column["dense"]] = np.where(missing, 0.0, cosines)
+        chunk[:, column["dense_gap"]] = np.where(missing, 1.0, best - np.nan_to_num(cosines))
+        chunk[:, column["dense_missing"]] = missing
+    else:
+        chunk[:, column["dense_missing"]] = 1.0
+        chunk[:, column["dense_gap"]] = 1.0
+    if len(fused_rows):
+        found = row_lookup[fused_rows]
+        hit = found >= 0
+        chunk[found[hit], column["rrf"]] = fused_scores[hit] * (rrf_k + 1) / 2.0
+    names = analysis.names
+    chunk[:, column["defines"]] = _marked(row_lookup, table.rows_defining(names), n)
+    chunk[:, column["in_scope"]] = _marked(row_lookup, table.rows_in_scopes(analysis.scopes | names), n)
+    name_terms = {identifier_terms(name)[0] for name in names if identifier_terms(name)}
+    name_ids = [term_ids[t] for t in name_terms if t in term_ids]
+    if name_ids:
+        mentioned = np.zeros(n, dtype=np.float32)
+        for term in name_ids:
+            mentioned += _marked(row_lookup, bm25_postings(term), n)
+        chunk[:, column["mentions"]] = mentioned / len(name_terms)
+    chunk[:, column["symbol_terms"]] = _weighted_share(row_lookup, table.symbol_terms, analysis.terms, term_idf, n)
+
+    file_part = np.zeros((len(files), len(FILE_COLUMNS)), dtype=np.float32)
+    fcol = {name: index for index, name in enumerate(FILE_COLUMNS)}
+    file_lookup = _positions(file_count, files)
+    top_file = float(file_lexical.max()) if file_count else 0.0
+    if top_file > 0:
+        scores = file_lexical[files]
+        file_part[:, fcol["file_bm25"]] = scores / top_file
+        ordered = np.sort(file_lexical[file_lexical > 0])[::-1]
+        rank = np.searchsorted(-ordered, -scores, side="left") + 1
+        file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
+    file_part[:, fcol["path_terms"]] = _weighted_share(file_lookup, table.path_terms, analysis.terms, term_idf,
+                                                       len(files))
+    file_part[:, fcol["path_named"]] = _marked(file_lookup, table.files_ending_with(analysis.paths), len(files))
+    file_part[:, fcol["stem_named"]] = _marked(file_lookup, table.files_with_stems(analysis.modules), len(files))
+    fused_per_file = np.bincount(row_file[fused_rows], minlength=file_count) if len(fused_rows) else np.zeros(file_count)
+    file_part[:, fcol["fused_chunks"]] = np.log1p(fused_per_file[files])
+    file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
+    file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
+    roles = table.roles[files]
+    for role in ROLES:
+        if role != "source":
+            file_part[:, fcol[f"role_{role}"]] = roles == ROLE_INDEX[role]
+    asks = query_asks_for(analysis.terms)
+    for role in ASKABLE_ROLES:
+        if asks[role]:
+            file_part[:, fcol[f"asks_{role}_is_{role}"]] = roles == ROLE_INDEX[role]
+
+    pooled = np.full((len(files), len(CHUNK_COLUMNS)), 0.0, dtype=np.float32)
+    if n:
+        present = np.unique(owner)
+        block_starts = np.searchsorted(owner, present)
+        pooled[present] = np.maximum.reduceat(chunk, block_starts, axis=0)
+        # the smallest gap and the "missing" flag pool by minimum: the file's best chunk decides
+        for name in ("dense_gap", "dense_missing"):
+            pooled[present, column[name]] = np.minimum.reduceat(chunk[:, column[name]], block_starts)
+        rrf = chunk[:, column["rrf"]]
+        order = np.lexsort((-rrf, owner))
+        ranked_owner = owner[order]
+        first = np.searchsorted(ranked_owner, present)
+        second = first + 1
+        has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
+        file_part[present[has_second], fcol["rrf_second"]] = rrf[order][second[has_second]]
+    file_matrix = _design(pooled, file_part, analysis.shape)
+    row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
+    return RootFeatures(files, file_matrix, rows, row_matrix, owner)
+
+
+def _design(chunk: np.ndarray, file_part: np.ndarray, shape: str) -> np.ndarray:
+    """[chunk columns | file columns | shape interactions] in FEATURES order."""
+    base = np.hstack([chunk, file_part])
+    index = {name: i for i, name in enumerate((*CHUNK_COLUMNS, *FILE_COLUMNS))}
+    interactions = np.zeros((len(base), len(SHAPE_INTERACTIONS)), dtype=np.float32)
+    for position, (interaction_shape, column) in enumerate(SHAPE_INTERACTIONS):
+        if interaction_shape == shape:
+            interactions[:, position] = base[:, index[column]]
+    return np.hstack([base, interactions]).astype(np.float32, copy=False)

@@ -1,0 +1,196 @@
+"""The ranking stage: a fitted linear model re-scores candidate files and chunks from their features.
+
+Why linear and listwise: a few hundred labeled queries fit a few dozen weights without overfitting when
+the loss is the one the product is judged by, "the gold file first": for each query, the softmax of the
+candidates' scores, and the loss is minus the log-probability of its gold files (ListNet with one-hot
+targets). It is convex, so Newton's method finds the optimum in a few steps with numpy alone, and the
+weights are plain numbers in a JSON file with their provenance (`noul rank-fit`, per embedder, under
+models/ranking/). The softmax also gives each candidate a probability among the candidates, which is the
+score results show.
+
+Without a fitted file for the embedder in use the engine keeps reciprocal rank fusion and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.models.registry import recipes_directory
+from noul_lsp.retrieval.features import FEATURES, root_features
+
+
+@dataclass(frozen=True)
+class RankModel:
+    """Standardised features -> a linear score; `features` names the columns it reads."""
+
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    embedder: str
+    provenance: dict
+
+    def score(self, matrix: np.ndarray, columns: tuple[str, ...]) -> np.ndarray:
+        """Scores of feature rows whose columns are named by `columns` (a superset of `features`)."""
+        if not len(matrix):
+            return np.zeros(0, dtype=np.float64)
+        index = {name: i for i, name in enumerate(columns)}
+        picked = np.zeros((len(matrix), len(self.features)), dtype=np.float64)
+        for position, name in enumerate(self.features):
+            if name in index:
+                picked[:, position] = matrix[:, index[name]]
+        return ((picked - self.mean) / self.scale) @ self.coef
+
+    def to_json(self) -> dict:
+        return {"embedder": self.embedder, "features": list(self.features), "mean": self.mean.tolist(),
+                "scale": self.scale.tolist(), "coef": self.coef.tolist(), "provenance": self.provenance}
+
+    @classmethod
+    def from_json(cls, data: dict) -> RankModel:
+        return cls(tuple(data["features"]), np.array(data["mean"], dtype=np.float64),
+                   np.array(data["scale"], dtype=np.float64), np.array(data["coef"], dtype=np.float64),
+                   data["embedder"], data.get("provenance", {}))
+
+
+@dataclass(frozen=True)
+class RankingQuery:
+    """One labeled query's candidates for fitting: feature rows and which rows are gold."""
+
+    group: str  # the repository (leave-one-repository-out holds out a group)
+    matrix: np.ndarray
+    gold: np.ndarray  # bool per row
+
+
+def untrained_model(embedder: str) -> RankModel:
+    """All-zero weights over every feature: scores nothing, but lets the stage build its feature rows."""
+    size = len(FEATURES)
+    return RankModel(FEATURES, np.zeros(size), np.ones(size), np.zeros(size), embedder, {})
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    if not len(scores):
+        return scores
+    shifted = np.exp(scores - scores.max())
+    return shifted / shifted.sum()
+
+
+def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, embedder: str, l2: float = 1.0,
+                   iterations: int = 30, provenance: dict | None = None) -> RankModel:
+    """Minimise Σ_queries −mean(log softmax(score)[gold]) + l2/2·|w|² over standardised features (Newton).
+    Queries without a gold candidate carry no signal and are left out."""
+    usable = [q for q in queries if q.gold.any() and len(q.matrix) > 1]
+    if not usable:
+        raise ValueError("no labeled query has its gold file among the candidates: nothing to fit")
+    stacked = np.vstack([q.matrix for q in usable]).astype(np.float64)
+    mean = stacked.mean(axis=0)
+    scale = stacked.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    standardised = [((q.matrix - mean) / scale, q.gold.astype(np.float64) / q.gold.sum()) for q in usable]
+    weights = np.zeros(len(features))
+    for _ in range(iterations):
+        gradient = l2 * weights
+        hessian = l2 * np.eye(len(features))
+        for x, target in standardised:
+            p = softmax(x @ weights)
+            gradient += x.T @ (p - target)
+            weighted = x * p[:, None]
+            hessian += x.T @ weighted - np.outer(weighted.sum(axis=0), weighted.sum(axis=0))
+        step = np.linalg.solve(hessian + 1e-9 * np.eye(len(features)), gradient)
+        weights -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return RankModel(tuple(features), mean, scale, weights, embedder, provenance or {})
+
+
+def ranking_directories() -> list[Path]:
+    """$NOUL_RANKING_DIR, then models/ranking of the recipes folder (registry.recipes_directory)."""
+    found = []
+    if os.environ.get("NOUL_RANKING_DIR"):
+        found.append(Path(os.environ["NOUL_RANKING_DIR"]))
+    found.append(recipes_directory() / "ranking")
+    return found
+
+
+def ranking_file_name(embedder_key: str) -> str:
+    return embedder_key.replace("/", "--") + ".json"
+
+
+def load_rank_model(embedder_key: str | None) -> RankModel | None:
+    """The model fitted for exactly this embedder (id + token budget), or None."""
+    if not embedder_key:
+        return None
+    for directory in ranking_directories():
+        path = directory / ranking_file_name(embedder_key)
+        if path.is_file():
+            data = json.loads(path.read_text())
+            if data.get("embedder") != embedder_key:
+                continue  # a renamed file of another embedder must never be applied
+            return RankModel.from_json(data)
+    return None
+
+
+@dataclass
+class Ranking:
+    """The ranking stage's output. `scored` holds files (file mode) or chunks (chunk mode), best first, each
+    scored by its probability among the candidates (the softmax of the model's scores)."""
+
+    scored: list[tuple[float, list[tuple[int, int]]]]
+    #: candidate chunks best first by their own score (what a reranker's short list is cut from)
+    chunk_order: list[tuple[int, int]]
+    #: for `noul rank-fit`: the candidate files' paths and feature rows (only when asked to record)
+    record: dict
+
+
+def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode: str, rrf_k: int,
+                    record: bool = False) -> Ranking:
+    """Score every candidate file and chunk of every root with `model` (features.py builds the rows)."""
+    file_keys: list[tuple[int, int]] = []
+    file_scores: list[np.ndarray] = []
+    chunk_keys: list[tuple[int, int]] = []
+    chunk_scores: list[np.ndarray] = []
+    per_file_chunks: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    recorded: list[tuple[str, list[float]]] = []
+    for index, candidate in enumerate(candidates):
+        arrays = candidate.arrays
+        if not arrays.rows:
+            continue
+        rows, scores = fused.rows_of(index)
+        built = root_features(analysis=analysis, table=arrays.symbols, row_file=arrays.row_file,
+                              term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
+                              dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
+                              allowed=candidate.allowed, bm25_postings=arrays.bm25.postings)
+        if not len(built.files):
+            continue
+        scored_files = model.score(built.file_matrix, FEATURES)
+        scored_rows = model.score(built.row_matrix, FEATURES)
+        order = np.lexsort((-scored_rows, built.row_owner))  # by file, best chunk first
+        for position in order.tolist():
+            key = (index, int(built.files[built.row_owner[position]]))
+            per_file_chunks.setdefault(key, []).append((index, int(built.rows[position])))
+        file_keys.extend((index, int(f)) for f in built.files.tolist())
+        file_scores.append(scored_files)
+        chunk_keys.extend((index, int(r)) for r in built.rows.tolist())
+        chunk_scores.append(scored_rows)
+        if record:
+            recorded.extend((arrays.files[f], [round(float(v), 5) for v in row])
+                            for f, row in zip(built.files.tolist(), built.file_matrix, strict=True))
+    all_chunk_scores = np.concatenate(chunk_scores) if chunk_scores else np.zeros(0)
+    chunk_order = [chunk_keys[i] for i in np.argsort(-all_chunk_scores, kind="stable").tolist()]
+    if mode == "files":
+        all_file_scores = np.concatenate(file_scores) if file_scores else np.zeros(0)
+        probabilities = softmax(all_file_scores)
+        best = np.argsort(-all_file_scores, kind="stable").tolist()
+        scored = [(float(probabilities[i]), per_file_chunks.get(file_keys[i], [])) for i in best]
+        scored = [(p, keys) for p, keys in scored if keys]
+    else:
+        probabilities = softmax(all_chunk_scores)
+        by_key = dict(zip(chunk_keys, probabilities.tolist(), strict=True))
+        scored = [(by_key[k], [k]) for k in chunk_order]
+    payload = {"features": list(FEATURES), "files": [p for p, _ in recorded], "matrix": [r for _, r in recorded]} \
+        if record else {}
+    return Ranking(scored, chunk_order, payload)

@@ -1,0 +1,137 @@
+"""What a find returns: hits with their evidence, the index state it ran on, timings and signals.
+
+These types are the engine's contract with the CLI, the language server and the benchmark; none of them
+knows how a hit was ranked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+
+class QueryError(ValueError):
+    """The request itself is wrong (empty query, bad mode); the message says how."""
+
+
+class FindCancelled(Exception):
+    pass
+
+
+@dataclass
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    rank: int
+    score: float
+    symbol: str
+    preview: str
+    kind: str
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    rerank_score: float | None = None
+    probability: float | None = None
+    #: in file mode, the line ranges of the file's best chunks (best first)
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    root: str = ""
+    #: what the file is (roles.ROLES): source, test, docs, ...
+    role: str = ""
+
+
+@dataclass
+class IndexState:
+    files: int
+    chunks: int
+    embedded: int
+    pending: int
+    stale: bool
+    model: str
+    device: str
+
+
+@dataclass
+class FindResult:
+    query: str
+    hits: list[Hit]
+    index: IndexState
+    timings: dict[str, float]
+    here_probability: float | None = None
+    notes: list[str] = field(default_factory=list)
+    #: the result-list features P(here) is computed from (the benchmark records them for calibration)
+    features: dict[str, float] = field(default_factory=dict)
+    #: how the answer was made: the ranking, which reranker ran and on what device, or why it was skipped
+    signals: dict[str, str] = field(default_factory=dict)
+    #: the embedder+reranker pair the answer was made with (calibration files are per pair)
+    pair: str = ""
+    #: the ranking stage's candidates, for `noul rank-fit` (the benchmark records them): feature names,
+    #: then per candidate file its path and feature row
+    rank_candidates: dict = field(default_factory=dict)
+
+    def report(self) -> dict:
+        """The agent report printed by `noul find --json`."""
+        files: dict[str, list[list[int]]] = {}
+        for hit in self.hits:
+            files.setdefault(hit.path, []).extend([list(r) for r in (hit.ranges or [(hit.start_line, hit.end_line)])])
+        return {
+            "query": self.query,
+            "hereProbability": self.here_probability,
+            "files": files,
+            "results": [
+                {"path": h.path, "startLine": h.start_line, "endLine": h.end_line, "rank": h.rank,
+                 "score": round(h.score, 6), "probability": h.probability, "symbol": h.symbol, "kind": h.kind,
+                 "role": h.role, "preview": h.preview,
+                 "signals": {k: v for k, v in (("bm25Rank", h.bm25_rank), ("denseRank", h.dense_rank),
+                                               ("rerankScore", h.rerank_score), ("role", h.role or None))
+                             if v is not None}}
+                for h in self.hits
+            ],
+            "index": asdict(self.index),
+            "timings": {stage: round(ms, 2) for stage, ms in self.timings.items()},
+            "signals": self.signals,
+            "notes": self.notes,
+        }
+
+
+#: lines that say nothing on their own: decorators, lone quotes, brackets, comment fences
+_EMPTY_LINE = re.compile(r"^(@.*|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?)$")
+_DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
+
+
+def preview(text: str, lines: int = 2) -> str:
+    """The first meaningful lines of a chunk: its signature (a signature spread over several lines joined
+    into one), then the first line of its docstring or body (decorators, lone quotes and brackets skipped,
+    docstring quotes stripped)."""
+    shown: list[str] = []
+    pending = ""  # a line whose brackets are still open
+    skipping = 0  # brackets still open in a skipped decorator
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if skipping > 0:
+            skipping += stripped.count("(") - stripped.count(")")
+            continue
+        if pending:
+            pending = f"{pending} {stripped}".replace("( ", "(").replace(" )", ")")
+            if pending.count("(") <= pending.count(")") or len(pending) > 200:
+                shown.append(pending[:160])
+                pending = ""
+            if len(shown) == lines:
+                break
+            continue
+        if stripped.startswith("@"):
+            skipping = stripped.count("(") - stripped.count(")")
+            continue
+        if not stripped or _EMPTY_LINE.match(stripped):
+            continue
+        cleaned = _DOCSTRING_FENCE.sub("", stripped).strip()
+        if not cleaned or _EMPTY_LINE.match(cleaned):
+            continue
+        if cleaned.count("(") > cleaned.count(")"):
+            pending = cleaned
+            continue
+        shown.append(cleaned[:160])
+        if len(shown) == lines:
+            break
+    if pending and len(shown) < lines:
+        shown.append(pending[:160])
+    return "\n".join(shown)

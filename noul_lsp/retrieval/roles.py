@@ -1,0 +1,97 @@
+"""What a file is: source, test, docs, example, changelog, config, generated copy, notebook, other.
+
+The role is a ranking feature, never a filter: a query about tests must still find tests, so the ranker
+learns how much each role is worth for each kind of query (`query_asks_for`). Roles come from the path
+(the conventions of the ten chunked languages and their ecosystems); a file whose chunks are mostly
+verbatim copies of chunks elsewhere in the workspace (a committed bundle, a vendored copy) is measured
+separately by the ranker from content hashes, since the path alone cannot tell which copy is the original.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+ROLES = ("source", "test", "docs", "example", "changelog", "config", "generated", "notebook", "other")
+ROLE_INDEX = {role: index for index, role in enumerate(ROLES)}
+
+_CODE_SUFFIXES = frozenset({
+    ".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".java", ".c", ".h",
+    ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rb", ".kt", ".scala", ".swift", ".cs", ".php", ".lua", ".sh",
+    ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
+})
+_DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
+_CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
+                              ".gradle", ".cmake", ".mk", ".lock", ".editorconfig", ".env"})
+_CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "setup.py",
+                           "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
+                           "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
+                           ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml"})
+_CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]notes|whatsnew)([-_.].*)?$")
+_TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
+                           "fixtures", "e2e", "integration_tests", "unittests"})
+_DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
+_EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
+                              "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
+_GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
+                                "thirdparty", "external", "generated", "gen", "node_modules", "bundle"})
+_CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
+_TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
+_GENERATED_FILE = re.compile(r".*(\.min|_pb2|_pb2_grpc|\.pb|\.generated|\.gen|_generated|\.bundle)$")
+
+#: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
+_ASKS = {
+    "test": frozenset({"test", "tests", "testing", "unittest", "pytest", "spec", "fixture", "fixtures", "testcase"}),
+    "docs": frozenset({"doc", "docs", "documentation", "documented", "readme", "tutorial", "guide"}),
+    "example": frozenset({"example", "examples", "demo", "sample"}),
+    "changelog": frozenset({"changelog", "release", "releases", "news"}),
+    "config": frozenset({"config", "configuration", "setting", "settings", "toml", "yaml", "ci", "workflow"}),
+}
+ASKABLE_ROLES = tuple(_ASKS)
+
+
+def file_role(path: str) -> str:
+    """The role of a workspace-relative path (posix separators)."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    folders = parts[:-1]
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    suffix = f".{suffix}" if suffix else ""
+    if suffix == ".ipynb":
+        return "notebook"
+    if _GENERATED_FILE.match(stem) or any(f in _GENERATED_FOLDERS for f in folders):
+        return "generated"
+    if _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders):
+        return "changelog"
+    if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
+        if any(f in _TEST_FOLDERS for f in folders) or _TEST_FILE.match(stem):
+            return "test"
+        if any(f in _EXAMPLE_FOLDERS for f in folders):
+            return "example"
+        if any(f in _DOC_FOLDERS for f in folders):
+            return "docs"  # code shown in documentation (doc examples, sphinx extensions of the docs)
+        return "source"
+    if name == "conftest.py":
+        return "test"
+    if name in _CONFIG_NAMES or suffix in _CONFIG_SUFFIXES or name.startswith(".") or any(f in (".github", ".circleci") for f in folders):
+        return "config"
+    if suffix in _DOC_SUFFIXES or any(f in _DOC_FOLDERS for f in folders):
+        return "docs"
+    if any(f in _TEST_FOLDERS for f in folders):
+        return "test"
+    return "other"
+
+
+def role_codes(paths: Sequence[str]) -> np.ndarray:
+    """int8 role index (ROLE_INDEX) per path."""
+    return np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
+
+
+def query_asks_for(query_terms: Iterable[str]) -> dict[str, bool]:
+    """Which roles the query itself asks for, from its words."""
+    words = set(query_terms)
+    return {role: not words.isdisjoint(asked) for role, asked in _ASKS.items()}

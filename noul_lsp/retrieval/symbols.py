@@ -1,0 +1,147 @@
+"""The corpus seen as code: definitions, scopes, file paths, roles and whole files, for the ranking stage.
+
+Built once per corpus state (after chunks change, not when vectors arrive) from what the chunker already
+stored: each chunk's symbol (`Scope.name`) and path, its BM25 terms and content hash. A query then asks
+array questions of it: which rows define a name, which files' paths carry a term, how a whole file scores
+under BM25, never a Python loop over the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.roles import role_codes
+from noul_lsp.text.terms import identifier_terms
+
+_PATH_PART = re.compile(r"[A-Za-z0-9_]+")
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]+$")
+
+
+@dataclass(frozen=True)
+class SymbolTable:
+    """Definition names, scopes and file facts of one corpus state (rows are the corpus's rows)."""
+
+    #: lower-cased definition name (last part of the symbol) -> rows defining it
+    definitions: dict[str, np.ndarray]
+    #: identifier part (`cookie` of `extract_cookies_to_jar`) -> rows whose definition name carries it
+    symbol_terms: dict[str, np.ndarray]
+    #: lower-cased enclosing scope name (class, impl, module part of the symbol) -> rows inside it
+    scopes: dict[str, np.ndarray]
+    #: lower-cased file stem (`cookies` of src/requests/cookies.py; the folder for __init__/index/mod) -> files
+    stems: dict[str, np.ndarray]
+    #: term -> files whose path carries it (folder and file names, split like code identifiers)
+    path_terms: dict[str, np.ndarray]
+    #: lower-cased path of each file (for suffix matches of paths a query names)
+    lower_paths: list[str]
+    #: role code per file (roles.ROLES)
+    roles: np.ndarray
+    #: first row of each file and its row count (rows of one file are adjacent, path-major)
+    file_start: np.ndarray
+    file_rows: np.ndarray
+    #: share of each file's chunks whose exact text also appears in another file (copies, bundles)
+    duplicate_share: np.ndarray
+    #: BM25 over whole files (a file's chunks' terms summed)
+    file_bm25: BM25Index
+
+    def rows_defining(self, names: Iterable[str]) -> np.ndarray:
+        found = [self.definitions[n] for n in names if n in self.definitions]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
+
+    def rows_in_scopes(self, names: Iterable[str]) -> np.ndarray:
+        found = [self.scopes[n] for n in names if n in self.scopes]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
+
+    def files_with_stems(self, stems: Iterable[str]) -> np.ndarray:
+        found = [self.stems[s] for s in stems if s in self.stems]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
+
+    def files_ending_with(self, paths: Sequence[str]) -> np.ndarray:
+        """Files whose path ends with one of `paths` at a folder boundary (`requests/cookies.py`)."""
+        if not paths:
+            return np.zeros(0, dtype=np.int32)
+        matched = [i for i, p in enumerate(self.lower_paths)
+                   if any(p == q or p.endswith("/" + q) or q.endswith("/" + p) for q in paths)]
+        return np.array(matched, dtype=np.int32)
+
+
+def _stem(path: str) -> str:
+    parts = path.lower().split("/")
+    stem = _SUFFIX.sub("", parts[-1])
+    if stem in ("__init__", "index", "mod", "lib", "main") and len(parts) > 1:
+        return parts[-2]  # a package's own file answers to the package's name
+    return stem
+
+
+def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
+    groups: dict[str, list[int]] = {}
+    for key, value in zip(keys, values.tolist(), strict=True):
+        if key:
+            groups.setdefault(key, []).append(value)
+    return {key: np.array(found, dtype=np.int32) for key, found in groups.items()}
+
+
+def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray,
+                       hashes: Sequence[str], row_term_ids: Sequence[np.ndarray],
+                       row_term_counts: Sequence[np.ndarray], vocabulary_size: int) -> SymbolTable:
+    rows = len(symbols)
+    definition_keys: list[str] = []
+    scope_rows: dict[str, list[int]] = {}
+    for row, symbol in enumerate(symbols):
+        parts = [p for p in re.split(r"\.|::| for ", symbol) if p] if symbol else []
+        definition_keys.append(parts[-1].strip().lower() if parts else "")
+        for scope in parts[:-1]:
+            scope_rows.setdefault(scope.strip().lower(), []).append(row)
+    definitions = _group(definition_keys, np.arange(rows, dtype=np.int32))
+    symbol_term_rows: dict[str, list[int]] = {}
+    for name, found in definitions.items():
+        for term in set(identifier_terms(name)):
+            symbol_term_rows.setdefault(term, []).extend(found.tolist())
+    symbol_terms = {t: np.unique(np.array(v, dtype=np.int32)) for t, v in symbol_term_rows.items()}
+    scopes = {k: np.array(v, dtype=np.int32) for k, v in scope_rows.items()}
+    file_ids = np.arange(len(files), dtype=np.int32)
+    stems = _group([_stem(p) for p in files], file_ids)
+    path_term_files: dict[str, set[int]] = {}
+    for index, path in enumerate(files):
+        for part in _PATH_PART.findall(_SUFFIX.sub("", path)):
+            for term in identifier_terms(part):
+                path_term_files.setdefault(term, set()).add(index)
+    path_terms = {t: np.array(sorted(f), dtype=np.int32) for t, f in path_term_files.items()}
+    file_rows = np.bincount(row_file, minlength=len(files)).astype(np.int32) if rows else np.zeros(len(files), np.int32)
+    file_start = np.zeros(len(files), dtype=np.int32)
+    if len(files):
+        np.cumsum(file_rows[:-1], out=file_start[1:])
+    duplicate_share = _duplicate_share(hashes, row_file, len(files))
+    return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, [p.lower() for p in files], role_codes(files),
+                       file_start, file_rows, duplicate_share,
+                       _file_bm25(row_file, row_term_ids, row_term_counts, len(files), vocabulary_size))
+
+
+def _duplicate_share(hashes: Sequence[str], row_file: np.ndarray, files: int) -> np.ndarray:
+    """Per file, the share of its rows whose content hash occurs in some other file too."""
+    if not len(hashes):
+        return np.zeros(files, dtype=np.float32)
+    _, inverse = np.unique(np.asarray(hashes), return_inverse=True)
+    pairs = np.unique(np.stack([inverse, row_file.astype(np.int64)]), axis=1)  # (hash, file) once each
+    files_per_hash = np.bincount(pairs[0], minlength=inverse.max() + 1)
+    shared = files_per_hash[inverse] > 1
+    counts = np.bincount(row_file, minlength=files).astype(np.float32)
+    return (np.bincount(row_file, weights=shared, minlength=files) / np.maximum(counts, 1)).astype(np.float32)
+
+
+def _file_bm25(row_file: np.ndarray, row_term_ids: Sequence[np.ndarray], row_term_counts: Sequence[np.ndarray],
+               files: int, vocabulary_size: int) -> BM25Index:
+    """Whole-file BM25: every (file, term) count summed over the file's chunks."""
+    if not len(row_term_ids) or not files:
+        return BM25Index([], [], vocabulary_size)
+    lengths = [len(t) for t in row_term_ids]
+    docs = np.repeat(row_file.astype(np.int64), lengths)
+    terms = np.concatenate(row_term_ids).astype(np.int64)
+    counts = np.concatenate(row_term_counts).astype(np.float32)
+    keys, inverse = np.unique(docs * vocabulary_size + terms, return_inverse=True)
+    summed = np.bincount(inverse, weights=counts)
+    return BM25Index.from_postings(files, keys // vocabulary_size, keys % vocabulary_size, summed, vocabulary_size)

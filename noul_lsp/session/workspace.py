@@ -1,0 +1,154 @@
+"""One workspace root: its store, indexer, models (loaded on first need), corpus, and fitted files.
+
+It sits above indexing and retrieval: it owns an `Indexer` over its `ChunkStore` and hands itself to the
+query pipeline (`retrieval.engine.find_across`) as a `SearchRoot`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from noul_lsp.config import Settings
+from noul_lsp.index import Indexer
+from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
+from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
+from noul_lsp.models.embedder import model_key, shared_embedder
+from noul_lsp.models.registry import DEFAULT_EMBEDDER, ModelMissing, resolve_embedder, resolve_reranker
+from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_name
+from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
+from noul_lsp.retrieval.engine import find_across
+from noul_lsp.retrieval.rank import RankModel, load_rank_model
+from noul_lsp.retrieval.result import FindResult, IndexState
+from noul_lsp.retrieval.retrieve import RowFilter
+from noul_lsp.store import ChunkStore, cache_root, index_directory
+from noul_lsp.workspace.project import project_names
+
+
+class Workspace:
+    """One workspace root: its store, indexer, embedder (loaded on first need) and corpus."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        root = Path(root).expanduser()
+        if not root.exists():
+            raise FileNotFoundError(f"{root}: no such folder")
+        if not root.is_dir():
+            raise NotADirectoryError(f"{root}: not a folder")
+        self.root = root.resolve()
+        self.settings = settings
+        self.cache = cache_root(settings.cache_dir)
+        self.store = ChunkStore(index_directory(self.root, settings.cache_dir), root=str(self.root))
+        self.indexer = Indexer(self.root, self.store, settings.index)
+        self._embedder = None
+        self.embedder_problem: str | None = None
+        self.choice_problem: str | None = None
+        try:
+            choice = workspace_choice(self.root, self.cache)
+        except ValueError as error:  # an unreadable choices file: keep the defaults, and say why
+            choice = ModelChoice()
+            self.choice_problem = str(error)
+        self.embedder_name = settings.models.embedder or choice.embedder or DEFAULT_EMBEDDER
+        reranker_name = settings.models.reranker or choice.reranker
+        #: the configured cross-encoder, "" when none
+        self.reranker_name = "" if reranker_name == NO_RERANKER else reranker_name
+        try:
+            self._embedder_spec = resolve_embedder(self.embedder_name, self.cache)
+        except ModelMissing as error:
+            self._embedder_spec = None
+            self.embedder_problem = str(error)
+        self._reranker: CrossEncoder | None = None
+        self.reranker_problem: str | None = None
+        self._reranker_spec = None
+        if self.reranker_name:
+            try:
+                self._reranker_spec = resolve_reranker(self.reranker_name, self.cache)
+            except ModelMissing as error:
+                self.reranker_problem = str(error)
+        self.corpus = Corpus(self.store, self.model_key)
+        #: what people call this project (a P(here) feature)
+        self.project_names = project_names(self.root)
+        self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
+        self._rank_models: dict[str, RankModel | None] = {}  # per embedder key, looked up once
+        #: the include/exclude mask of the last filtered query, kept for the corpus state it was made for
+        self.row_filter = RowFilter()
+
+    @property
+    def model_key(self) -> str | None:
+        """The key of this workspace's vectors (model id + token budget), known without loading the model;
+        None when the embedder is missing (search is then lexical)."""
+        if self._embedder_spec is None:
+            return None
+        return model_key(self._embedder_spec.model_id, self.settings.index.token_budget)
+
+    @property
+    def model_pair(self) -> str:
+        """The configured embedder+reranker pair (a find that skips the reranker runs as embedder+none)."""
+        reranker = self._reranker_spec.model_id if self._reranker_spec is not None else ""
+        return pair_name(self.model_key, reranker)
+
+    def calibration(self, pair: str) -> Calibration | None:
+        """The calibration fitted for exactly this embedder+reranker pair, if there is one."""
+        if pair not in self._calibrations:
+            self._calibrations[pair] = load_calibration(pair)
+        return self._calibrations[pair]
+
+    def rank_model(self) -> RankModel | None:
+        """The ranker fitted for this root's embedder (id + token budget), if there is one."""
+        key = self.model_key or ""
+        if key not in self._rank_models:
+            self._rank_models[key] = load_rank_model(self.model_key)
+        return self._rank_models[key]
+
+    def embedder(self):
+        """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
+        if self._embedder is None and self._embedder_spec is not None:
+            self._embedder = shared_embedder(self._embedder_spec, token_budget=self.settings.index.token_budget,
+                                             use_gpu=self.settings.models.use_gpu,
+                                             batch_size=self.settings.index.embed_batch)
+        return self._embedder
+
+    def reranker(self) -> CrossEncoder | None:
+        """The cross-encoder, loaded on first use; None when none is configured or it is missing
+        (`reranker_problem` then says why)."""
+        if self._reranker is None and self._reranker_spec is not None:
+            search = self.settings.search
+            try:
+                self._reranker = shared_cross_encoder(self._reranker_spec, max_length=search.rerank_max_length,
+                                                      batch_size=search.rerank_batch,
+                                                      use_gpu=self.settings.models.use_gpu)
+            except Exception as error:  # a corrupt or incompatible ONNX file: search goes on without it
+                self._reranker_spec = None
+                self.reranker_problem = f"{self.reranker_name} failed to load ({type(error).__name__}: {error})"
+        return self._reranker
+
+    def close(self) -> None:
+        self.store.close()
+
+    @property
+    def loaded_reranker(self) -> CrossEncoder | None:
+        """The cross-encoder if a find already loaded it (status must not load a model), else None."""
+        return self._reranker
+
+    @property
+    def loaded_embedder(self):
+        """The embedder if something already loaded it (status must not load a model), else None."""
+        return self._embedder
+
+    def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
+        """What the index holds; `sync=False` describes the state a query just ran against."""
+        if sync:
+            self.corpus.sync()
+        embedder = self._embedder
+        return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
+                          embedded=self.corpus.embedded_chunks,
+                          pending=self.corpus.chunk_count - self.corpus.embedded_chunks, stale=stale,
+                          model=self.embedder_name,
+                          device=embedder.device if embedder is not None else "not loaded")
+
+    def find(self, query: str, **options) -> FindResult:
+        """Ranked files (or chunks) for a description: `find_across` over this root alone."""
+        return find_across([self], query, **options)
+
+    def loaded(self) -> CorpusArrays:
+        """The corpus arrays, caught up with the store."""
+        self.corpus.sync()
+        return self.corpus.arrays()

@@ -1,0 +1,207 @@
+"""The ranking stage: query analysis, file roles, candidate features on small real workspaces, the fit on
+synthetic data with a known answer, and the fallback to fusion without a fitted file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from noul_lsp.config import parse_settings
+from noul_lsp.retrieval.analyse import analyse
+from noul_lsp.retrieval.features import FEATURES
+from noul_lsp.retrieval.fusion import fuse
+from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, rank_candidates, untrained_model
+from noul_lsp.retrieval.retrieve import retrieve
+from noul_lsp.retrieval.roles import file_role, query_asks_for
+from noul_lsp.session.workspace import Workspace
+
+SOURCE = '''"""Cookie handling."""
+
+
+class CookieJar:
+    """Keeps cookies between requests."""
+
+    def persist(self, path):
+        """Write every cookie to disk."""
+        with open(path, "w") as handle:
+            handle.write(str(self.items))
+
+
+def extract_cookies(response, jar):
+    """Copy the cookies a response set into the jar."""
+    for header in response.headers:
+        jar.items.append(header)
+'''
+
+TESTS = '''from pkg.cookies import CookieJar, extract_cookies
+
+
+def test_extract_cookies_keeps_cookies():
+    jar = CookieJar()
+    extract_cookies(response(), jar)
+    extract_cookies(response(), jar)
+    assert jar.items
+
+
+def test_persisted_cookies_survive():
+    jar = CookieJar()
+    extract_cookies(response(), jar)
+    jar.persist("cookies.txt")
+'''
+
+
+@pytest.fixture
+def cookie_workspace(tmp_path):
+    root = tmp_path / "shop"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "cookies.py").write_text(SOURCE)
+    (root / "src" / "pkg" / "orders.py").write_text("def place_order(cart):\n    return cart.total()\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_cookies.py").write_text(TESTS)
+    (root / "third_party" / "copy").mkdir(parents=True)
+    shutil.copy(root / "src" / "pkg" / "cookies.py", root / "third_party" / "copy" / "cookies.py")
+    (root / "docs").mkdir()
+    (root / "docs" / "cookies.md").write_text("# Cookies\n\nCookies are persisted between requests by the jar.\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    yield workspace
+    workspace.close()
+
+
+def candidate_rows(workspace: Workspace, query: str) -> dict[str, dict[str, float]]:
+    """The ranking stage's feature row of each candidate file, by path (lexical retrieval only)."""
+    arrays = workspace.loaded()
+    candidate = retrieve(workspace, query, arrays, legs=("bm25",), include=(), exclude=(), query_vectors={},
+                         stage=lambda name, started: None, notes=[])
+    fused = fuse([candidate.bm25], [candidate.dense], size=200, rrf_k=60)
+    ranking = rank_candidates(untrained_model(""), [candidate], fused, analyse(query), mode="files", rrf_k=60,
+                              record=True)
+    names = ranking.record["features"]
+    return {path: dict(zip(names, row, strict=True))
+            for path, row in zip(ranking.record["files"], ranking.record["matrix"], strict=True)}
+
+
+def test_roles_come_from_paths():
+    assert file_role("src/requests/cookies.py") == "source"
+    assert file_role("tests/test_cookies.py") == "test"
+    assert file_role("src/_pytest/python_api.py") == "source"
+    assert file_role("lib/router/index_test.go") == "test"
+    assert file_role("web/src/app.spec.ts") == "test"
+    assert file_role("docs/user/quickstart.rst") == "docs"
+    assert file_role("examples/hello.rs") == "example"
+    assert file_role("CHANGELOG.md") == "changelog"
+    assert file_role("changelog/1234.bugfix.rst") == "changelog"
+    assert file_role("pyproject.toml") == "config"
+    assert file_role("dist/bundle.js") == "generated"
+    assert file_role("proto/api_pb2.py") == "generated"
+    assert file_role("notebooks/sales.ipynb") == "notebook"
+    assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
+    assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
+
+
+def test_analysis_names_entities_and_shape():
+    frame = analyse('Traceback (most recent call last):\n  File "src/pkg/cookies.py", line 14, in extract_cookies\n'
+                    "    jar.items.append(header)\nAttributeError: 'NoneType' object has no attribute 'items'\n"
+                    + "the jar breaks when a response has no headers at all and then nothing else works " * 2)
+    assert frame.shape == "long" and frame.frames == 1
+    assert "src/pkg/cookies.py" in frame.paths and "cookies" in frame.modules
+    assert {"extract_cookies", "attributeerror"} <= frame.names
+    symbol = analyse("HTTPException")
+    assert symbol.shape == "symbol" and "httpexception" in symbol.names
+    dotted = analyse("why does Session.send drop the `max_redirects` setting")
+    assert dotted.shape == "description"
+    assert {"send", "max_redirects"} <= dotted.names and "session" in dotted.scopes
+    plain = analyse("where are cookies persisted between requests")
+    assert plain.names == frozenset() and plain.paths == ()
+
+
+def test_a_defining_chunk_outranks_a_mentioning_one_in_its_features(cookie_workspace):
+    rows = candidate_rows(cookie_workspace, "where is extract_cookies implemented")
+    source, tests = rows["src/pkg/cookies.py"], rows["tests/test_cookies.py"]
+    assert source["defines"] == 1.0 and tests["defines"] == 0.0
+    assert tests["mentions"] == 1.0
+    assert tests["role_test"] == 1.0 and source["role_test"] == 0.0
+    assert tests["asks_test_is_test"] == 0.0
+    asked = candidate_rows(cookie_workspace, "the test that checks extract_cookies")
+    assert asked["tests/test_cookies.py"]["asks_test_is_test"] == 1.0
+
+
+def test_a_traceback_frame_names_its_file(cookie_workspace):
+    rows = candidate_rows(cookie_workspace, 'File "src/pkg/cookies.py", line 14, in extract_cookies')
+    assert rows["src/pkg/cookies.py"]["path_named"] == 1.0
+    assert rows["tests/test_cookies.py"]["path_named"] == 0.0
+    assert rows["src/pkg/cookies.py"]["stem_named"] == 1.0
+
+
+def test_a_copied_file_is_marked_as_a_copy(cookie_workspace):
+    rows = candidate_rows(cookie_workspace, "cookie jar persist")
+    copy = rows["third_party/copy/cookies.py"]
+    assert copy["role_generated"] == 1.0 and copy["duplicate_share"] == 1.0
+    assert rows["docs/cookies.md"]["role_docs"] == 1.0 and rows["docs/cookies.md"]["duplicate_share"] == 0.0
+
+
+def test_a_bare_symbol_query_weighs_definitions_by_its_shape(cookie_workspace):
+    rows = candidate_rows(cookie_workspace, "CookieJar")
+    source = rows["src/pkg/cookies.py"]
+    assert source["defines"] == 1.0 and source["symbol_x_defines"] == 1.0
+    described = candidate_rows(cookie_workspace, "the jar that keeps cookies")
+    assert described["src/pkg/cookies.py"]["symbol_x_defines"] == 0.0
+
+
+def test_whole_file_bm25_and_path_terms_are_file_evidence(cookie_workspace):
+    rows = candidate_rows(cookie_workspace, "cookies persisted between requests")
+    assert rows["src/pkg/cookies.py"]["path_terms"] > 0
+    assert max(r["file_bm25"] for r in rows.values()) == pytest.approx(1.0)
+    assert rows["src/pkg/cookies.py"]["file_bm25_inverse_rank"] > 0
+
+
+def test_the_fit_recovers_a_known_answer():
+    rng = np.random.default_rng(7)
+    features = ("signal", "noise", "anti")
+    queries = []
+    for query in range(60):
+        matrix = rng.normal(size=(30, 3))
+        gold = np.zeros(30, dtype=bool)
+        best = int(np.argmax(matrix[:, 0] - matrix[:, 2] + 0.3 * rng.normal(size=30)))
+        gold[best] = True
+        queries.append(RankingQuery(f"repo{query % 3}", matrix, gold))
+    model = fit_rank_model(queries[:45], features, embedder="e", l2=0.1)
+    assert model.coef[0] > 1.0 and model.coef[2] < -1.0 and abs(model.coef[1]) < 0.5 * model.coef[0]
+    top_one = [q.gold[int(np.argmax(model.score(q.matrix, features)))] for q in queries[45:]]
+    assert np.mean(top_one) >= 0.8
+    restored = RankModel.from_json(json.loads(json.dumps(model.to_json())))
+    assert np.allclose(restored.score(queries[0].matrix, features), model.score(queries[0].matrix, features))
+    with pytest.raises(ValueError, match="nothing to fit"):
+        fit_rank_model([RankingQuery("r", np.zeros((3, 3)), np.zeros(3, dtype=bool))], features, embedder="e")
+
+
+def test_without_a_fitted_file_the_engine_keeps_fusion_and_says_so(polyglot, tmp_path, monkeypatch):
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache"), "index": {"tokenBudget": 64}})
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    monkeypatch.setenv("NOUL_RANKING_DIR", str(tmp_path / "rankers"))
+    result = workspace.find("retry failed uploads with exponential backoff")
+    assert result.signals["ranking"] == "fusion"
+    assert any("no fitted ranker" in note and "rank-fit" in note for note in result.notes)
+    assert result.hits[0].path == "src/net/retry.py"
+
+    # a fitted file for this embedder is picked up (here: a model that only trusts the dense leg)
+    weights = np.array([1.0 if name == "dense" else 0.0 for name in FEATURES])
+    model = RankModel(FEATURES, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), weights, workspace.model_key, {})
+    (tmp_path / "rankers").mkdir()
+    (tmp_path / "rankers" / (workspace.model_key + ".json")).write_text(json.dumps(model.to_json()))
+    fitted = Workspace(polyglot, settings)
+    ranked = fitted.find("retry failed uploads with exponential backoff")
+    assert ranked.signals["ranking"].startswith("fitted")
+    assert ranked.hits[0].path == "src/net/retry.py"
+    scores = [h.score for h in ranked.hits]
+    assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1.0 + 1e-9
+    chunks = fitted.find("retry failed uploads with exponential backoff", mode="chunks", limit=5).hits
+    assert chunks[0].path == "src/net/retry.py"
+    fitted.close()
+    workspace.close()
