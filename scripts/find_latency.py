@@ -13,7 +13,7 @@ import statistics
 from pathlib import Path
 
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.engine import Workspace
+from noul_lsp.session.workspace import Workspace
 
 QUERIES = ["where is the configuration file parsed", "retry a failed request with backoff",
            "format an error message for the user", "register a command line option",

@@ -14,7 +14,8 @@ from pathlib import Path
 from noul_lsp.config import IndexSettings, Settings
 from noul_lsp.models import embedder
 from noul_lsp.retrieval import engine
-from noul_lsp.retrieval.engine import Workspace, find_across
+from noul_lsp.retrieval.engine import find_across
+from noul_lsp.session.workspace import Workspace
 
 QUERIES = ["queue a one-time notice for the user", "retry uploads with backoff", "parse the ini config",
            "cookie jar persistence"]
