@@ -19,9 +19,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -31,17 +32,77 @@ from noul_lsp.config import Settings, with_overrides
 from noul_lsp.models.registry import ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
-from noul_lsp.store import IndexLocked, StoreError, delete_index, index_directory
+from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
 COMMANDS = ("index", "find", "status", "bench", "calibrate", "rank-fit", "models")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: the exit status of a command whose reader went away (as if killed by SIGPIPE)
+EXIT_PIPE = 128 + 13
 
 
 class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
         super().__init__(message)
         self.code = code
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Every argument checked before any work (a bad one costs nothing, and says which it is)."""
+    for name, least in (("token_budget", 8), ("max_file_bytes", 1), ("limit", 1)):
+        value = getattr(args, name, None)
+        if value is not None and value < least:
+            flag = "--" + name.replace("_", "-")
+            raise CliError(f"{flag} must be at least {least}, not {value}", EXIT_USAGE)
+    cache_dir = getattr(args, "cache_dir", None)
+    if cache_dir:
+        folder = Path(cache_dir).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise CliError(f"--cache-dir {cache_dir}: not a folder", EXIT_USAGE)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CliError(f"--cache-dir {cache_dir}: cannot be created ({error.strerror or error})", EXIT_USAGE) from None
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise CliError(f"--cache-dir {cache_dir}: not writable", EXIT_USAGE)
+    if getattr(args, "command", "") in ("index", "find", "status"):
+        from noul_lsp.models.registry import resolve_embedder, resolve_reranker
+        from noul_lsp.store import cache_root
+
+        cache = cache_root(cache_dir or "")
+        if args.embedder:
+            resolve_embedder(args.embedder, cache)  # ModelMissing: one error line, exit 1
+        if args.reranker and args.reranker != "none":
+            resolve_reranker(args.reranker, cache)
+    if isinstance(getattr(args, "query", None), str):
+        args.query = _decoded(args.query)
+
+
+def _decoded(text: str) -> str:
+    """An argument as text: bytes that were not UTF-8 (kept by Python as surrogates) become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _printable(value):
+    """A JSON value whose strings are valid UTF-8: an undecodable byte of a path shows as `\\xNN`."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            try:
+                return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            except UnicodeEncodeError:
+                return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    return value
+
+
+def _print_json(value) -> None:
+    print(json.dumps(_printable(value), indent=2, ensure_ascii=False))
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -64,8 +125,26 @@ def _open_workspace(path: str, settings: Settings, *, rebuild: bool = False) -> 
         delete_index(index_directory(Path(path), settings.cache_dir))
     workspace = Workspace(Path(path), settings)
     if workspace.store.rebuilt_reason:
-        _console().print(f"[yellow]noul: {escape(workspace.store.rebuilt_reason)}[/]")
+        _console().print(f"[yellow]noul: {escape(workspace.store.rebuilt_reason)}[/]", soft_wrap=True)
     return workspace
+
+
+def _on_workspace(path: str, settings: Settings, work: Callable[[Workspace], int], *, rebuild: bool = False) -> int:
+    """Run `work` on the workspace. A damaged index is set aside (kept), the user told once, and `work`
+    runs again on a new index built from the files; damage found twice is an error."""
+    workspace = _open_workspace(path, settings, rebuild=rebuild)
+    try:
+        try:
+            return work(workspace)
+        except IndexDamaged as damage:
+            workspace.close()
+            told = set_aside(damage.directory, damage.reason)
+            _console().print(f"[yellow]noul: {escape(told)}[/]", soft_wrap=True)
+            workspace = _open_workspace(path, settings)
+            workspace.store.rebuilt_reason = workspace.store.rebuilt_reason or told
+            return work(workspace)
+    finally:
+        workspace.close()
 
 
 def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
@@ -116,13 +195,12 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    workspace = _open_workspace(args.path, _settings(args), rebuild=args.rebuild)
-    try:
+    def work(workspace: Workspace) -> int:
         with workspace.store.indexing_lock():
             _update(workspace, embed=not args.no_embed, quiet=args.quiet)
-    finally:
-        workspace.close()
-    return 0
+        return 0
+
+    return _on_workspace(args.path, _settings(args), work, rebuild=args.rebuild)
 
 
 #: below this P(here) a find warns that the code is probably not in the workspace (the editors use the same)
@@ -163,9 +241,9 @@ def _print_human(result: FindResult) -> None:
 def cmd_find(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CliError("the query is empty: describe the code you are looking for", EXIT_USAGE)
-    workspace = _open_workspace(args.path, _settings(args))
-    notes = []
-    try:
+
+    def work(workspace: Workspace) -> int:
+        notes = []
         try:
             with workspace.store.indexing_lock():
                 _update(workspace, embed=not args.no_wait, quiet=args.json)
@@ -175,39 +253,49 @@ def cmd_find(args: argparse.Namespace) -> int:
                                 exclude=args.exclude or ())
         result.notes[:0] = notes
         if args.json:
-            print(json.dumps(result.report(), indent=2, ensure_ascii=False))
+            _print_json(result.report())
         else:
             _print_human(result)
-    finally:
-        workspace.close()
-    return 0
+        return 0
+
+    return _on_workspace(args.path, _settings(args), work)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    workspace = _open_workspace(args.path, _settings(args))
-    try:
-        state = workspace.state()
-        status = {
-            "root": str(workspace.root),
-            "files": state.files,
-            "chunks": state.chunks,
-            "embedded": state.embedded,
-            "skippedFiles": workspace.corpus.skipped_files,
-            "embeddedShare": round(state.embedded / state.chunks, 4) if state.chunks else 0.0,
-            "model": workspace.model_key or f"missing: {workspace.embedder_problem}",
-            **_devices(workspace),
-            "indexBytes": workspace.store.size_bytes(),
-            "location": str(workspace.store.directory),
-        }
-    finally:
-        workspace.close()
+    found: dict = {}
+
+    def work(workspace: Workspace) -> int:
+        found.update(_status(workspace))
+        return 0
+
+    _on_workspace(args.path, _settings(args), work)
     if args.json:
-        print(json.dumps(status, indent=2))
+        _print_json(found)
     else:
-        width = max(len(k) for k in status)
-        for key, value in status.items():
+        width = max(len(k) for k in found)
+        for key, value in found.items():
             print(f"{key:<{width}}  {value}")
     return 0
+
+
+def _status(workspace: Workspace) -> dict:
+    rebuilt = workspace.store.rebuilt_reason
+    state = workspace.state()
+    status = {
+        "root": str(workspace.root),
+        "files": state.files,
+        "chunks": state.chunks,
+        "embedded": state.embedded,
+        "skippedFiles": workspace.corpus.skipped_files,
+        "embeddedShare": round(state.embedded / state.chunks, 4) if state.chunks else 0.0,
+        "model": workspace.model_key or f"missing: {workspace.embedder_problem}",
+        **_devices(workspace),
+        "indexBytes": workspace.store.size_bytes(),
+        "location": str(workspace.store.directory),
+    }
+    if rebuilt:
+        status["rebuilt"] = rebuilt
+    return status
 
 
 def _devices(workspace: Workspace) -> dict[str, str]:
@@ -448,14 +536,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_arguments(args)
         return args.handler(args)
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: end quietly, and keep Python from complaining at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE
     except CliError as error:
         print(f"noul: error: {error}", file=sys.stderr)
         return error.code
     except (FileNotFoundError, NotADirectoryError, QueryError) as error:
         print(f"noul: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (StoreError, ModelMissing, PermissionError) as error:
+    except (StoreError, ModelMissing, OSError) as error:
         print(f"noul: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:

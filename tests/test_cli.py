@@ -64,16 +64,16 @@ def test_bad_input_exits_non_zero_with_one_clear_line(tmp_path, args, code, mess
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_corrupt_index_is_reported_not_crashed_on(polyglot, tmp_path):
+def test_a_corrupt_index_is_set_aside_and_rebuilt_not_crashed_on(polyglot, tmp_path):
     cache = tmp_path / "c"
     assert noul("index", str(polyglot), "-q", "--no-embed", cache=cache).returncode == 0
     (data,) = (cache / "indexes").glob("*/data.mdb")
     data.write_bytes(b"garbage" * 1000)
-    done = noul("find", "retry", "--path", str(polyglot), cache=cache)
-    assert done.returncode == 1
-    assert "noul index --rebuild" in done.stderr and "Traceback" not in done.stderr
-    rebuilt = noul("index", str(polyglot), "--rebuild", "-q", "--no-embed", cache=cache)
-    assert rebuilt.returncode == 0, rebuilt.stderr
+    done = noul("find", "retry", "--path", str(polyglot), "--json", "--no-wait", cache=cache)
+    assert done.returncode == 0, done.stderr
+    assert "was damaged" in done.stderr and "moved to" in done.stderr and "Traceback" not in done.stderr
+    assert any(r["path"] == "src/net/retry.py" for r in json.loads(done.stdout)["results"])
+    assert len(list((cache / "indexes").glob("*.damaged-*"))) == 1
 
 
 def test_a_busy_index_still_answers_find_and_refuses_a_second_indexer(polyglot, tmp_path):

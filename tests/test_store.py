@@ -55,12 +55,22 @@ def test_schema_mismatch_rebuilds_with_a_reason(tmp_path):
     assert reopened.files() == {}
 
 
-def test_a_corrupt_index_gives_a_clear_error(tmp_path):
+def test_a_file_that_is_not_lmdb_is_set_aside_and_replaced(tmp_path):
     directory = tmp_path / "idx"
     directory.mkdir()
     (directory / "data.mdb").write_bytes(b"this is not an lmdb file" * 100)
-    with pytest.raises(StoreError, match="noul index --rebuild"):
-        ChunkStore(directory)
+    store = ChunkStore(directory)
+    assert "not an LMDB file" in store.rebuilt_reason and "moved to" in store.rebuilt_reason
+    assert store.files() == {}
+    kept = list(tmp_path.glob("idx.damaged-*"))
+    assert len(kept) == 1 and (kept[0] / "data.mdb").read_bytes().startswith(b"this is not")
+
+
+def test_an_unusable_folder_is_a_store_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot create the index folder"):
+        ChunkStore(blocker / "idx")
 
 
 def test_only_one_indexer_at_a_time(tmp_path):

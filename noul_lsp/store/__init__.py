@@ -7,10 +7,11 @@ import os
 import re
 from pathlib import Path
 
-from noul_lsp.store.lmdb_store import ChunkRecord, ChunkStore, FileRecord, IndexLocked, StoreError, WriteBatch
+from noul_lsp.store.lmdb_store import (ChunkRecord, ChunkStore, FileRecord, IndexDamaged, IndexLocked, StoreError, WriteBatch,
+                                      set_aside)
 
-__all__ = ["ChunkRecord", "ChunkStore", "FileRecord", "IndexLocked", "StoreError", "WriteBatch",
-           "cache_root", "delete_index", "index_directory"]
+__all__ = ["ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
+           "cache_root", "delete_index", "index_directory", "set_aside"]
 
 
 def cache_root(configured: str = "") -> Path:

@@ -9,6 +9,16 @@ Sub-databases:
 
 Every change goes through `apply(batch)`: one write transaction that commits whole or not at all, so a
 kill -9 at any moment leaves the previous consistent state. A full map is grown and the batch retried.
+
+The store verifies itself. Before LMDB maps the data file, its size is checked against the pages its meta
+pages say are in use (a short file would kill the process with SIGBUS on the first read past its end).
+Every value carries a CRC-32 of its sub-database, key and bytes, checked on every read; a count of what a
+scan found is checked against what LMDB says the sub-database holds; a chunk that its file lists but
+that is missing is damage too. Any of these, or an error LMDB raises for a damaged page, is one
+exception, `IndexDamaged`: never a result read from a record that failed its check. Damage found while
+opening is repaired at once (the folder is set aside, kept for a bug report, and an empty index takes
+its place; `rebuilt_reason` says so); damage found later is raised, and the caller closes the store,
+calls `set_aside` and reopens.
 """
 
 from __future__ import annotations
@@ -17,7 +27,10 @@ import fcntl
 import json
 import os
 import shutil
+import struct
 import threading
+import time
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,12 +41,30 @@ import numpy as np
 
 from noul_lsp.chunking.chunk import path_key
 
-SCHEMA_VERSION = 1
-#: py-lmdb allows one Environment per file per process: stores of the same folder share it.
-_OPEN: dict[str, tuple[lmdb.Environment, dict, int]] = {}
-_OPEN_LOCK = threading.Lock()
+#: 2: every value is sealed with a checksum (an index of schema 1 is rebuilt).
+SCHEMA_VERSION = 2
 INITIAL_MAP_BYTES = 256 << 20
 _SUBDBS = (b"files", b"chunks", b"lexical", b"vectors", b"meta")
+#: damaged copies of one index kept beside it (older ones are deleted)
+KEEP_DAMAGED = 2
+_SEAL = struct.Struct("<I")
+#: what LMDB raises for pages that are not what they should be
+_LMDB_DAMAGE = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError,
+                lmdb.BadValsizeError, lmdb.BadTxnError, lmdb.BadDbiError, lmdb.IncompatibleError, lmdb.PanicError,
+                lmdb.PageFullError, lmdb.BadChecksumError)
+#: what decoding a damaged value raises (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+_DECODE_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error)
+
+
+class _Shared:
+    """One open LMDB environment and the stores that use it (py-lmdb allows one per file per process)."""
+
+    def __init__(self, env: lmdb.Environment, dbs: dict) -> None:
+        self.env, self.dbs, self.users = env, dbs, 1
+
+
+_OPEN: dict[str, _Shared] = {}
+_OPEN_LOCK = threading.Lock()
 
 
 class StoreError(RuntimeError):
@@ -42,6 +73,16 @@ class StoreError(RuntimeError):
 
 class IndexLocked(StoreError):
     pass
+
+
+class IndexDamaged(StoreError):
+    """The index failed a check (a short data file, a checksum, a damaged page). The caller closes the
+    store, calls `set_aside(directory, reason)` and opens it again: it is then rebuilt from the files."""
+
+    def __init__(self, directory: Path, reason: str) -> None:
+        super().__init__(f"the index at {directory} is damaged ({reason})")
+        self.directory = Path(directory)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +122,11 @@ class WriteBatch:
     chunks: dict[str, ChunkRecord | None] = field(default_factory=dict)
     lexical: dict[str, dict[str, int]] = field(default_factory=dict)
     vectors: dict[bytes, np.ndarray] = field(default_factory=dict)
+    #: small named values of the index itself (e.g. the settings it was built with)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def put_meta(self, name: str, value: str) -> None:
+        self.meta[name] = value
 
     def put_file(self, record: FileRecord) -> None:
         self.files[record.path] = record
@@ -100,7 +146,7 @@ class WriteBatch:
         self.vectors[vector_key(model_key, content_hash)] = np.asarray(vector, dtype=np.float32)
 
     def __len__(self) -> int:
-        return len(self.files) + len(self.chunks) + len(self.vectors)
+        return len(self.files) + len(self.chunks) + len(self.vectors) + len(self.meta)
 
 
 def vector_key(model_key: str, content_hash: str) -> bytes:
@@ -112,7 +158,94 @@ def _dump(value: dict) -> bytes:
 
 
 def _load(raw: bytes) -> dict:
-    return json.loads(bytes(raw).decode("utf-8", "surrogatepass"))
+    value = json.loads(bytes(raw).decode("utf-8", "surrogatepass"))
+    if not isinstance(value, dict):
+        raise ValueError(f"a record holds {type(value).__name__}, not an object")
+    return value
+
+
+class _Unsealed(ValueError):
+    """A value whose checksum does not match its bytes."""
+
+
+def _crc(db: bytes, key: bytes, payload: bytes) -> int:
+    return zlib.crc32(payload, zlib.crc32(key, zlib.crc32(db + b"\0")))
+
+
+def seal(db: bytes, key: bytes, payload: bytes) -> bytes:
+    """The stored form of a value: a CRC-32 of (sub-database, key, payload), then the payload."""
+    return _SEAL.pack(_crc(db, key, payload)) + payload
+
+
+def unseal(db: bytes, key: bytes, raw: bytes) -> bytes:
+    """The payload of a stored value; `_Unsealed` when its checksum does not match."""
+    raw = bytes(raw)
+    if len(raw) < _SEAL.size or _SEAL.unpack_from(raw)[0] != _crc(db, key, raw[_SEAL.size:]):
+        raise _Unsealed(f"the {db.decode()} record {key[:80]!r} fails its checksum")
+    return raw[_SEAL.size:]
+
+
+# -- the data file's own header ----------------------------------------------------------------------
+
+#: LMDB's meta page (64-bit): a 16-byte page header, then magic, version, address, map size, two MDB_db
+#: records of 48 bytes (the first one's md_pad is the page size), the last used page and the txn id.
+_META = struct.Struct("<16xIIQQI44x48xQQ")
+_LMDB_MAGIC = 0xBEEFC0DE
+
+
+def data_file_problem(directory: Path) -> str | None:
+    """Why `directory/data.mdb` must not be mapped (None when it may, or when there is none yet): a file
+    shorter than the pages its newer meta page says are in use, or one whose meta pages are not LMDB's."""
+    path = Path(directory) / "data.mdb"
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            first = handle.read(_META.size)
+            if len(first) < _META.size:
+                return f"data.mdb is {size} bytes, shorter than its header"
+            magic, version, _address, _mapsize, page_size, _last, _txn = _META.unpack(first)
+            if magic != _LMDB_MAGIC:
+                return "data.mdb is not an LMDB file (bad magic)"
+            if page_size < 512 or page_size > 1 << 16 or page_size & (page_size - 1):
+                return f"data.mdb names an impossible page size {page_size}"
+            handle.seek(page_size)
+            second = handle.read(_META.size)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"data.mdb cannot be read ({error.strerror or error})"
+    if len(second) < _META.size:
+        return f"data.mdb is {size} bytes, shorter than its two meta pages (truncated)"
+    metas = [_META.unpack(first), _META.unpack(second)]
+    if any(meta[0] != _LMDB_MAGIC for meta in metas):
+        return "data.mdb has a damaged meta page (bad magic)"
+    newest = max(metas, key=lambda meta: meta[6])
+    needed = (newest[5] + 1) * page_size
+    if size < needed:
+        return f"data.mdb is {size} bytes but its pages end at {needed} (truncated)"
+    return None
+
+
+def set_aside(directory: Path, reason: str) -> str:
+    """Move a damaged index folder aside (kept for a bug report, the oldest beyond `KEEP_DAMAGED`
+    deleted) so that the next open starts an empty one; returns the message to show the user once.
+    Stores of this folder still open in this process keep working on the moved copy."""
+    directory = Path(directory)
+    with _OPEN_LOCK:
+        _OPEN.pop(str(directory.resolve()), None)  # the next open maps the new folder, not the moved one
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = directory.with_name(f"{directory.name}.damaged-{stamp}-{os.getpid()}")
+    try:
+        directory.rename(aside)
+    except FileNotFoundError:
+        return f"the index at {directory} was damaged ({reason}) and is gone; rebuilding it"
+    except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
+        return f"the index at {directory} was damaged ({reason}); it was deleted and is being rebuilt"
+    older = sorted(directory.parent.glob(f"{directory.name}.damaged-*"), key=lambda p: p.stat().st_mtime)
+    for stale in older[:-KEEP_DAMAGED]:
+        shutil.rmtree(stale, ignore_errors=True)
+    return f"the index at {directory} was damaged ({reason}); it was moved to {aside} and is being rebuilt"
 
 
 class ChunkStore:
@@ -124,51 +257,95 @@ class ChunkStore:
         #: set when an incompatible or unreadable index was replaced; the caller shows it to the user
         self.rebuilt_reason: str | None = None
         self._closed = False
-        self.env = self._open()
-        self._check_schema()
+        self._shared: _Shared | None = None
+        try:
+            self.env = self._open()
+            self._check_schema()
+        except IndexDamaged as damage:
+            if self._shared is not None:
+                self._release()
+            self.rebuilt_reason = set_aside(self.directory, damage.reason)
+            self.env = self._open()
+            self._check_schema()
 
     def _open(self) -> lmdb.Environment:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        """The shared environment of this folder, opened (after the data file's size check) if needed."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot create the index folder {self.directory}: {error.strerror or error}") from error
         key = str(self.directory.resolve())
         with _OPEN_LOCK:
-            if key in _OPEN:
-                env, dbs, users = _OPEN[key]
-                _OPEN[key] = (env, dbs, users + 1)
+            shared = _OPEN.get(key)
+            if shared is not None:
+                shared.users += 1
             else:
+                if (problem := data_file_problem(self.directory)) is not None:
+                    raise IndexDamaged(self.directory, problem)
                 try:
                     env = lmdb.open(key, map_size=INITIAL_MAP_BYTES, max_dbs=len(_SUBDBS), subdir=True)
-                    dbs = {name.decode(): env.open_db(name) for name in _SUBDBS}
+                except _LMDB_DAMAGE as error:
+                    raise IndexDamaged(self.directory, f"LMDB: {error}") from error
                 except lmdb.Error as error:
                     raise StoreError(f"the index at {self.directory} cannot be opened ({error}); "
                                      "run `noul index --rebuild` to build it again") from error
-                _OPEN[key] = (env, dbs, 1)
-        self._dbs = dbs
-        return env
+                try:
+                    dbs = {name.decode(): env.open_db(name) for name in _SUBDBS}
+                except lmdb.Error as error:
+                    env.close()
+                    raise IndexDamaged(self.directory, f"LMDB: {error}") from error
+                shared = _OPEN[key] = _Shared(env, dbs)
+        self._shared = shared
+        self._dbs = shared.dbs
+        return shared.env
 
     def _release(self) -> None:
+        shared, self._shared = self._shared, None
+        if shared is None:
+            return
         key = str(self.directory.resolve())
         with _OPEN_LOCK:
-            env, dbs, users = _OPEN[key]
-            if users > 1:
-                _OPEN[key] = (env, dbs, users - 1)
-            else:
-                del _OPEN[key]
-                env.close()
+            shared.users -= 1
+            if shared.users == 0:
+                if _OPEN.get(key) is shared:
+                    del _OPEN[key]
+                shared.env.close()
 
     def _check_schema(self) -> None:
-        with self.env.begin() as txn:
-            found = txn.get(b"schema", db=self._dbs["meta"])
+        found = self._meta(b"schema")
         if found is None:
-            self._write_meta({"schema": str(SCHEMA_VERSION), "root": self.root, "generation": "0"})
-            return
-        if found.decode() != str(SCHEMA_VERSION):
-            self.rebuilt_reason = (f"index schema {found.decode()} is not this version's {SCHEMA_VERSION}: "
+            with self._read() as txn:
+                empty = not txn.stat(self._dbs["files"])["entries"]
+            if empty:
+                self._write_meta({"schema": str(SCHEMA_VERSION), "root": self.root, "generation": "0"})
+                return
+            found = "(none)"
+        if found != str(SCHEMA_VERSION):
+            self.rebuilt_reason = (f"index schema {found} is not this version's {SCHEMA_VERSION}: "
                                    "rebuilding the index")
             self.destroy_and_reopen()
+
+    def _meta(self, key: bytes) -> str | None:
+        with self._read() as txn:
+            raw = txn.get(key, db=self._dbs["meta"])
+            if raw is None:
+                return None
+            try:
+                return unseal(b"meta", key, raw).decode()
+            except _Unsealed:
+                if key == b"schema" and bytes(raw).isdigit():  # an index from before checksums
+                    return bytes(raw).decode()
+                raise
+
+    def meta(self, key: str) -> str | None:
+        """A value recorded with `WriteBatch.put_meta` (None when there is none)."""
+        return self._meta(b"m:" + key.encode())
 
     def destroy_and_reopen(self) -> None:
         """Delete every record (files, chunks, vectors) and start an empty index of this schema."""
         self._release()
+        with _OPEN_LOCK:
+            _OPEN.pop(str(self.directory.resolve()), None)
         shutil.rmtree(self.directory, ignore_errors=True)
         self.env = self._open()
         self._write_meta({"schema": str(SCHEMA_VERSION), "root": self.root, "generation": "0"})
@@ -181,9 +358,21 @@ class ChunkStore:
     # -- writing ---------------------------------------------------------------------------------
 
     def _write_meta(self, values: dict[str, str]) -> None:
-        with self.env.begin(write=True) as txn:
+        with self._write_txn() as txn:
             for key, value in values.items():
-                txn.put(key.encode(), value.encode(), db=self._dbs["meta"])
+                raw = key.encode()
+                txn.put(raw, seal(b"meta", raw, value.encode()), db=self._dbs["meta"])
+
+    @contextmanager
+    def _write_txn(self) -> Iterator[lmdb.Transaction]:
+        """A write transaction; LMDB's damage errors and values failing their checks become IndexDamaged."""
+        try:
+            with self.env.begin(write=True) as txn:
+                yield txn
+        except _LMDB_DAMAGE as error:
+            raise IndexDamaged(self.directory, f"LMDB: {error}") from error
+        except _Unsealed as error:
+            raise IndexDamaged(self.directory, str(error)) from error
 
     def apply(self, batch: WriteBatch) -> None:
         """Write the whole batch in one transaction and bump the generation; grows a full map."""
@@ -191,7 +380,7 @@ class ChunkStore:
             return
         while True:
             try:
-                with self.env.begin(write=True) as txn:
+                with self._write_txn() as txn:
                     self._write(txn, batch)
                 return
             except lmdb.MapFullError:
@@ -204,39 +393,60 @@ class ChunkStore:
             if record is None:
                 txn.delete(raw_path, db=files)
             else:
-                txn.put(raw_path, _dump({"path": path, "mtime_ns": record.mtime_ns, "size": record.size,
-                                         "hash": record.hash, "chunks": list(record.chunks),
-                                         "skipped": record.skipped}), db=files)
+                txn.put(raw_path, seal(b"files", raw_path, _dump({
+                    "path": path, "mtime_ns": record.mtime_ns, "size": record.size, "hash": record.hash,
+                    "chunks": list(record.chunks), "skipped": record.skipped})), db=files)
         for key, chunk in batch.chunks.items():
             raw_key = key.encode("utf-8", "surrogateescape")
             if chunk is None:
                 txn.delete(raw_key, db=chunks)
                 txn.delete(raw_key, db=lexical)
                 continue
-            txn.put(raw_key, _dump({"path": chunk.path, "start": chunk.start_line, "end": chunk.end_line,
-                                    "symbol": chunk.symbol, "language": chunk.language, "kind": chunk.kind,
-                                    "header": chunk.header, "text": chunk.text, "hash": chunk.hash}), db=chunks)
-            txn.put(raw_key, _dump(batch.lexical.get(key, {})), db=lexical)
+            txn.put(raw_key, seal(b"chunks", raw_key, _dump({
+                "path": chunk.path, "start": chunk.start_line, "end": chunk.end_line, "symbol": chunk.symbol,
+                "language": chunk.language, "kind": chunk.kind, "header": chunk.header, "text": chunk.text,
+                "hash": chunk.hash})), db=chunks)
+            txn.put(raw_key, seal(b"lexical", raw_key, _dump(batch.lexical.get(key, {}))), db=lexical)
         for key, vector in batch.vectors.items():
-            txn.put(key, vector.astype(np.float32, copy=False).tobytes(), db=vectors)
+            txn.put(key, seal(b"vectors", key, vector.astype(np.float32, copy=False).tobytes()), db=vectors)
         meta = self._dbs["meta"]
+        for name, value in batch.meta.items():
+            raw = b"m:" + name.encode()
+            txn.put(raw, seal(b"meta", raw, value.encode()), db=meta)
         counters = [b"generation", b"chunk_generation"] if batch.files or batch.chunks else [b"generation"]
         for counter in counters:
-            txn.put(counter, str(int(txn.get(counter, default=b"0", db=meta)) + 1).encode(), db=meta)
+            txn.put(counter, seal(b"meta", counter, str(_counter(txn, meta, counter) + 1).encode()), db=meta)
 
     # -- reading ---------------------------------------------------------------------------------
 
     @contextmanager
     def _read(self) -> Iterator[lmdb.Transaction]:
+        """A read transaction; whatever a damaged index makes LMDB or decoding raise is IndexDamaged."""
         try:
-            txn = self.env.begin()
-        except lmdb.MapResizedError:
-            self.env.set_mapsize(0)  # another process grew the map: adopt its size
-            txn = self.env.begin()
+            try:
+                txn = self.env.begin()
+            except lmdb.MapResizedError:
+                self.env.set_mapsize(0)  # another process grew the map: adopt its size
+                txn = self.env.begin()
+        except _LMDB_DAMAGE as error:
+            raise IndexDamaged(self.directory, f"LMDB: {error}") from error
         try:
             yield txn
+        except IndexDamaged:
+            raise
+        except _LMDB_DAMAGE as error:
+            raise IndexDamaged(self.directory, f"LMDB: {error}") from error
+        except _Unsealed as error:
+            raise IndexDamaged(self.directory, str(error)) from error
+        except _DECODE_DAMAGE as error:
+            raise IndexDamaged(self.directory, f"a record cannot be decoded ({type(error).__name__}: {error})") from error
         finally:
             txn.abort()
+
+    def _count_check(self, txn: lmdb.Transaction, name: str, seen: int) -> None:
+        expected = txn.stat(self._dbs[name])["entries"]
+        if seen != expected:
+            raise IndexDamaged(self.directory, f"a scan of {name} found {seen} records of {expected}")
 
     def generation(self) -> int:
         """Bumped by every write."""
@@ -247,45 +457,77 @@ class ChunkStore:
         knows that only vectors arrived."""
         with self._read() as txn:
             meta = self._dbs["meta"]
-            return (int(txn.get(b"generation", default=b"0", db=meta)),
-                    int(txn.get(b"chunk_generation", default=b"0", db=meta)))
+            return _counter(txn, meta, b"generation"), _counter(txn, meta, b"chunk_generation")
 
     def files(self) -> dict[str, FileRecord]:
         found: dict[str, FileRecord] = {}
         with self._read() as txn:
-            for raw in txn.cursor(db=self._dbs["files"]).iternext(keys=False, values=True):
-                value = _load(raw)
+            seen = 0
+            for raw_key, raw in txn.cursor(db=self._dbs["files"]):
+                seen += 1
+                value = _load(unseal(b"files", bytes(raw_key), raw))
                 path = value["path"]
-                found[path] = FileRecord(path, value["mtime_ns"], value["size"], value["hash"], tuple(value["chunks"]),
-                                         value.get("skipped", ""))
+                found[path] = FileRecord(path, int(value["mtime_ns"]), int(value["size"]), str(value["hash"]),
+                                         tuple(str(k) for k in value["chunks"]), str(value.get("skipped", "")))
+            self._count_check(txn, "files", seen)
         return found
 
     def chunks(self, keys: Iterable[str] | None = None) -> list[ChunkRecord]:
-        """The named chunks (missing ones skipped), or every chunk when `keys` is None."""
+        """The named chunks, or every chunk when `keys` is None. A named chunk that is missing is skipped
+        (another process may have just removed it) unless its file still lists it: that is damage."""
         with self._read() as txn:
             db = self._dbs["chunks"]
             if keys is None:
-                pairs = ((bytes(k), v) for k, v in txn.cursor(db=db))
-            else:
-                pairs = ((k, txn.get(k, db=db)) for k in (key.encode("utf-8", "surrogateescape") for key in keys))
-            return [_chunk_record(k.decode("utf-8", "surrogateescape"), raw) for k, raw in pairs if raw is not None]
+                found = [_chunk_record(bytes(k), raw) for k, raw in txn.cursor(db=db)]
+                self._count_check(txn, "chunks", len(found))
+                return found
+            found = []
+            for raw_key in (key.encode("utf-8", "surrogateescape") for key in keys):
+                raw = txn.get(raw_key, db=db)
+                if raw is not None:
+                    found.append(_chunk_record(raw_key, raw))
+                else:
+                    self._check_absent(txn, raw_key)
+            return found
+
+    def _check_absent(self, txn: lmdb.Transaction, raw_key: bytes) -> None:
+        """A chunk is missing: damage when the file it belongs to (in the same snapshot) lists it."""
+        raw_file_key = raw_key.split(b"\0", 1)[0]
+        raw = txn.get(raw_file_key, db=self._dbs["files"])
+        if raw is not None and raw_key.decode("utf-8", "surrogateescape") in _load(unseal(b"files", raw_file_key, raw))["chunks"]:
+            raise IndexDamaged(self.directory, f"the chunk {raw_key[:80]!r} its file lists is missing")
 
     def lexical(self, keys: Iterable[str]) -> list[dict[str, int]]:
         with self._read() as txn:
             db = self._dbs["lexical"]
             found = []
             for key in keys:
-                raw = txn.get(key.encode("utf-8", "surrogateescape"), db=db)
-                found.append(_load(raw) if raw is not None else {})
+                raw_key = key.encode("utf-8", "surrogateescape")
+                raw = txn.get(raw_key, db=db)
+                if raw is None:
+                    if txn.get(raw_key, db=self._dbs["chunks"]) is not None:
+                        raise IndexDamaged(self.directory, f"the terms of chunk {raw_key[:80]!r} are missing")
+                    found.append({})
+                    continue
+                terms = _load(unseal(b"lexical", raw_key, raw))
+                found.append({str(term): int(count) for term, count in terms.items()})
             return found
 
     def vectors(self, model_key: str, hashes: Iterable[str]) -> list[np.ndarray | None]:
+        """The vectors of these content hashes (None where there is none yet: embedding fills it)."""
         with self._read() as txn:
             db = self._dbs["vectors"]
             found: list[np.ndarray | None] = []
             for content_hash in hashes:
-                raw = txn.get(vector_key(model_key, content_hash), db=db)
-                found.append(np.frombuffer(raw, dtype=np.float32).copy() if raw is not None else None)
+                raw_key = vector_key(model_key, content_hash)
+                raw = txn.get(raw_key, db=db)
+                if raw is None:
+                    found.append(None)
+                    continue
+                payload = unseal(b"vectors", raw_key, raw)
+                if len(payload) % 4:
+                    raise _Unsealed(f"the vector {raw_key[:80]!r} has {len(payload)} bytes")
+                found.append(np.frombuffer(payload, dtype=np.float32).copy())
             return found
 
     def missing_vectors(self, model_key: str, hashes: Iterable[str]) -> set[str]:
@@ -322,7 +564,13 @@ class ChunkStore:
             handle.close()
 
 
-def _chunk_record(key: str, raw: bytes) -> ChunkRecord:
-    value = _load(raw)
-    return ChunkRecord(key, value["path"], value["start"], value["end"], value["symbol"], value["language"],
-                       value["kind"], value["header"], value["text"], value["hash"])
+def _counter(txn: lmdb.Transaction, meta, name: bytes) -> int:
+    raw = txn.get(name, db=meta)
+    return 0 if raw is None else int(unseal(b"meta", name, raw))
+
+
+def _chunk_record(raw_key: bytes, raw: bytes) -> ChunkRecord:
+    value = _load(unseal(b"chunks", raw_key, raw))
+    return ChunkRecord(raw_key.decode("utf-8", "surrogateescape"), str(value["path"]), int(value["start"]),
+                       int(value["end"]), str(value["symbol"]), str(value["language"]), str(value["kind"]),
+                       str(value["header"]), str(value["text"]), str(value["hash"]))
