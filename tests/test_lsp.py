@@ -92,6 +92,7 @@ async def test_indexing_reports_progress_then_finds_known_files(client: Language
     assert 0.0 <= result.hereProbability <= 1.0
     assert all(0.0 <= hit.probability <= result.hereProbability for hit in result.results)
     assert result.results[0].signals.bm25Rank == 1
+    assert result.results[0].signals.role == "source"
     assert {"bm25", "dense", "total"} <= set(result.timings._fields)
 
 
@@ -102,7 +103,8 @@ async def test_hover_inside_a_returned_range_shows_its_score(client: LanguageCli
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(top.uri), position=inside))
     assert hover is not None and "rank 1" in hover.contents.value and "score" in hover.contents.value
-    assert re.search(r"P\(this file\) 0\.\d\d, P\(here\) [01]\.\d\d", hover.contents.value), hover.contents.value
+    assert re.search(r"(P\(answer\) 0\.\d\d|% of (candidates|top)) .*· P\(here\) ", hover.contents.value), hover.contents.value
+    assert "source file" in hover.contents.value
     outside = types.Position(line=max(top.range.end.line + 200, 500), character=0)
     assert await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(top.uri), position=outside)) is None

@@ -3,9 +3,10 @@
 from lsprotocol import types
 
 from noul_lsp.config import Settings
-from noul_lsp.lsp.convert import code_units, hover_markdown, line_range
+from noul_lsp.labels import hover_markdown, score_texts
+from noul_lsp.lsp.convert import code_units, line_range
 from noul_lsp.lsp.settings import settings_from_client
-from noul_lsp.retrieval.result import Hit
+from noul_lsp.retrieval.result import FindResult, Hit, IndexState
 
 
 def test_vscode_flat_section_and_neovim_tree_both_parse():
@@ -35,9 +36,22 @@ def test_columns_count_utf16_code_units():
     assert (span.start.line, span.start.character, span.end.line, span.end.character) == (0, 0, 1, len(line) + 1)
 
 
-def test_hover_names_rank_score_and_signals():
-    hit = Hit("a.py", 3, 9, 2, 0.0312, "retry", "", "function", bm25_rank=1, dense_rank=4)
-    text = hover_markdown(hit, None, "retry uploads")
-    assert "rank 2" in text and "`retry`" in text and "BM25 rank 1" in text and "embedding rank 4" in text
-    assert "P(here) not calibrated" in text
-    assert "P(here) 0.91" in hover_markdown(hit, 0.91, "q")
+def test_hover_names_rank_role_labelled_scores_and_signals():
+    hit = Hit("a.py", 3, 9, 2, 0.0312, "retry", "", "function", bm25_rank=1, dense_rank=4, role="test")
+    text = hover_markdown(hit, None, "retry uploads", top=0.0624)
+    assert "rank 2" in text and "`retry`" in text and "test file" in text
+    assert "BM25 rank 1" in text and "embedding rank 4" in text and "score 0.0312" in text
+    assert "50% of top" in text and "P(here) not calibrated" in text
+    calibrated = Hit("a.py", 3, 9, 1, 0.62, "retry", "", "function", probability=0.8)
+    text = hover_markdown(calibrated, 0.91, "q", share=True, top=0.62)
+    assert "P(answer) 0.80 · 62% of candidates · P(here) 0.91" in text
+
+
+def test_one_labelled_score_per_hit():
+    hits = [Hit("a.py", 1, 2, 1, 0.7, "", "", "function"), Hit("b.py", 1, 2, 2, 0.004, "", "", "function"),
+            Hit("c.py", 1, 2, 3, 0.3, "", "", "function", probability=0.27)]
+    index = IndexState(3, 3, 3, 0, False, "m", "cpu")
+    fitted = FindResult("q", hits, index, {}, signals={"ranking": "fitted (m)"})
+    assert score_texts(fitted) == {1: "70% of candidates", 2: "<1% of candidates", 3: "P(answer) 0.27"}
+    fused = FindResult("q", hits, index, {}, signals={"ranking": "fusion"})
+    assert score_texts(fused)[2] == "<1% of top" and score_texts(fused)[1] == "100% of top"

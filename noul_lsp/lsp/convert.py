@@ -1,4 +1,5 @@
-"""Engine results to LSP shapes: URIs, ranges in the negotiated position encoding, hover Markdown."""
+"""Engine results to LSP shapes: URIs, ranges in the negotiated position encoding (the hover text is
+noul_lsp.labels', shared with the CLI)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from noul_lsp.lsp.protocol import FindHit, FindIndexState, FindSignals, SemanticFindResult
-from noul_lsp.retrieval.result import FindResult, Hit
+from noul_lsp.retrieval.result import FindResult
 
 
 def uri_of(root: str, path: str) -> str:
@@ -59,31 +60,10 @@ def to_find_result(result: FindResult, encoding: str, lines_of: FileLines | None
         lines = lines_of(hit.root, hit.path)
         hits.append(FindHit(uri=uri_of(hit.root, hit.path), range=line_range(lines, hit.start_line, hit.end_line, encoding),
                             rank=hit.rank, score=round(hit.score, 6), probability=hit.probability, preview=hit.preview,
-                            signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score), symbol=hit.symbol or None))
+                            signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score, hit.role or None), symbol=hit.symbol or None))
     index = result.index
     return SemanticFindResult(query=result.query, here_probability=result.here_probability, results=hits,
                               index=FindIndexState(index.files, index.chunks, index.pending, index.stale, index.embedded,
                                                    index.device),
                               timings={k: round(v, 2) for k, v in result.timings.items()}, notes=result.notes,
                               signals=result.signals)
-
-
-def _probability(value: float | None) -> str:
-    return f"{value:.2f}" if value is not None else "not calibrated"
-
-
-def hover_markdown(hit: Hit, here_probability: float | None, query: str) -> str:
-    signals = []
-    if hit.bm25_rank is not None:
-        signals.append(f"BM25 rank {hit.bm25_rank}")
-    if hit.dense_rank is not None:
-        signals.append(f"embedding rank {hit.dense_rank}")
-    if hit.rerank_score is not None:
-        signals.append(f"rerank score {hit.rerank_score:.3f}")
-    symbol = f" `{hit.symbol}`" if hit.symbol else ""
-    return "\n".join([
-        f"**noul** — rank {hit.rank}{symbol} for *{query}*",
-        "",
-        f"- score {hit.score:.4f}, P(this file) {_probability(hit.probability)}, P(here) {_probability(here_probability)}",
-        f"- signals: {', '.join(signals) if signals else 'none'}",
-    ])

@@ -23,7 +23,8 @@ from pygls.lsp.server import LanguageServer
 
 from noul_lsp import __version__
 from noul_lsp.config import Settings
-from noul_lsp.lsp.convert import FileLines, hover_markdown, line_range, path_of, to_find_result
+from noul_lsp.labels import hover_markdown, score_is_share
+from noul_lsp.lsp.convert import FileLines, line_range, path_of, to_find_result
 from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult
 from noul_lsp.lsp.settings import settings_from_client
 from noul_lsp.retrieval.engine import find_across
@@ -46,6 +47,9 @@ class _Shown:
     query: str
     here_probability: float | None
     hits: list[tuple[types.Range, Hit]]
+    #: how the hover labels the scores: shares of the candidates' probability, or relative to the top score
+    share: bool = False
+    top: float = 0.0
 
 
 class NoulServer(LanguageServer):
@@ -295,7 +299,8 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     converted = to_find_result(result, encoding, lines_of)
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
-        shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, []))
+        shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, [], score_is_share(result),
+                                                        max(h.score for h in result.hits)))
         lines = lines_of(hit.root, hit.path)
         for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
             shown.hits.append((line_range(lines, start, end, encoding), hit))
@@ -320,7 +325,8 @@ def hover(ls: NoulServer, params: types.HoverParams) -> types.Hover | None:
     for span, hit in shown.hits:
         if _inside(params.position, span):
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                            value=hover_markdown(hit, shown.here_probability, shown.query)),
+                                                            value=hover_markdown(hit, shown.here_probability, shown.query,
+                                                                                 share=shown.share, top=shown.top)),
                                range=span)
     return None
 
