@@ -3,7 +3,8 @@ import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
 import { PickItem, pickItems, pickerTitle, rootTooltip, statusText } from "./format";
-import { semanticFind, ServerStatus } from "./lspExt";
+import { LiveSearch } from "./liveSearch";
+import { SemanticFindResult, semanticFind, ServerStatus } from "./lspExt";
 import { RESTART_SETTINGS, serverCommand, serverSettings } from "./server";
 
 let client: LanguageClient | undefined;
@@ -54,41 +55,64 @@ async function refreshStatus(): Promise<void> {
   }
 }
 
-async function findByDescription(): Promise<void> {
+/**
+ * "Noul: Find by Description": a QuickPick whose items follow the text (debounced; the request in flight is
+ * cancelled with $/cancelRequest when the text changes). Moving through the items previews each range;
+ * Enter opens the active item, or searches the text now when no item is shown for it yet.
+ */
+function findByDescription(): void {
   if (!client) {
     return;
   }
-  const query = await vscode.window.showInputBox({ prompt: "Describe the code you are looking for", placeHolder: "where do we retry failed uploads with backoff" });
-  if (!query || query.trim() === "") {
-    return;
-  }
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "noul: searching" }, () =>
-    client!.sendRequest(semanticFind, { query, limit: settings().limit }),
-  );
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
   const picker = vscode.window.createQuickPick<PickItem>();
-  picker.title = pickerTitle(result);
-  picker.items = pickItems(result, folders);
-  picker.matchOnDescription = true;
-  picker.matchOnDetail = true;
+  picker.title = "Noul: Find by Description";
+  picker.placeholder = "Describe the code you are looking for, e.g. where do we retry failed uploads with backoff";
+  picker.matchOnDescription = false;
+  picker.matchOnDetail = false;
+  const live = new LiveSearch<SemanticFindResult>({
+    start: (query) => {
+      const source = new vscode.CancellationTokenSource();
+      const answer = client!.sendRequest(semanticFind, { query, limit: settings().limit }, source.token);
+      answer.then(() => source.dispose(), () => source.dispose());
+      return { answer, cancel: () => source.cancel() };
+    },
+    onResult: (_query, result) => {
+      picker.title = pickerTitle(result);
+      picker.items = pickItems(result, folders);
+    },
+    onError: (query, error) => {
+      picker.title = `noul: “${query}” failed: ${error instanceof Error ? error.message : String(error)}`;
+      picker.items = [];
+    },
+    onBusy: (busy) => {
+      picker.busy = busy;
+    },
+  });
   const reveal = async (item: PickItem, preview: boolean) => {
     const range = client!.protocol2CodeConverter.asRange(item.hit.range);
     const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(item.hit.uri));
     await vscode.window.showTextDocument(document, { selection: range, preview, preserveFocus: preview });
   };
+  picker.onDidChangeValue((value) => live.update(value));
   picker.onDidChangeActive((items) => {
-    if (items[0]) {
+    if (items[0] && live.current) {
       void reveal(items[0], true);
     }
   });
   picker.onDidAccept(() => {
-    const chosen = picker.selectedItems[0];
-    picker.hide();
-    if (chosen) {
-      void reveal(chosen, false);
+    const chosen = picker.activeItems[0];
+    if (!chosen || !live.current) {
+      live.flush(picker.value); // no item for this text yet: search it now, as Enter did before
+      return;
     }
+    picker.hide();
+    void reveal(chosen, false);
   });
-  picker.onDidHide(() => picker.dispose());
+  picker.onDidHide(() => {
+    live.dispose();
+    picker.dispose();
+  });
   picker.show();
 }
 

@@ -27,18 +27,62 @@ export interface PickItem {
   label: string;
   description: string;
   detail: string;
+  alwaysShow: boolean;
   hit: FindHit;
+}
+
+/** Whether `score` is the hit's probability among the candidates (the fitted ranker ran, in file mode). */
+export function scoreIsShare(result: SemanticFindResult): boolean {
+  return (result.signals?.ranking ?? "").startsWith("fitted") && result.results.every((h) => h.score > 0 && h.score <= 1);
+}
+
+function percent(value: number): string {
+  return value >= 0.995 ? "100%" : value < 0.01 ? "<1%" : `${Math.round(100 * value)}%`;
+}
+
+/**
+ * The one number a person reads for a hit: the calibrated chance that it is the answer when there is one,
+ * else its share of the candidates' probability (fitted ranker), else its score relative to the top hit.
+ */
+export function scoreText(hit: FindHit, result: SemanticFindResult): string {
+  if (hit.probability !== null && hit.probability !== undefined) {
+    return `P(answer) ${hit.probability.toFixed(2)}`;
+  }
+  if (scoreIsShare(result)) {
+    return `${percent(hit.score)} of candidates`;
+  }
+  const top = Math.max(...result.results.map((h) => h.score));
+  return top > 0 ? `${percent(hit.score / top)} of top` : "";
+}
+
+/** The role of the hit's file (source, test, docs, ...), when the server says. */
+export function roleOf(hit: FindHit): string {
+  return hit.signals?.role ?? "";
+}
+
+/**
+ * QuickPick filters and re-sorts items by the typed text matched against their labels, and there is no API
+ * to turn that off (microsoft/vscode#73904): a word joiner between the characters of a label keeps the
+ * text (the description of code, not a file name) from ever matching, so the server's order stays.
+ */
+export function unmatchable(text: string): string {
+  return [...text].join("\u2060");
+}
+
+/** The preview's signature and first meaningful line, as one line. */
+export function previewLine(preview: string): string {
+  return preview.split("\n").map((l) => l.trim()).filter((l) => l !== "").slice(0, 2).join("  —  ");
 }
 
 export function pickItems(result: SemanticFindResult, folders: string[]): PickItem[] {
   return result.results.map((hit) => {
     const line = hit.range.start.line + 1;
-    const symbol = hit.symbol ? `  ${hit.symbol}` : "";
-    const firstLine = (hit.preview.split("\n")[0] ?? "").trim();
+    const parts = [hit.symbol ?? "", roleOf(hit), scoreText(hit, result)].filter((p) => p !== "");
     return {
-      label: `${relativePath(hit.uri, folders)}:${line}`,
-      description: `${symbol.trim()}  score ${hit.score.toFixed(4)}`.trim(),
-      detail: firstLine,
+      label: unmatchable(`${relativePath(hit.uri, folders)}:${line}`),
+      description: parts.join(" · "),
+      detail: previewLine(hit.preview),
+      alwaysShow: true,
       hit,
     };
   });

@@ -24,13 +24,17 @@ export interface FindSignals {
   bm25Rank?: number;
   denseRank?: number;
   rerankScore?: number;
+  /** What the hit's file is: source, test, docs, example, changelog, config, generated, notebook, other. */
+  role?: string;
 }
 
 export interface FindHit {
   uri: string;
   range: Range;
   rank: number;
+  /** With the fitted ranker (file mode): the hit's probability among the candidates, falling with rank. */
   score: number;
+  /** The calibrated probability that this hit is the answer; null when the model pair is not calibrated. */
   probability: number | null;
   preview: string;
   signals: FindSignals;
@@ -53,8 +57,11 @@ export interface SemanticFindResult {
   index: FindIndexState;
   timings: Record<string, number>;
   notes?: string[];
-  /** How the answer was made: rerank is the cross-encoder's id, "off" or "skipped"; rerankDevice "cpu" | "cuda". */
-  signals?: { rerank?: string; rerankDevice?: string; rerankFallback?: string };
+  /**
+   * How the answer was made: ranking "fitted (<model>)" or "fusion"; rerank is the cross-encoder's id, "off"
+   * or "skipped"; rerankDevice "cpu" | "cuda".
+   */
+  signals?: { ranking?: string; rerank?: string; rerankDevice?: string; rerankFallback?: string };
 }
 
 export interface RootStatus {

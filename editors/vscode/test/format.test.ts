@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { hereText, pickerTitle, pickItems, relativePath, rootTooltip, statusText } from "../src/format";
+import { hereText, pickerTitle, pickItems, previewLine, relativePath, rootTooltip, scoreText, statusText, unmatchable } from "../src/format";
 import type { SemanticFindResult } from "../src/lspExt";
 import { SEMANTIC_FIND_METHOD, semanticFind } from "../src/lspExt";
 import { serverCommand, serverSettings } from "../src/server";
@@ -17,7 +17,7 @@ const result: SemanticFindResult = {
       score: 0.0327868,
       probability: null,
       preview: "def upload_with_retry(client, blob):\n    policy = policy or RetryPolicy()",
-      signals: { bm25Rank: 1, denseRank: 2 },
+      signals: { bm25Rank: 1, denseRank: 2, role: "source" },
       symbol: "upload_with_retry",
     },
   ],
@@ -31,12 +31,35 @@ test("P(here) is shown with a plain warning when low", () => {
   assert.equal(hereText(0.08), "P(here) 0.08 — probably not in this workspace");
 });
 
-test("pick items show path:line, symbol, score and the first preview line", () => {
+const bare = (label: string) => label.replace(/\u2060/g, "");
+
+test("pick items show path:line, symbol, role, a labelled score and the preview", () => {
   const [item] = pickItems(result, ["file:///work/app"]);
-  assert.equal(item.label, "src/net/retry.py:21");
-  assert.equal(item.description, "upload_with_retry  score 0.0328");
-  assert.equal(item.detail, "def upload_with_retry(client, blob):");
+  assert.equal(bare(item.label), "src/net/retry.py:21");
+  assert.equal(item.description, "upload_with_retry · source · 100% of top");
+  assert.equal(item.detail, "def upload_with_retry(client, blob):  —  policy = policy or RetryPolicy()");
+  assert.equal(item.alwaysShow, true);
   assert.equal(relativePath("file:///elsewhere/a%20b.py", ["file:///work/app"]), "/elsewhere/a b.py");
+});
+
+test("labels never match the typed text, so QuickPick keeps the server's order", () => {
+  const [item] = pickItems(result, ["file:///work/app"]);
+  assert.ok(!item.label.includes("retry"));
+  assert.equal(unmatchable("ab"), "a\u2060b");
+});
+
+test("the score is the calibrated P, else the share among candidates, else relative to the top", () => {
+  const hits = [
+    { ...result.results[0], score: 0.62, probability: null },
+    { ...result.results[0], rank: 2, score: 0.005, probability: null },
+  ];
+  const fitted: SemanticFindResult = { ...result, results: hits, signals: { ranking: "fitted (m@128)" } };
+  assert.equal(scoreText(hits[0], fitted), "62% of candidates");
+  assert.equal(scoreText(hits[1], fitted), "<1% of candidates");
+  const fused: SemanticFindResult = { ...result, results: hits, signals: { ranking: "fusion" } };
+  assert.equal(scoreText(hits[1], fused), "<1% of top");
+  assert.equal(scoreText({ ...hits[0], probability: 0.791 }, fitted), "P(answer) 0.79");
+  assert.equal(previewLine("\n  def f(x):\n\n  return x\n"), "def f(x):  —  return x");
 });
 
 test("the picker title carries the count, P(here) and pending embeddings", () => {
