@@ -29,6 +29,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from noul_lsp.config import Settings, with_overrides
+from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.registry import ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
@@ -203,32 +204,34 @@ def cmd_index(args: argparse.Namespace) -> int:
     return _on_workspace(args.path, _settings(args), work, rebuild=args.rebuild)
 
 
-#: below this P(here) a find warns that the code is probably not in the workspace (the editors use the same)
-LOW_HERE = 0.3
-
-
-def here_text(probability: float | None) -> str:
-    if probability is None:
-        return "P(here) not calibrated"
-    text = f"P(here) {probability:.2f}"
-    return f"{text} — probably not in this workspace" if probability < LOW_HERE else text
-
-
-def _print_human(result: FindResult) -> None:
+def _find_console():
+    """stdout for people: on a terminal its width, cropping long lines, and colours (unless NO_COLOR);
+    piped, plain text with no wrapping, so each hit stays on its own lines."""
     from rich.console import Console
 
-    console = Console(highlight=False)
+    tty = sys.stdout.isatty()
+    return Console(highlight=False, soft_wrap=not tty, color_system="auto" if tty else None, emoji=False)
+
+
+def _print_human(result: FindResult, console=None) -> None:
+    """One header line per hit (rank, labelled score, role, path:lines, symbol), then its two-line preview."""
+    console = console or _find_console()
     here = result.here_probability
-    console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'dim'}]{here_text(here)}[/]")
+    crop = {"no_wrap": True, "overflow": "ellipsis"} if console.is_terminal else {"crop": False}
+    console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'bold'}]{here_text(here)}[/]"
+                  f"[dim]{escape(legend(result))}[/]", **crop)
     if not result.hits:
         console.print("no results")
+    scores = score_texts(result)
+    score_width = max((len(t) for t in scores.values()), default=0)
+    role_width = max((len(h.role) for h in result.hits), default=0)
     for hit in result.hits:
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
-        probability = f"  P {hit.probability:.2f}" if hit.probability is not None else ""
-        console.print(f"[bold]{hit.rank:>2}[/]  [green]{escape(hit.path)}:{hit.start_line}-{hit.end_line}[/]{symbol}  "
-                      f"score {hit.score:.4f}{probability}")
+        role = f"  [magenta]{hit.role:<{role_width}}[/]" if role_width else ""
+        console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "
+                      f"[green]{escape(hit.path)}:{hit.start_line}-{hit.end_line}[/]{symbol}", **crop)
         for line in hit.preview.split("\n"):
-            console.print(f"      [dim]{escape(line)}[/]", soft_wrap=False, overflow="ellipsis")
+            console.print(f"      [dim]{escape(line)}[/]", **crop)
     index = result.index
     embedded = f"{index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
     reranker = result.signals.get("rerank", "off")

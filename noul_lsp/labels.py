@@ -45,6 +45,21 @@ def score_texts(result: FindResult) -> dict[int, str]:
     return {h.rank: score_text(h, share=share, top=top) for h in result.hits}
 
 
+def legend(result: FindResult) -> str:
+    """What the numbers of a result list mean, in words (after P(here) in the CLI)."""
+    parts = []
+    if result.here_probability is not None:
+        parts.append("P(here): is it in this workspace")
+    texts = score_texts(result).values()
+    if any(t.startswith("P(answer)") for t in texts):
+        parts.append("P(answer): is this hit it")
+    if any(t.endswith("of candidates") for t in texts):
+        parts.append("%: the hit's share of the candidates' probability")
+    if any(t.endswith("of top") for t in texts):
+        parts.append("%: the hit's score relative to the first")
+    return f"  ({'; '.join(parts)})" if parts else ""
+
+
 def hover_markdown(hit: Hit, here_probability: float | None, query: str, *, share: bool = False,
                    top: float = 0.0) -> str:
     """What hovering a returned range shows: rank, symbol, role, the labelled scores and the signals."""
