@@ -76,7 +76,8 @@ def write_settings(profile: Path) -> None:
     user = profile / "user" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text(json.dumps({
-        "noul.pythonPath": sys.executable, "noul.trace.server": "verbose",
+        # NOUL_VSCODE_TEST_PYTHON: another interpreter, e.g. one without noul-lsp to see the test fail
+        "noul.pythonPath": os.environ.get("NOUL_VSCODE_TEST_PYTHON") or sys.executable, "noul.trace.server": "verbose",
         "workbench.startupEditor": "none", "workbench.tips.enabled": False,
         "workbench.welcomePage.walkthroughs.openOnInstall": False,
         "workbench.secondarySideBar.defaultVisibility": "hidden", "chat.disableAIFeatures": True,
