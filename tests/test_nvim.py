@@ -30,7 +30,8 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     shutil.copytree(FIXTURES / "polyglot", root)
     out = tmp_path / "seen.json"
     env = {**os.environ, "NOUL_PLUGIN": str(PLUGIN), "NOUL_PYTHON": sys.executable, "NOUL_TEST_ROOT": str(root),
-           "NOUL_CACHE": str(tmp_path / "cache"), "NOUL_TEST_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "NOUL_CACHE": str(tmp_path / "cache"), "NOUL_TEST_OUT": str(out),
+           "NOUL_SERVER_LOG": str(tmp_path / "server.log"), "XDG_STATE_HOME": str(tmp_path / "state"),
            "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
     done = subprocess.run([nvim_binary(), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l",
                            str(PLUGIN / "tests" / "find_spec.lua")], env=env, capture_output=True, text=True, timeout=400)
@@ -45,5 +46,24 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert seen["buffer"] == str(root / "java/com/example/imaging/Thumbnailer.java")
     assert seen["cursor"][0] == 5  # the class chunk starts at its Javadoc
     assert "rank 1" in seen["hover"]
+    assert "`Thumbnailer`" in seen["hover"] and "P(here)" in seen["hover"], seen["hover"]
+
+    # search as you type: of three words typed faster than the debounce only the last is searched
+    live = seen["live"]
+    assert live[0]["query"] == "token bucket refill" and live[0]["count"] == 5
+    assert live[0]["first"]["filename"].endswith("web/src/rateLimiter.ts")
+    assert live[-1]["query"] == "least recently used cache" and len(live) == 2
+    answered = re.findall(r'Sending data: \{"id": \d+, "jsonrpc": "2.0", "result": \{"query": "([^"]*)"',
+                          (tmp_path / "server.log").read_text())
+    assert "token" not in answered and "token bucket" not in answered, answered
+    assert answered.count("token bucket refill") == 1, answered
+
+    # vim.ui.input + vim.ui.select: labelled score, role and preview per item; the choice opens its range
+    assert seen["select_prompt"].startswith("noul (P(here) ")
+    first = seen["select_items"][0]
+    assert first.startswith("src/net/retry.py:21  upload_with_retry · source · P(answer) ")
+    assert "def upload_with_retry(" in first and " — " in first
+    assert seen["select_buffer"] == str(root / "src/net/retry.py") and seen["select_cursor"][0] == 21
+    assert "source file" in seen["select_hover"] and "P(here)" in seen["select_hover"], seen["select_hover"]
     assert "version: noul-lsp" in seen["health"] and "chunks" in seen["health"]
     assert "reranker: none" in seen["health"]

@@ -16,7 +16,8 @@ end
 
 local ok, problem = pcall(function()
   local noul = require("noul")
-  noul.setup({ cmd = { env("NOUL_PYTHON"), "-m", "noul_lsp" }, settings = { cacheDir = env("NOUL_CACHE") } })
+  noul.setup({ cmd = { env("NOUL_PYTHON"), "-m", "noul_lsp", "--log-file", env("NOUL_SERVER_LOG") },
+    settings = { cacheDir = env("NOUL_CACHE") } })
   local root = env("NOUL_TEST_ROOT")
   vim.cmd.cd(root)
   vim.cmd.edit(root .. "/src/net/retry.py")
@@ -68,6 +69,54 @@ local ok, problem = pcall(function()
   for _, response in pairs(responses) do
     if response.result and response.result.contents then
       out.hover = response.result.contents.value
+    end
+  end
+
+  -- search as you type: three words typed one after the other, faster than the debounce
+  vim.cmd("enew")
+  local live = noul.live(0, { limit = 5 })
+  local answers = {}
+  local function on_result(result, query)
+    table.insert(answers, { query = query, count = #result.results, first = noul.items(result)[1] })
+  end
+  for _, text in ipairs({ "token", "token bucket", "token bucket refill" }) do
+    live.search(text, on_result)
+    vim.wait(80)
+  end
+  vim.wait(30000, function()
+    return #answers > 0
+  end, 20)
+  vim.wait(500)
+  -- and with pauses longer than the debounce: the request in flight is cancelled by the next word
+  for _, text in ipairs({ "least recently", "least recently used cache" }) do
+    live.search(text, on_result)
+    vim.wait(210)
+  end
+  vim.wait(30000, function()
+    return #answers > 1
+  end, 20)
+  live.stop()
+  out.live = answers
+
+  -- no Telescope here: :NoulFind asks with vim.ui.input and lists with vim.ui.select
+  vim.ui.input = function(_, on_confirm)
+    on_confirm("retry failed uploads")
+  end
+  vim.ui.select = function(items, select_opts, on_choice)
+    out.select_prompt = select_opts.prompt
+    out.select_items = vim.tbl_map(select_opts.format_item, items)
+    on_choice(items[1])
+  end
+  vim.cmd("NoulFind")
+  vim.wait(30000, function()
+    return vim.api.nvim_buf_get_name(0):match("retry%.py$") ~= nil
+  end, 20)
+  out.select_buffer = vim.api.nvim_buf_get_name(0)
+  out.select_cursor = vim.api.nvim_win_get_cursor(0)
+  local select_hover = vim.lsp.buf_request_sync(0, "textDocument/hover", vim.lsp.util.make_position_params(0, "utf-16"), 5000) or {}
+  for _, response in pairs(select_hover) do
+    if response.result and response.result.contents then
+      out.select_hover = response.result.contents.value
     end
   end
 

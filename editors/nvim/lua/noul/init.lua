@@ -10,8 +10,11 @@ M.config = {
   limit = 10,
   -- What marks a workspace root; the current directory when none is found.
   root_markers = { ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", ".noulignore" },
-  -- "select" (vim.ui.select) or "telescope" when telescope.nvim is installed.
-  picker = "select",
+  -- "auto": a live Telescope picker when telescope.nvim is installed, else vim.ui.input + vim.ui.select;
+  -- or "telescope" / "select".
+  picker = "auto",
+  -- Milliseconds the live picker waits after the last key before it searches.
+  debounce_ms = 200,
   -- Below this P(here) the results come with a warning that the code is probably not here.
   low_here = 0.3,
 }
@@ -88,25 +91,138 @@ function M.rerank_text(signals)
   return "; reranked on " .. string.upper(signals.rerankDevice or "cpu")
 end
 
---- Quickfix-style items from a semanticFind result.
+--- Whether each hit's score is its probability among the candidates (the fitted ranker ran).
+local function score_is_share(result)
+  local ranking = type(result.signals) == "table" and result.signals.ranking or nil
+  if type(ranking) ~= "string" or ranking:sub(1, 6) ~= "fitted" then
+    return false
+  end
+  for _, hit in ipairs(result.results or {}) do
+    if hit.score <= 0 or hit.score > 1 then
+      return false
+    end
+  end
+  return true
+end
+
+local function percent(value)
+  if value >= 0.995 then
+    return "100%"
+  elseif value < 0.01 then
+    return "<1%"
+  end
+  return string.format("%d%%", math.floor(100 * value + 0.5))
+end
+
+--- The one number a person reads for a hit (as the CLI and VS Code): the calibrated P(answer), else its
+--- share of the candidates' probability, else its score relative to the top hit.
+function M.score_text(hit, result)
+  if hit.probability ~= nil and hit.probability ~= vim.NIL then
+    return string.format("P(answer) %.2f", hit.probability)
+  end
+  if score_is_share(result) then
+    return percent(hit.score) .. " of candidates"
+  end
+  local top = 0
+  for _, h in ipairs(result.results or {}) do
+    top = math.max(top, h.score)
+  end
+  return top > 0 and (percent(hit.score / top) .. " of top") or ""
+end
+
+local function present(value)
+  return value ~= nil and value ~= vim.NIL and value ~= ""
+end
+
+--- Quickfix-style items from a semanticFind result; text: symbol · role · score, then the preview on one line.
 function M.items(result)
   local items = {}
   for _, hit in ipairs(result.results or {}) do
-    local preview = (hit.preview or ""):match("[^\n]*") or ""
-    local symbol = (hit.symbol ~= nil and hit.symbol ~= vim.NIL) and hit.symbol or ""
+    local preview = {}
+    for line in (hit.preview or ""):gmatch("[^\n]+") do
+      if vim.trim(line) ~= "" and #preview < 2 then
+        table.insert(preview, vim.trim(line))
+      end
+    end
+    local role = type(hit.signals) == "table" and hit.signals.role or nil
+    local parts = {}
+    for _, part in ipairs({ hit.symbol, role, M.score_text(hit, result) }) do
+      if present(part) then
+        table.insert(parts, part)
+      end
+    end
     table.insert(items, {
       filename = vim.uri_to_fname(hit.uri),
       lnum = hit.range.start.line + 1,
       end_lnum = hit.range["end"].line + 1,
       col = 1,
-      text = string.format("%s  %.4f  %s", symbol, hit.score, preview),
+      text = table.concat(parts, " · ") .. "  " .. table.concat(preview, " — "),
       user_data = hit,
     })
   end
   return items
 end
 
-local function jump(item)
+--- Search as you type: `search(text, on_result)` waits `debounce_ms` after the last call, cancels the request
+--- in flight ($/cancelRequest) when the text changes, and calls on_result(result, query) only for the last
+--- text. `stop()` cancels everything. Used by the Telescope picker; tested headless.
+function M.live(bufnr, opts)
+  opts = opts or {}
+  local client = M.client(bufnr)
+  local timer = assert(vim.uv.new_timer())
+  local state = { text = "", request_id = nil }
+  local live = {}
+  local function cancel()
+    if state.request_id and client then
+      client:cancel_request(state.request_id)
+    end
+    state.request_id = nil
+  end
+  function live.search(text, on_result)
+    text = vim.trim(text or "")
+    if text == state.text then
+      return
+    end
+    state.text = text
+    timer:stop()
+    cancel()
+    if text == "" or not client then
+      return
+    end
+    timer:start(opts.debounce_ms or M.config.debounce_ms, 0, vim.schedule_wrap(function()
+      if state.text ~= text then
+        return
+      end
+      local ok, id = client:request(FIND, { query = text, limit = opts.limit or M.config.limit }, function(err, result)
+        if state.text ~= text then
+          return
+        end
+        state.request_id = nil
+        if err then
+          notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
+        else
+          on_result(result, text)
+        end
+      end, bufnr)
+      state.request_id = ok and id or nil
+    end))
+  end
+  function live.stop()
+    state.text = ""
+    timer:stop()
+    if not timer:is_closing() then
+      timer:close()
+    end
+    cancel()
+  end
+  return live
+end
+
+local function telescope_available()
+  return M.config.picker ~= "select" and pcall(require, "telescope")
+end
+
+function M.jump(item)
   vim.cmd.edit(vim.fn.fnameescape(item.filename))
   vim.api.nvim_win_set_cursor(0, { item.lnum, 0 })
   vim.cmd("normal! zz")
@@ -126,13 +242,19 @@ local function attach_if_running(bufnr)
   end
 end
 
-local function show(query, result, opts)
-  local items = M.items(result)
+--- P(here), the reranker, and what is still being embedded: the title of a result list.
+function M.summary(result)
   local here = M.here_text(result.hereProbability) .. M.rerank_text(result.signals)
   local pending = result.index and result.index.pending or 0
   if pending and pending > 0 then
     here = here .. string.format(" (%d chunks still being embedded)", pending)
   end
+  return here
+end
+
+local function show(query, result, opts)
+  local items = M.items(result)
+  local here = M.summary(result)
   if opts.quickfix then
     vim.fn.setqflist({}, " ", { title = string.format("noul: %s — %s", query, here), items = items })
     if not opts.silent then
@@ -144,9 +266,9 @@ local function show(query, result, opts)
   if #items == 0 then
     notify("no results; " .. here, vim.log.levels.WARN)
   elseif #items == 1 then
-    jump(items[1])
+    M.jump(items[1])
     notify(here)
-  elseif M.config.picker == "telescope" and pcall(require, "telescope") then
+  elseif telescope_available() then
     require("noul.telescope").pick(query, items, here)
   else
     vim.ui.select(items, {
@@ -156,7 +278,7 @@ local function show(query, result, opts)
       end,
     }, function(choice)
       if choice then
-        jump(choice)
+        M.jump(choice)
       end
     end)
   end
@@ -165,6 +287,10 @@ end
 --- Run a find. opts: limit, quickfix (fill the quickfix list), on_done(result) for callers and tests.
 function M.find(query, opts)
   opts = opts or {}
+  if (query == nil or vim.trim(query) == "") and not opts.quickfix and telescope_available() then
+    require("noul.telescope").live(vim.api.nvim_get_current_buf(), opts)
+    return
+  end
   if query == nil or vim.trim(query) == "" then
     vim.ui.input({ prompt = "Find by description: " }, function(input)
       if input and vim.trim(input) ~= "" then
