@@ -55,6 +55,24 @@ def test_schema_mismatch_rebuilds_with_a_reason(tmp_path):
     assert reopened.files() == {}
 
 
+def test_an_index_of_schema_1_is_rebuilt_but_keeps_its_vectors(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    unit = np.full(4, 0.5, dtype=np.float32)
+    with store.env.begin(write=True) as txn:  # what schema 1 wrote: plain values, no checksums
+        txn.put(b"schema", b"1", db=store._dbs["meta"])
+        txn.put(b"files-are-here", b"{}", db=store._dbs["files"])
+        txn.put(b"model@128\0h-kept", unit.tobytes(), db=store._dbs["vectors"])
+        txn.put(b"model@128\0h-damaged", np.full(4, 9.0, dtype=np.float32).tobytes(), db=store._dbs["vectors"])
+        txn.put(b"model@128\0h-short", b"abc", db=store._dbs["vectors"])
+    store.close()
+    reopened = ChunkStore(tmp_path / "idx")
+    assert "schema 1" in reopened.rebuilt_reason and "keeping 1 vectors" in reopened.rebuilt_reason
+    assert reopened.files() == {}
+    np.testing.assert_array_equal(reopened.vectors("model@128", ["h-kept"])[0], unit)
+    assert reopened.vectors("model@128", ["h-damaged", "h-short"]) == [None, None]
+    reopened.close()
+
+
 def test_a_file_that_is_not_lmdb_is_set_aside_and_replaced(tmp_path):
     directory = tmp_path / "idx"
     directory.mkdir()

@@ -321,9 +321,34 @@ class ChunkStore:
                 return
             found = "(none)"
         if found != str(SCHEMA_VERSION):
+            # vectors are keyed by model and content hash alone, so they outlive any change of the chunk
+            # records' format: an upgrade re-reads files and re-chunks, it must not re-embed (minutes to hours)
+            kept = self._plain_vectors() if found == "1" else {}
             self.rebuilt_reason = (f"index schema {found} is not this version's {SCHEMA_VERSION}: "
-                                   "rebuilding the index")
+                                   f"rebuilding the index (keeping {len(kept)} vectors)")
             self.destroy_and_reopen()
+            if kept:
+                with self.env.begin(write=True) as txn:
+                    for key, payload in kept.items():
+                        txn.put(key, seal(b"vectors", key, payload), db=self._dbs["vectors"])
+
+    def _plain_vectors(self) -> dict[bytes, bytes]:
+        """The vectors of a schema-1 index (unsealed float32 bytes), each kept only when it reads as a
+        finite unit vector: a damaged one is simply embedded again."""
+        kept: dict[bytes, bytes] = {}
+        try:
+            with self._read() as txn:
+                for key, raw in txn.cursor(db=self._dbs["vectors"]):
+                    payload = bytes(raw)
+                    if not payload or len(payload) % 4:
+                        continue
+                    vector = np.frombuffer(payload, dtype=np.float32)
+                    norm = float(np.linalg.norm(vector)) if np.isfinite(vector).all() else 0.0
+                    if 0.98 < norm < 1.02:
+                        kept[bytes(key)] = payload
+        except (IndexDamaged, lmdb.Error):
+            return {}
+        return kept
 
     def _meta(self, key: bytes) -> str | None:
         with self._read() as txn:
@@ -373,6 +398,10 @@ class ChunkStore:
             raise IndexDamaged(self.directory, f"LMDB: {error}") from error
         except _Unsealed as error:
             raise IndexDamaged(self.directory, str(error)) from error
+        except (lmdb.MapFullError, lmdb.MapResizedError):
+            raise
+        except lmdb.Error as error:  # e.g. the store was closed meanwhile: not damage
+            raise StoreError(f"the index at {self.directory} cannot be written ({error})") from error
 
     def apply(self, batch: WriteBatch) -> None:
         """Write the whole batch in one transaction and bump the generation; grows a full map."""
@@ -440,6 +469,8 @@ class ChunkStore:
             raise IndexDamaged(self.directory, str(error)) from error
         except _DECODE_DAMAGE as error:
             raise IndexDamaged(self.directory, f"a record cannot be decoded ({type(error).__name__}: {error})") from error
+        except lmdb.Error as error:  # e.g. the store was closed meanwhile: not damage
+            raise StoreError(f"the index at {self.directory} cannot be read ({error})") from error
         finally:
             txn.abort()
 
