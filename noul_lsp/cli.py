@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--embedder", help="embedding model: registered name, local directory or pulled hub id")
     common.add_argument("--reranker", help="cross-encoder for the short list: registered name, local ONNX folder "
                         "or pulled hub id (`none`: off)")
-    common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 256)")
+    common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 128)")
     common.add_argument("--max-file-bytes", type=int, help="skip files larger than this (default 1000000)")
 
     index = sub.add_parser("index", parents=[common], help="build or update the index of a folder")

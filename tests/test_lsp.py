@@ -160,7 +160,7 @@ async def test_alias_method_and_status_command(client: LanguageClient):
     assert path_of(client, result.results[0].uri) == "native/lru.cpp"
     status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
     assert len(status["roots"]) == 2 and all(r["pending"] == 0 for r in status["roots"])
-    assert status["roots"][0]["model"] == "all-minilm-l6-v2-int8@256" and status["version"]
+    assert status["roots"][0]["model"] == "all-minilm-l6-v2-int8@128" and status["version"]
 
 
 async def test_two_workspace_folders_are_searched_together(client: LanguageClient):
