@@ -78,6 +78,7 @@ def write_settings(profile: Path) -> None:
     (user / "settings.json").write_text(json.dumps({
         # NOUL_VSCODE_TEST_PYTHON: another interpreter, e.g. one without noul-lsp to see the test fail
         "noul.pythonPath": os.environ.get("NOUL_VSCODE_TEST_PYTHON") or sys.executable, "noul.trace.server": "verbose",
+        "noul.limit": 6,  # the whole list fits in the screenshot
         "workbench.startupEditor": "none", "workbench.tips.enabled": False,
         "workbench.welcomePage.walkthroughs.openOnInstall": False,
         "workbench.secondarySideBar.defaultVisibility": "hidden", "chat.disableAIFeatures": True,
