@@ -62,6 +62,44 @@ def _unicode(text: str) -> bool:
         return False
 
 
+_UINTEGER = (1 << 31) - 1
+
+
+def _uinteger_problem(value: Any, where: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _UINTEGER:
+        shown = repr(value) if isinstance(value, int) and not isinstance(value, bool) else _kind(value)
+        return f"must be an integer from 0 to {_UINTEGER}, not {shown} @ {where}"
+    return None
+
+
+def hover_params_problem(params: Any) -> str | None:
+    """Hover's params, checked strictly (lsprotocol's converter would read "1", 1.5 or true as line 1)."""
+    if not isinstance(params, dict):
+        return f"params must be an object, not {_kind(params)}"
+    document = params.get("textDocument")
+    if not isinstance(document, dict) or not isinstance(document.get("uri"), str):
+        return "must be an object with a string uri @ textDocument"
+    position = params.get("position")
+    if not isinstance(position, dict):
+        return f"must be an object, not {_kind(position)} @ position"
+    return _uinteger_problem(position.get("line"), "position.line") or \
+        _uinteger_problem(position.get("character"), "position.character")
+
+
+def command_params_problem(params: Any) -> str | None:
+    if not isinstance(params, dict):
+        return f"params must be an object, not {_kind(params)}"
+    if not isinstance(params.get("command"), str):
+        return f"must be a string, not {_kind(params.get('command'))} @ command"
+    if params.get("arguments") is not None and not isinstance(params["arguments"], list):
+        return f"must be an array, not {_kind(params['arguments'])} @ arguments"
+    return None
+
+
+#: requests whose params are checked strictly before lsprotocol structures them
+STRICT_PARAMS = {"textDocument/hover": hover_params_problem, "workspace/executeCommand": command_params_problem}
+
+
 def find_params_problem(params: Any) -> str | None:
     """What is wrong with a find's params, naming the field (None when nothing is). Strict: no coercion."""
     if not isinstance(params, dict):
@@ -191,6 +229,11 @@ class NoulProtocol(LanguageServerProtocol):
             logger.warning(message)
             self._send_response(data["id"], None, types.ResponseError(types.ErrorCodes.InvalidParams, message))
             return _Answered()
+        check = STRICT_PARAMS.get(data.get("method"))
+        if check is not None and "id" in data and (problem := check(data.get("params"))) is not None:
+            self._send_response(data["id"], None, types.ResponseError(
+                types.ErrorCodes.InvalidParams, f"invalid {data['method']} params: {problem}"))
+            return _Answered()
         return super().structure_message(data)
 
     def _send_response(self, msg_id, result=None, error=None):
@@ -201,8 +244,12 @@ class NoulProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
     def answer_error(self, msg_id: Any, code: int, message: str) -> None:
-        """Answer a request that will not reach a handler."""
-        self._send_response(msg_id if _valid_id(msg_id) else None, None, types.ResponseError(code, message))
+        """Answer a request that will not reach a handler (its id unknown or invalid: `"id": null`, as
+        JSON-RPC says, which pygls' converter would leave out)."""
+        if _valid_id(msg_id):
+            self._send_response(msg_id, None, types.ResponseError(code, message))
+        else:
+            self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": int(code), "message": message}})
 
 
 class _Answered:

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import logging
 import socket
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,26 +19,29 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from noul_lsp import __version__
 from noul_lsp.config import Settings
 from noul_lsp.labels import hover_markdown, score_is_share
 from noul_lsp.lsp.convert import FileLines, line_range, path_of, to_find_result
-from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult
+from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult, serve
 from noul_lsp.lsp.settings import settings_from_client
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
-from noul_lsp.store import StoreError
+from noul_lsp.store import IndexDamaged, StoreError, set_aside
 from noul_lsp.workspace.watch import RootWatcher
 
 logger = logging.getLogger(__name__)
 PROGRESS_TOKEN = "noul/indexing"
 COMMAND_REINDEX = "noul.reindex"
 COMMAND_STATUS = "noul.status"
+#: LSP's RequestFailed: the request was valid, the server could not answer it now
+REQUEST_FAILED = -32803
 
 
 @dataclass
@@ -60,11 +64,45 @@ class NoulServer(LanguageServer):
         self.watchers: dict[Path, RootWatcher] = {}
         self.shown: dict[str, _Shown] = {}
         self.find_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noul-find")
-        self.indexer = BackgroundIndexer(on_progress=self._progress_from_thread, on_problem=self._problem_from_thread)
+        self.indexer = BackgroundIndexer(on_progress=self._progress_from_thread, on_problem=self._problem_from_thread,
+                                         on_damage=lambda workspace, damage: self._call_soon(self.recover, workspace, damage))
         self.loop: asyncio.AbstractEventLoop | None = None
         self._progress_open = False
         self._progress_supported = False
         self.client_watches = True
+
+    # -- transport: pygls' stdio and TCP servers, reading with `protocol.serve` ----------------------
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        self._stop_event = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve(reader, self.protocol, self._stop_event))
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await serve(reader, self.protocol, stop_event)
+            self.shutdown()
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(listen())
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            pass
 
     # -- messages from background threads ----------------------------------------------------------
 
@@ -120,6 +158,27 @@ class NoulServer(LanguageServer):
         self.roots[folder] = workspace
         self.indexer.add(workspace)
 
+    def recover(self, workspace: Workspace, damage: IndexDamaged) -> None:
+        """A root's index failed a check: set it aside (kept), tell the user once, reopen and rescan."""
+        root = workspace.root
+        if self.roots.get(root) is not workspace:
+            return  # already recovered (the indexer and a find may both have seen it)
+        self.close_root(root)
+        self.show(set_aside(damage.directory, damage.reason), types.MessageType.Warning)
+        self.open_root(root)
+        if root in self.roots:
+            if self.loop is not None and self.needs_own_watcher:
+                self.watch(root)
+            self.indexer.scan(root)
+
+    def _recover_from(self, damage: IndexDamaged) -> list[Path]:
+        """Recover the root whose index `damage` is about; its root, if it is one of ours."""
+        for workspace in list(self.roots.values()):
+            if workspace.store.directory == damage.directory:
+                self.recover(workspace, damage)
+                return [workspace.root]
+        return []
+
     def close_root(self, folder: Path) -> None:
         folder = folder.resolve()
         workspace = self.roots.pop(folder, None)
@@ -150,7 +209,10 @@ class NoulServer(LanguageServer):
         return None
 
     def status_line(self) -> str:
-        states = [w.state() for w in self.roots.values()]
+        try:
+            states = [w.state() for w in self.roots.values()]
+        except StoreError as error:  # damage is recovered from by whoever meets it next
+            return f"index unreadable: {error}"
         chunks = sum(s.chunks for s in states)
         embedded = sum(s.embedded for s in states)
         device = next((s.device for s in states if s.device != "not loaded"), "cpu")
@@ -159,8 +221,13 @@ class NoulServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         roots = []
-        for root, workspace in self.roots.items():
-            state = workspace.state()
+        for root, workspace in list(self.roots.items()):
+            try:
+                state = workspace.state()
+            except IndexDamaged as damage:
+                self._recover_from(damage)
+                roots.append({"root": str(root), "rebuilding": str(damage), "index": str(workspace.store.directory)})
+                continue
             embedder = workspace.loaded_embedder
             reranker = workspace.loaded_reranker
             roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
@@ -292,6 +359,10 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
         raise
     except QueryError as error:
         raise JsonRpcInvalidParams(str(error)) from error
+    except IndexDamaged as damage:
+        ls._recover_from(damage)
+        raise JsonRpcException(f"{damage}: it was set aside and is being rebuilt; search again in a moment",
+                               REQUEST_FAILED) from None
     except FindCancelled:
         raise asyncio.CancelledError() from None
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16

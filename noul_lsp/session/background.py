@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noul_lsp.session.workspace import Workspace
-from noul_lsp.store import IndexLocked, StoreError
+from noul_lsp.store import IndexDamaged, IndexLocked, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +54,15 @@ class _Job:
 
 class BackgroundIndexer:
     def __init__(self, *, on_progress: Callable[[Progress], None] = lambda p: None,
-                 on_problem: Callable[[str], None] = lambda m: None) -> None:
+                 on_problem: Callable[[str], None] = lambda m: None,
+                 on_damage: Callable[[Workspace, IndexDamaged], None] | None = None) -> None:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._workspaces: dict[Path, Workspace] = {}
         self._lock = threading.Lock()
         self.on_progress = on_progress
         self.on_problem = on_problem
+        #: told when a root's index fails a check (the owner sets it aside and rescans)
+        self.on_damage = on_damage or (lambda workspace, damage: on_problem(str(damage)))
         self.idle = threading.Event()
         self.idle.set()
         self._thread = threading.Thread(target=self._run, name="noul-indexer", daemon=True)
@@ -137,6 +140,8 @@ class BackgroundIndexer:
                     logger.info("%s: %d files skipped (binary, too large or unreadable)", job.root, len(report.skipped))
         except IndexLocked as busy:
             self.on_problem(str(busy))
+        except IndexDamaged as damage:
+            self.on_damage(workspace, damage)
         except (StoreError, OSError) as error:
             self.on_problem(f"indexing {job.root} failed: {error}")
 
@@ -160,6 +165,9 @@ class BackgroundIndexer:
                         embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._stopping)
             except IndexLocked as busy:
                 self.on_problem(str(busy))
+                continue
+            except IndexDamaged as damage:
+                self.on_damage(workspace, damage)
                 continue
             except (StoreError, OSError) as error:
                 self.on_problem(f"embedding {workspace.root} failed: {error}")
