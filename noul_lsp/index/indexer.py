@@ -2,7 +2,10 @@
 
 `update` is cheap and runs first: a file whose mtime and size are unchanged is not read; a file read again
 whose bytes hash the same is not re-chunked; changed files are re-chunked and their BM25 terms stored.
-Lexical search is complete when it returns. `embed_pending` then computes vectors only for content
+Lexical search is complete when it returns. The settings that decide what is indexed and how it is cut
+(size cap, excludes, chunking) are recorded with the index: when they differ, the next full update looks
+at every file again (a file skipped for its size is indexed once the cap is raised), so an update always
+converges to what a fresh build with these settings would hold. `embed_pending` then computes vectors only for content
 hashes that have none for this model, in batches that each commit on their own, so it can stop at any
 moment (Ctrl-C, a newer edit, kill -9) and continue later with nothing lost and nothing done twice.
 """
@@ -10,6 +13,7 @@ moment (Ctrl-C, a newer edit, kill -9) and continue later with nothing lost and 
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +27,17 @@ from noul_lsp.workspace.discovery import DiscoveredFile, SkippedFile, discover, 
 
 #: Files per write transaction while indexing.
 FILES_PER_BATCH = 200
+#: the store's meta key of `settings_identity`
+SETTINGS_KEY = "index_settings"
+
+
+def settings_identity(settings: IndexSettings) -> str:
+    """A digest of the settings that change which files are indexed and how they are cut into chunks.
+    (The token budget is not among them: vectors are stored per model and budget already.)"""
+    relevant = {"max_file_bytes": settings.max_file_bytes, "exclude": list(settings.exclude),
+                "use_default_excludes": settings.use_default_excludes, "chunk_max_chars": settings.chunk_max_chars,
+                "window_lines": settings.window_lines, "window_overlap": settings.window_overlap}
+    return hashlib.blake2b(json.dumps(relevant, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
 @dataclass
@@ -77,6 +92,8 @@ class Indexer:
         """
         started = time.perf_counter()
         report = UpdateReport()
+        identity = settings_identity(self.settings)
+        look_again = self.store.meta(SETTINGS_KEY) != identity  # settings changed: no file is "unchanged"
         known = self.store.files()
         found = discover(self.root, self.settings)
         if paths is not None:
@@ -97,10 +114,11 @@ class Indexer:
         pending_files = 0
         for number, file in enumerate(found, 1):
             previous = known.get(file.path)
-            if previous is not None and previous.mtime_ns == file.mtime_ns and previous.size == file.size:
+            if (previous is not None and not look_again and previous.mtime_ns == file.mtime_ns
+                    and previous.size == file.size):
                 report.files_unchanged += 1
             else:
-                self._index_file(file, previous, batch, report)
+                self._index_file(file, previous, batch, report, rechunk=look_again)
                 pending_files += 1
             if pending_files >= FILES_PER_BATCH:
                 self.store.apply(batch)
@@ -109,6 +127,8 @@ class Indexer:
                     progress(number, len(found), report.chunks_added)
         for path in gone:
             self._remove_file(known[path], batch, report)
+        if paths is None and look_again:
+            batch.put_meta(SETTINGS_KEY, identity)  # last: a kill before this looks at everything again
         self.store.apply(batch)
         if progress:
             progress(len(found), len(found), report.chunks_added)
@@ -116,7 +136,7 @@ class Indexer:
         return report
 
     def _index_file(self, file: DiscoveredFile, previous: FileRecord | None, batch: WriteBatch,
-                    report: UpdateReport) -> None:
+                    report: UpdateReport, *, rechunk: bool = False) -> None:
         try:
             data, text = read_text_file(file, self.settings)
         except SkippedFile as skipped:
@@ -129,7 +149,7 @@ class Indexer:
             batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, "", (), skipped=str(skipped)))
             return
         file_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
-        if previous is not None and previous.hash == file_hash:
+        if previous is not None and previous.hash == file_hash and not rechunk:
             batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, previous.chunks))
             report.files_unchanged += 1
             return
