@@ -1,0 +1,60 @@
+"""CLI arguments are checked before any work: one `noul: error:` line and the documented exit code; a
+closed pipe ends quietly; --json is valid UTF-8 even for paths that are not."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
+
+
+def noul(*args: str, cache: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "noul_lsp.cli", *args], capture_output=True,
+                          env={**os.environ, "NOUL_CACHE_DIR": str(cache)}, timeout=120)
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    shutil.copy(FIXTURE / "src/net/retry.py", root / "src/retry.py")
+    return root
+
+
+@pytest.mark.parametrize("flags,code,message", [
+    (("--token-budget", "0"), 2, "--token-budget must be at least 8"),
+    (("--max-file-bytes", "-1"), 2, "--max-file-bytes must be at least 1"),
+    (("--limit", "0"), 2, "--limit must be at least 1"),
+    (("--cache-dir", "/etc/passwd"), 2, "not a folder"),
+    (("--embedder", "no-such-model"), 1, "unknown embedder"),
+])
+def test_a_bad_argument_is_one_error_line_before_any_work(small, tmp_path, flags, code, message):
+    done = noul("find", "retry", "--path", str(small), *flags, cache=tmp_path / "c")
+    err = done.stderr.decode()
+    assert done.returncode == code and message in err
+    assert err.count("\n") == 1 and err.startswith("noul: error:") and "Traceback" not in err
+    assert not (tmp_path / "c" / "indexes").exists()  # nothing was indexed
+
+
+def test_a_closed_pipe_ends_quietly(small, tmp_path):
+    done = subprocess.run(f"{sys.executable} -m noul_lsp.cli find retry --path {small} --json --no-wait | head -c 10",
+                          shell=True, capture_output=True, env={**os.environ, "NOUL_CACHE_DIR": str(tmp_path / "c")},
+                          timeout=120)
+    assert done.stdout.startswith(b"{") and b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
+
+
+def test_json_is_valid_utf8_for_undecodable_paths_and_queries(small, tmp_path):
+    (small / os.fsdecode(b"caf\xe9_retry.py")).write_text("def retry_cafe():\n    return 'retry'\n")
+    done = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", os.fsdecode(b"retry \xff"), "--path",
+                           str(small), "--json", "--no-wait"], capture_output=True,
+                          env={**os.environ, "NOUL_CACHE_DIR": str(tmp_path / "c")}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.decode("utf-8"))  # strict UTF-8
+    assert "caf\\xe9_retry.py" in report["files"]
