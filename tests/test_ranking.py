@@ -93,6 +93,7 @@ def test_roles_come_from_paths():
     assert file_role("web/src/app.spec.ts") == "test"
     assert file_role("docs/user/quickstart.rst") == "docs"
     assert file_role("examples/hello.rs") == "example"
+    assert file_role("java/com/example/imaging/Thumbnailer.java") == "source"
     assert file_role("CHANGELOG.md") == "changelog"
     assert file_role("changelog/1234.bugfix.rst") == "changelog"
     assert file_role("pyproject.toml") == "config"

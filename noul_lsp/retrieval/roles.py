@@ -37,6 +37,8 @@ _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo"
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle"})
+#: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
+_DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
 _GENERATED_FILE = re.compile(r".*(\.min|_pb2|_pb2_grpc|\.pb|\.generated|\.gen|_generated|\.bundle)$")
@@ -70,8 +72,9 @@ def file_role(path: str) -> str:
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         if any(f in _TEST_FOLDERS for f in folders) or _TEST_FILE.match(stem):
             return "test"
-        if any(f in _EXAMPLE_FOLDERS for f in folders):
-            return "example"
+        if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
+               for i, f in enumerate(folders)):
+            return "example"  # but com/example/... is a Java package named after a domain, not examples
         if any(f in _DOC_FOLDERS for f in folders):
             return "docs"  # code shown in documentation (doc examples, sphinx extensions of the docs)
         return "source"
