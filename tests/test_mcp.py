@@ -1,0 +1,109 @@
+"""The agent's answer (retrieval/answer.py) and `noul mcp`, the MCP server that serves it."""
+
+from __future__ import annotations
+
+import json
+
+from noul_lsp.retrieval.answer import (
+    DEFAULT_TOKEN_BUDGET,
+    TOKEN_COUNT,
+    agent_answer,
+    answer_size,
+    approx_tokens,
+    compact_json,
+)
+from noul_lsp.retrieval.result import FindResult, Hit, IndexState
+
+# -- the answer, on made-up results ------------------------------------------------------------------
+
+
+def _result(probabilities: list[float | None], *, ranges: int = 3, lines: int = 12, pending: int = 0) -> FindResult:
+    hits = []
+    for rank, probability in enumerate(probabilities, 1):
+        spans = [(1 + 20 * i, 1 + 20 * i + lines - 1) for i in range(ranges)]
+        hits.append(Hit(f"src/module_{rank}.py", spans[0][0], spans[0][1], rank, 1.0 / (60 + rank), f"function_{rank}",
+                        f"def function_{rank}(argument):\nDo thing number {rank} carefully.", "function",
+                        probability=probability, ranges=spans, root="/work/repo", role="source"))
+    index = IndexState(files=40, chunks=400, embedded=400 - pending, pending=pending, stale=bool(pending),
+                       model="test", device="cpu")
+    return FindResult("do the thing", hits, index, {"total": 1.0}, here_probability=0.9)
+
+
+def _source(root: str, path: str) -> list[str]:
+    return [f"    line {number} of {path} with some code in it" for number in range(1, 200)]
+
+
+def test_answer_size_keeps_the_files_that_raise_expected_f1():
+    assert answer_size([0.8, 0.05, 0.03], [3, 2, 1]) == 1
+    assert answer_size([0.45, 0.4, 0.05, 0.02], [4, 3, 2, 1]) == 2
+    assert answer_size([0.0, 0.0], [2, 1]) == 1
+    assert answer_size([], []) == 0
+    # F2 weighs recall: it keeps more files than F1 on the same probabilities
+    assert answer_size([0.5, 0.25, 0.2, 0.1], [4, 3, 2, 1], beta=2.0) > answer_size([0.5, 0.25, 0.2, 0.1], [4, 3, 2, 1])
+
+
+def test_answer_size_without_probabilities_keeps_files_close_to_the_top_score():
+    assert answer_size([None, None, None], [1.0, 0.95, 0.5]) == 2
+    assert answer_size([None, None], [1.0, 0.2]) == 1
+
+
+def test_answer_stays_within_its_token_budget_and_grows_with_it():
+    result = _result([0.5, 0.42, 0.03, 0.02, 0.01])
+    sizes = {}
+    for budget in (200, 400, 800, 1600, 4000):
+        answer = agent_answer(result, budget, source=_source)
+        text = answer.text()
+        assert answer.tokens <= budget
+        assert answer.tokens == approx_tokens(text) == json.loads(text)["tokens"]
+        assert json.loads(text)["tokenCount"] == TOKEN_COUNT
+        assert answer.paths == ["src/module_1.py", "src/module_2.py"]  # the set does not depend on the budget
+        sizes[budget] = answer.tokens
+    assert sizes[200] < sizes[400] < sizes[800] < sizes[1600]
+
+
+def test_a_small_budget_gives_ranges_and_previews_a_large_one_adds_cropped_code():
+    result = _result([0.5, 0.42, 0.03])
+    small = agent_answer(result, 200, source=_source).body
+    assert [f["path"] for f in small["files"]] == ["src/module_1.py", "src/module_2.py"]
+    assert small["files"][0]["ranges"][0] == {"lines": [1, 12], "symbol": "function_1",
+                                              "preview": "def function_1(argument):\nDo thing number 1 carefully."}
+    assert not any("code" in r for f in small["files"] for r in f["ranges"])
+    large = agent_answer(result, 1000, source=_source).body
+    first = large["files"][0]["ranges"][0]
+    assert first["code"].split("\n")[0] == "    line 1 of src/module_1.py with some code in it"
+    assert "preview" not in first  # the code says it
+    shown = [r for f in large["files"] for r in f["ranges"] if "code" in r]
+    cropped = [r for r in shown if "codeLines" in r]
+    assert cropped and all(r["codeLines"][1] < r["lines"][1] for r in cropped)
+    for r in shown:  # never more than the range
+        start, end = r.get("codeLines", r["lines"])
+        assert len(r["code"].split("\n")) == end - start + 1 <= r["lines"][1] - r["lines"][0] + 1
+
+
+def test_the_best_file_is_always_there_even_over_a_tiny_budget():
+    answer = agent_answer(_result([0.5, 0.45]), 10)
+    assert answer.paths == ["src/module_1.py"]
+    assert answer.body["omittedFiles"] == ["src/module_2.py"]
+    assert answer.tokens > 10
+
+
+def test_answer_says_what_is_pending_and_names_the_runners_up():
+    body = agent_answer(_result([0.7, 0.05, 0.04, 0.03, 0.02], pending=120), DEFAULT_TOKEN_BUDGET).body
+    assert body["index"]["pending"] == 120 and body["index"]["stale"] is True
+    assert body["hereProbability"] == 0.9
+    assert [f["path"] for f in body["alsoConsidered"]] == ["src/module_2.py", "src/module_3.py", "src/module_4.py"]
+    assert body["root"] == "/work/repo" and "root" not in body["files"][0]
+
+
+def test_overlapping_ranges_of_a_file_are_merged():
+    result = _result([0.9])
+    result.hits[0].ranges = [(10, 20), (15, 30), (40, 45)]
+    result.hits[0].start_line, result.hits[0].end_line = 10, 20
+    ranges = agent_answer(result, 1000).body["files"][0]["ranges"]
+    assert [r["lines"] for r in ranges] == [[10, 30], [40, 45]]
+
+
+def test_uncalibrated_answers_carry_the_score_relative_to_the_top():
+    body = agent_answer(_result([None, None, None]), 1000).body
+    assert body["files"][0]["probability"] is None and body["files"][0]["scoreOfTop"] == 1.0
+    assert compact_json(body) == agent_answer(_result([None, None, None]), 1000).text()
