@@ -31,19 +31,20 @@ from noul_lsp.text.terms import identifier_terms
 
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
                  "symbol_terms")
-FILE_COLUMNS = ("rrf_second", "file_bm25", "file_bm25_inverse_rank", "path_terms", "path_named", "stem_named",
-                "fused_chunks", "size", "duplicate_share",
+FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "file_bm25", "file_bm25_inverse_rank", "path_terms",
+                "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
 #: (shape, column): the column's weight for that query shape is learned on top of its common weight
 SHAPE_INTERACTIONS = tuple((shape, column) for shape in ("symbol", "long")
-                           for column in ("bm25", "dense", "rrf", "defines", "mentions", "symbol_terms", "file_bm25",
-                                          "path_named", "path_terms", "stem_named"))
+                           for column in ("bm25", "dense", "dense_mean", "rrf", "defines", "mentions", "symbol_terms",
+                                          "file_bm25", "path_named", "path_terms", "stem_named", "role_test",
+                                          "role_docs"))
 FEATURES = (*CHUNK_COLUMNS, *FILE_COLUMNS, *(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS))
 FEATURE_GROUPS = {
-    "legs": ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "rrf_second"),
+    "legs": ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "rrf_second", "dense_second", "dense_mean"),
     "entities": ("defines", "in_scope", "mentions", "symbol_terms", "path_terms", "path_named", "stem_named"),
-    "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "size", "duplicate_share",
+    "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "fused_share", "size", "duplicate_share",
              *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
     "shape": tuple(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS),
 }
@@ -182,6 +183,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     file_part[:, fcol["stem_named"]] = _marked(file_lookup, table.files_with_stems(analysis.modules), len(files))
     fused_per_file = np.bincount(row_file[fused_rows], minlength=file_count) if len(fused_rows) else np.zeros(file_count)
     file_part[:, fcol["fused_chunks"]] = np.log1p(fused_per_file[files])
+    # the share of a file's chunks that were retrieved: coherence that a long file does not get by size alone
+    file_part[:, fcol["fused_share"]] = fused_per_file[files] / np.maximum(table.file_rows[files], 1)
     file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
     file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
     roles = table.roles[files]
@@ -208,6 +211,19 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         second = first + 1
         has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
         file_part[present[has_second], fcol["rrf_second"]] = rrf[order][second[has_second]]
+        # the dense leg's view of the whole file: its second-best chunk and its mean cosine (a file that is
+        # about the query as a whole, not one lucky chunk in a long file)
+        cosine = chunk[:, column["dense"]]
+        embedded = 1.0 - chunk[:, column["dense_missing"]]
+        order = np.lexsort((-cosine, owner))
+        ranked_owner, ranked_cosine = owner[order], cosine[order]
+        first = np.searchsorted(ranked_owner, present)
+        second = first + 1
+        has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
+        file_part[present[has_second], fcol["dense_second"]] = ranked_cosine[second[has_second]]
+        sums = np.add.reduceat(cosine * embedded, block_starts)
+        counts_embedded = np.add.reduceat(embedded, block_starts)
+        file_part[present, fcol["dense_mean"]] = np.where(counts_embedded > 0, sums / np.maximum(counts_embedded, 1), 0)
     file_matrix = _design(pooled, file_part, analysis.shape)
     row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
     return RootFeatures(files, file_matrix, rows, row_matrix, owner)

@@ -91,7 +91,18 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
     scale = stacked.std(axis=0)
     scale[scale < 1e-9] = 1.0
     standardised = [((q.matrix - mean) / scale, q.gold.astype(np.float64) / q.gold.sum()) for q in usable]
+
+    def loss(w: np.ndarray) -> float:
+        total = 0.5 * l2 * float(w @ w)
+        for x, target in standardised:
+            scores = x @ w
+            top = scores.max()
+            log_partition = top + np.log(np.exp(scores - top).sum())
+            total -= float(target @ (scores - log_partition))
+        return total
+
     weights = np.zeros(len(features))
+    current = loss(weights)
     for _ in range(iterations):
         gradient = l2 * weights
         hessian = l2 * np.eye(len(features))
@@ -101,8 +112,12 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
             weighted = x * p[:, None]
             hessian += x.T @ weighted - np.outer(weighted.sum(axis=0), weighted.sum(axis=0))
         step = np.linalg.solve(hessian + 1e-9 * np.eye(len(features)), gradient)
-        weights -= step
-        if np.abs(step).max() < 1e-7:
+        size = 1.0  # Newton's full step can overshoot far from the optimum: halve until the loss falls
+        while size > 1e-4 and loss(weights - size * step) > current:
+            size /= 2
+        weights = weights - size * step
+        previous, current = current, loss(weights)
+        if abs(previous - current) < 1e-9 * max(1.0, abs(current)):
             break
     return RankModel(tuple(features), mean, scale, weights, embedder, provenance or {})
 
