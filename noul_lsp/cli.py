@@ -326,7 +326,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip())
     config = BenchConfig(labels=[Path(p) for p in args.labels], mirrors=Path(args.mirrors), work=Path(args.work),
                          out=Path(args.out), pipelines=pipelines, cross_repo_negatives=args.cross_repo_negatives,
-                         scale=args.scale, embed_scope=args.embed_scope, limit=args.limit, settings=_settings(args))
+                         scale=args.scale, embed_scope=args.embed_scope, limit=args.limit, settings=_settings(args),
+                         resume=args.resume)
     for path in config.labels:
         if not path.is_file():
             raise CliError(f"label file {path} not found", EXIT_USAGE)
@@ -453,6 +454,27 @@ def _models_use(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve coding agents over MCP (stdio) until the client hangs up; see noul_lsp/mcp."""
+    try:
+        from noul_lsp.mcp.server import serve
+    except ImportError as error:
+        if not (error.name or "").startswith(("mcp", "pydantic")):
+            raise
+        raise CliError("noul mcp needs the MCP SDK: pip install 'noul-lsp[mcp]'") from None
+    from noul_lsp.mcp.roots import MAX_TOKEN_BUDGET, RootSet
+    from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET
+
+    budget = DEFAULT_TOKEN_BUDGET if args.answer_tokens is None else args.answer_tokens
+    if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
+        raise CliError(f"--answer-tokens must be from {MIN_TOKEN_BUDGET} to {MAX_TOKEN_BUDGET}, not {budget}", EXIT_USAGE)
+    for path in args.path or ():
+        if not Path(path).expanduser().is_dir():
+            raise CliError(f"--path {path}: not a folder", EXIT_USAGE)
+    serve(RootSet(_settings(args), args.path or ()), default_token_budget=budget)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -499,6 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--embed-scope", choices=("all", "source"), default="all",
                        help="'source' leaves tests and docs to BM25 alone (faster cold runs)")
     bench.add_argument("--limit", type=int, default=10)
+    bench.add_argument("--resume", action="store_true",
+                       help="keep the records already in OUT (records are written as the run goes) and ask the rest")
     bench.set_defaults(handler=cmd_bench)
 
     models = sub.add_parser("models", parents=[common],
@@ -532,6 +556,23 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
     fit.set_defaults(handler=cmd_rank_fit)
+
+    mcp = sub.add_parser("mcp", parents=[common], help="serve coding agents over MCP (stdio)",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         description="Serve coding agents over the Model Context Protocol on stdin/stdout.\n\n"
+                         "tools: find (the fewest files and line ranges for a description, sized to a token\n"
+                         "       budget), status, reindex. Roots are indexed in the background; find answers\n"
+                         "       from what is indexed and says what is pending.",
+                         epilog='''any MCP client (e.g. .mcp.json, or the "mcpServers" of its settings):
+  {"mcpServers": {"noul": {"command": "/path/to/noul-lsp/.venv/bin/noul",
+                           "args": ["mcp", "--path", "/path/to/project"]}}}
+without --path, each call's `path` opens its root; with it, paths outside are refused.
+needs the SDK: pip install "noul-lsp[mcp]"''')
+    mcp.add_argument("--path", action="append", metavar="DIR",
+                     help="a root to serve (repeatable); calls may then name only paths inside these roots")
+    mcp.add_argument("--answer-tokens", type=int, metavar="N",
+                     help="default token budget of a find answer, approximate (characters / 4; default 2000)")
+    mcp.set_defaults(handler=cmd_mcp)
     return parser
 
 

@@ -78,3 +78,38 @@ def test_bench_runs_incrementally_and_reports(tmp_path):
     records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
     assert len(records) == 3 * len(pipelines)
     assert "Quality" in (out / "summary.md").read_text()
+
+
+def test_a_killed_run_resumes_and_an_unwritable_commit_is_skipped(tmp_path):
+    mirrors, first, second = make_repository(tmp_path)
+    rows = [
+        {"id": "q1", "source": "describe", "repo": "acme/tools", "commit": first, "commit_date": "2024-01-01",
+         "query": "retry a failed upload with exponential backoff", "kind": "answerable", "tags": [],
+         "gold_files": ["tools/retry.py"], "gold_lines": {}},
+        {"id": "q2", "source": "describe", "repo": "acme/tools", "commit": second, "commit_date": "2024-02-01",
+         "query": "write invoices as csv rows for a spreadsheet", "kind": "answerable", "tags": [],
+         "gold_files": ["tools/export.py"], "gold_lines": {}},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out, work = tmp_path / "out", tmp_path / "work"
+    args = ["bench", "--labels", str(labels), "--mirrors", str(mirrors), "--work", str(work), "--out", str(out),
+            "--pipelines", "bm25"]
+    assert main(args) == 0
+    records = (out / "per_query.jsonl").read_text().splitlines()
+    assert len(records) == 2
+    # a run killed after its first answer, mid-way through writing the second line
+    (out / "per_query.jsonl").write_text(records[0] + "\n" + records[1][:40])
+    assert main([*args, "--resume"]) == 0
+    resumed = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in resumed] == ["q1", "q2"]
+    assert resumed[0] == json.loads(records[0])  # kept, not asked again
+
+    # a partial mirror that lacks one blob of the second commit: its queries are skipped, the rest answered
+    blob = git(mirrors / "acme+tools" / "repo", "rev-parse", f"{second}:tools/export.py")
+    (mirrors / "acme+tools" / "repo" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert main([*args, "--out", str(tmp_path / "out2")]) == 0
+    summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    assert [s["id"] for s in summary["skipped"]] == ["q2"] and second in summary["skipped"][0]["commit"]
+    kept = [json.loads(line) for line in (tmp_path / "out2" / "per_query.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in kept] == ["q1"]

@@ -149,6 +149,7 @@ def build_summary(runner, *, wall_seconds: float, peak_rss: float) -> dict:
         "results": by_pipeline,
         "scale": scale,
         "speed": speed(runner.steps, wall_seconds, peak_rss),
+        "skipped": runner.skipped,
     }
 
 
@@ -166,6 +167,9 @@ def markdown(summary: dict) -> str:
              f"`{summary.get('reranker') or 'none'}`, token budget "
              f"{summary['token_budget']}, embed scope `{summary['embed_scope']}`.", ""]
     columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "n")
+    if summary.get("skipped"):
+        lines += [f"**{len(summary['skipped'])} queries skipped** (their commit's tree could not be written; "
+                  "skipped.jsonl says why): " + ", ".join(s["id"] for s in summary["skipped"]), ""]
     lines += ["## Quality (answerable queries)", ""]
     label_files = sorted({f for p in summary["results"].values() for f in p["quality"]})
     for label_file in label_files:

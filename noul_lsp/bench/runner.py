@@ -43,6 +43,8 @@ class BenchConfig:
     embed_scope: str = "all"
     limit: int = 10
     settings: Settings = field(default_factory=Settings)
+    #: keep the records already in OUT/per_query.jsonl and ask only what they lack
+    resume: bool = False
 
 
 @dataclass
@@ -137,8 +139,49 @@ class BenchRunner:
         self.settings = replace(settings, cache_dir=str(config.work / "cache"))
         self.queries: list[QueryRecord] = []
         self.steps: list[StepRecord] = []
+        #: queries that could not be asked, with why (a commit whose tree cannot be written)
+        self.skipped: list[dict] = []
         self.scale: dict = {}
         self.workspaces: dict[str, Workspace] = {}
+        self._done: set[tuple[str, str, str, str]] = set()
+        self._open_records()
+
+    # -- records are written as they are made, so a run that dies keeps every answer it had -------------
+
+    def _open_records(self) -> None:
+        out = self.config.out
+        out.mkdir(parents=True, exist_ok=True)
+        records, steps = out / "per_query.jsonl", out / "steps.jsonl"
+        if self.config.resume and records.is_file():
+            for line in records.read_text().splitlines():
+                try:
+                    record = QueryRecord(**json.loads(line))
+                except (ValueError, TypeError):
+                    continue  # the last line of a run killed mid-write
+                self.queries.append(record)
+                self._done.add(_record_key(record.id, record.pipeline, record.searched, record.searched_repo))
+            self.log(f"resuming: {len(self.queries)} records kept from {records}")
+            # rewrite the kept records whole: a torn last line must not stay in the file
+            records.write_text("".join(json.dumps(r.__dict__) + "\n" for r in self.queries))
+            if steps.is_file():
+                for line in steps.read_text().splitlines():
+                    try:
+                        self.steps.append(StepRecord(**json.loads(line)))
+                    except (ValueError, TypeError):
+                        continue
+            steps.write_text("".join(json.dumps(step.__dict__) + "\n" for step in self.steps))
+        else:
+            records.write_text("")
+            steps.write_text("")
+        (out / "skipped.jsonl").write_text("")
+
+    def _append(self, name: str, value: dict) -> None:
+        with open(self.config.out / name, "a") as handle:
+            handle.write(json.dumps(value) + "\n")
+
+    def _keep(self, record: QueryRecord) -> None:
+        self.queries.append(record)
+        self._append("per_query.jsonl", record.__dict__)
 
     def tree_folder(self, repo: str) -> Path:
         return self.config.work / "trees" / repo.replace("/", "+")
@@ -163,14 +206,25 @@ class BenchRunner:
         commits = list(dict.fromkeys(q.commit for q in queries))
         workspace = None
         for number, commit in enumerate(commits):
-            write_tree(git_dir, commit, tree)
+            asked = [q for q in queries if q.commit == commit]
+            if self.config.resume and all(self._answered(q) for q in asked):
+                continue
+            try:
+                write_tree(git_dir, commit, tree)
+            except RuntimeError as error:  # a partial mirror lacking a blob: skip this commit, keep the run
+                self.log(f"{repo} {commit[:10]}: skipped, {error}")
+                for query in asked:
+                    skipped = {"id": query.id, "repo": repo, "commit": commit, "reason": str(error)}
+                    self.skipped.append(skipped)
+                    self._append("skipped.jsonl", skipped)
+                continue
             if workspace is None:
                 workspace = Workspace(tree, self.settings)
                 self.workspaces[repo] = workspace
             step = self._index(workspace, repo, commit, cold=number == 0)
             self.log(f"{repo} {commit[:10]} ({number + 1}/{len(commits)}): {step.files_indexed} files changed, "
                      f"{step.chunks_embedded} chunks embedded in {step.update_seconds + step.embed_seconds:.1f}s")
-            for query in (q for q in queries if q.commit == commit):
+            for query in asked:
                 self._ask(workspace, query)
 
     def _index(self, workspace: Workspace, repo: str, commit: str, *, cold: bool) -> StepRecord:
@@ -183,11 +237,17 @@ class BenchRunner:
         step = StepRecord(repo, commit, cold, update.seconds, embed_seconds, update.files_indexed, update.chunks_added,
                           embedded, workspace.state().chunks)
         self.steps.append(step)
+        self._append("steps.jsonl", step.__dict__)
         return step
+
+    def _answered(self, query: LabeledQuery) -> bool:
+        return all(_record_key(query.id, p, "own", query.repo) in self._done for p in self.pipelines)
 
     def _ask(self, workspace: Workspace, query: LabeledQuery, *, searched: str = "own", searched_repo: str = "") -> None:
         chunks = workspace.corpus.chunk_count
         for pipeline in self.pipelines:
+            if _record_key(query.id, pipeline, searched, searched_repo or query.repo) in self._done:
+                continue
             if pipeline == "ripgrep":
                 record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
                                  chunks, searched, searched_repo)
@@ -199,7 +259,7 @@ class BenchRunner:
                 if own_hybrid:
                     record.shortlists = self._shortlists(workspace, query.query)
                     record.rank_candidates = result.rank_candidates
-            self.queries.append(record)
+            self._keep(record)
 
     def _shortlists(self, workspace: Workspace, query: str) -> dict[str, list[str]]:
         """The files of each short-list variant over the fused chunk ranking (what a reranker would see)."""
@@ -234,6 +294,8 @@ class BenchRunner:
         for query in describe:
             own = self.workspaces[query.repo]
             for pipeline in self.pipelines:
+                if _record_key(query.id, pipeline, "multi-root", query.repo) in self._done:
+                    continue
                 if pipeline == "ripgrep":
                     hits, ms = ripgrep_rank(trees_root, query.query, self.config.limit)
                     # "owner+name/src/x.py" -> "<tree root>::src/x.py", as the engine's multi-root hits
@@ -246,19 +308,14 @@ class BenchRunner:
                     record = _record(query, pipeline, result, None, result.index.chunks, "multi-root")
                 record.gold_files = [f"{own.root}::{p}" for p in query.gold_files]
                 record.gold_lines = {f"{own.root}::{p}": v for p, v in query.gold_lines.items()}
-                self.queries.append(record)
+                self._keep(record)
         self.scale = {"single_chunks": {r: w.corpus.chunk_count for r, w in self.workspaces.items()},
                       "multi_chunks": sum(w.corpus.chunk_count for w in everything)}
 
-    def write(self) -> None:
-        out = self.config.out
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "per_query.jsonl", "w") as handle:
-            for record in self.queries:
-                handle.write(json.dumps(record.__dict__) + "\n")
-        with open(out / "steps.jsonl", "w") as handle:
-            for step in self.steps:
-                handle.write(json.dumps(step.__dict__) + "\n")
+
+
+def _record_key(query_id: str, pipeline: str, searched: str, searched_repo: str) -> tuple[str, str, str, str]:
+    return (query_id, pipeline, searched, searched_repo)
 
 
 def peak_rss_mb() -> float:
@@ -266,11 +323,11 @@ def peak_rss_mb() -> float:
 
 
 def run_bench(config: BenchConfig) -> dict:
-    """Run everything, write per_query.jsonl, steps.jsonl, summary.json, summary.md (and plots)."""
+    """Run everything (per_query.jsonl, steps.jsonl and skipped.jsonl are written as the run goes), then
+    summary.json, summary.md and the plots."""
     from noul_lsp.bench.report import write_report
 
     started = time.perf_counter()
     runner = BenchRunner(config)
     runner.run()
-    runner.write()
     return write_report(runner, wall_seconds=time.perf_counter() - started, peak_rss=peak_rss_mb())
