@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from noul_lsp import cli
-from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, IndexDamaged, WriteBatch, index_directory
-from noul_lsp.store import lmdb_store
+from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, IndexDamaged, WriteBatch, index_directory, lmdb_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
 FILES = ("src/net/retry.py", "src/store/cookies.py", "native/config.c", "docs/deploy.md")

@@ -7,8 +7,16 @@ import os
 import re
 from pathlib import Path
 
-from noul_lsp.store.lmdb_store import (ChunkRecord, ChunkStore, FileRecord, IndexDamaged, IndexLocked, StoreError, WriteBatch,
-                                      set_aside)
+from noul_lsp.store.lmdb_store import (
+    ChunkRecord,
+    ChunkStore,
+    FileRecord,
+    IndexDamaged,
+    IndexLocked,
+    StoreError,
+    WriteBatch,
+    set_aside,
+)
 
 __all__ = ["ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
            "cache_root", "delete_index", "index_directory", "set_aside"]
