@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from noul_lsp.retrieval.answer import (
     DEFAULT_TOKEN_BUDGET,
@@ -107,3 +115,110 @@ def test_uncalibrated_answers_carry_the_score_relative_to_the_top():
     body = agent_answer(_result([None, None, None]), 1000).body
     assert body["files"][0]["probability"] is None and body["files"][0]["scoreOfTop"] == 1.0
     assert compact_json(body) == agent_answer(_result([None, None, None]), 1000).text()
+
+
+# -- noul mcp over stdio, with the SDK's own client ---------------------------------------------------
+
+RETRY_QUERY = "retry failed uploads with exponential backoff"
+
+
+def _server(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "noul_lsp.cli", "mcp", *args])
+
+
+def _body(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    return body
+
+
+async def _until_embedded(session: ClientSession, seconds: float = 120.0) -> dict:
+    deadline = time.monotonic() + seconds
+    while True:
+        status = _body(await session.call_tool("status", {}))
+        if status["roots"] and all(r.get("scanned") and r.get("pending") == 0 for r in status["roots"]):
+            return status
+        assert time.monotonic() < deadline, status
+        await anyio.sleep(0.2)
+
+
+@pytest.mark.slow
+async def test_mcp_find_answers_the_file_and_range_over_stdio_and_survives_bad_arguments(polyglot: Path,
+                                                                                         tmp_path: Path):
+    params = _server("--path", str(polyglot), "--cache-dir", str(tmp_path / "cache"))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == {"find", "status", "reindex"}
+        assert {"query", "path", "limit", "mode", "include", "exclude", "token_budget"} <= \
+            set(tools["find"].input_schema["properties"])
+
+        early = _body(await session.call_tool("find", {"query": RETRY_QUERY}))  # answers before embedding ends
+        assert early["files"] and "tokens" in early and "index" in early
+
+        status = await _until_embedded(session)
+        assert status["roots"][0]["root"] == str(polyglot.resolve())
+        body = _body(await session.call_tool("find", {"query": RETRY_QUERY}))
+        assert body["root"] == str(polyglot.resolve())
+        first = body["files"][0]
+        assert first["path"] == "src/net/retry.py" and first["role"] == "source"
+        assert first["ranges"][0]["lines"] == [21, 30] and first["ranges"][0]["symbol"] == "upload_with_retry"
+        assert body["hereProbability"] is None or body["hereProbability"] > 0.5
+        assert "pending" not in body and body["tokens"] <= body["tokenBudget"] == DEFAULT_TOKEN_BUDGET
+        assert "def upload_with_retry" in first["ranges"][0]["code"]
+
+        small = _body(await session.call_tool("find", {"query": RETRY_QUERY, "token_budget": 200}))
+        assert small["files"][0]["path"] == "src/net/retry.py" and small["tokens"] <= 200
+        assert not any("code" in r for f in small["files"] for r in f["ranges"])
+
+        scoped = _body(await session.call_tool("find", {"query": RETRY_QUERY, "path": str(polyglot / "web")}))
+        assert scoped["scope"] == "web" and all(f["path"].startswith("web/") for f in scoped["files"])
+
+        bad_calls = [
+            {"query": ""},
+            {"query": RETRY_QUERY, "limit": 0},
+            {"query": RETRY_QUERY, "limit": "many"},
+            {"query": RETRY_QUERY, "mode": "lines"},
+            {"query": RETRY_QUERY, "token_budget": 5},
+            {"query": RETRY_QUERY, "include": "src/**"},
+            {"query": RETRY_QUERY, "path": str(tmp_path / "outside")},  # the conftest's folder beside the root
+            {"query": RETRY_QUERY, "path": str(polyglot / "no-such-folder")},
+            {"limit": 3},
+        ]
+        for arguments in bad_calls:
+            result = await session.call_tool("find", arguments)
+            assert result.is_error, arguments
+            assert result.content[0].text
+        refused = await session.call_tool("find", {"query": RETRY_QUERY, "path": str(tmp_path / "outside")})
+        assert "outside the roots" in refused.content[0].text
+        assert (await session.call_tool("reindex", {"path": "/"})).is_error
+        assert (await session.call_tool("no_such_tool", {})).is_error
+
+        again = _body(await session.call_tool("find", {"query": RETRY_QUERY}))  # still answering
+        assert again["files"][0]["path"] == "src/net/retry.py"
+        queued = _body(await session.call_tool("reindex", {}))
+        assert queued["queued"] == [str(polyglot.resolve())]
+
+
+@pytest.mark.slow
+async def test_mcp_without_path_takes_each_calls_root(polyglot: Path, tmp_path: Path):
+    async with stdio_client(_server("--cache-dir", str(tmp_path / "cache"))) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        empty = await session.call_tool("find", {"query": RETRY_QUERY})
+        assert empty.is_error and "path" in empty.content[0].text
+        body = _body(await session.call_tool("find", {"query": RETRY_QUERY, "path": str(polyglot)}))
+        assert body["files"][0]["path"] == "src/net/retry.py"
+        status = _body(await session.call_tool("status", {}))
+        assert status["rootsFrom"] == "calls" and [r["root"] for r in status["roots"]] == [str(polyglot.resolve())]
+
+
+def test_noul_mcp_refuses_bad_arguments_before_serving(tmp_path: Path, capsys):
+    from noul_lsp.cli import main
+
+    assert main(["mcp", "--path", str(tmp_path / "missing")]) == 2
+    assert main(["mcp", "--path", str(tmp_path), "--answer-tokens", "5"]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert errors == [f"noul: error: --path {tmp_path / 'missing'}: not a folder",
+                      "noul: error: --answer-tokens must be from 200 to 200000, not 5"]

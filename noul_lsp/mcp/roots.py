@@ -1,0 +1,276 @@
+"""The roots an MCP server serves: one `Workspace` per root, one background indexer for all of them.
+
+Roots come from the command line (`--path`, repeatable) and, when none was given there, from each
+call's `path` (a folder opened on first use). With roots given on the command line they bound what a
+call may name: a path outside them is refused, a folder or file inside one narrows the search to it.
+Every root is indexed in the background (a full scan at start, then file changes seen by watchfiles); a
+find answers from what is indexed, says what is pending, and waits only for a root's very first scan
+(BM25 needs the files; embeddings fill in later). Nothing here knows MCP: errors are `CallError`s with
+a message for the agent.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+from noul_lsp import __version__
+from noul_lsp.config import Settings
+from noul_lsp.index.indexer import SETTINGS_KEY
+from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, agent_answer, lines_from_disk
+from noul_lsp.retrieval.engine import find_across
+from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.session.background import BackgroundIndexer
+from noul_lsp.session.workspace import Workspace
+from noul_lsp.store import IndexDamaged, StoreError, set_aside
+from noul_lsp.workspace.watch import RootWatcher
+
+MAX_QUERY_CHARS = 65_536
+MAX_LIMIT = 100
+MAX_TOKEN_BUDGET = 200_000
+MAX_GLOBS = 64
+#: how long a find waits for the first scan of a root it is about to search
+FIRST_SCAN_SECONDS = 30.0
+
+
+class CallError(Exception):
+    """A call that cannot be answered as asked; the message says why and what to do instead."""
+
+
+def _glob_escaped(path: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
+
+
+def scoped_globs(include: Sequence[str], relative: str, *, is_file: bool) -> list[str]:
+    """Include globs (gitignore syntax, relative to the root) narrowed to `relative`, a folder or file
+    inside the root ("" for the whole root)."""
+    if not relative:
+        return list(include)
+    base = "/" + _glob_escaped(relative)
+    if is_file:
+        return [base]
+    if not include:
+        return [base + "/**"]
+    return [base + "/" + g.lstrip("/") if "/" in g.rstrip("/") else base + "/**/" + g for g in include]
+
+
+class RootSet:
+    def __init__(self, settings: Settings, paths: Sequence[str | Path] = (), *, watch: bool = True) -> None:
+        self.settings = settings
+        self.workspaces: dict[Path, Workspace] = {}
+        self.watchers: dict[Path, RootWatcher] = {}
+        #: recent problems of the indexer (a busy or damaged index, a missing model), newest last
+        self.problems: deque[str] = deque(maxlen=20)
+        self._watch = watch
+        self._lock = threading.RLock()
+        self.indexer = BackgroundIndexer(on_problem=self.problems.append, on_damage=self.recover)
+        try:
+            for path in paths:
+                self.open(Path(path))
+        except BaseException:
+            self.close()
+            raise
+        #: the roots from the command line, which bound every call's path (none: calls bring their roots)
+        self.given = tuple(self.workspaces)
+
+    # -- roots -------------------------------------------------------------------------------------
+
+    def open(self, folder: Path) -> Workspace:
+        """The workspace of `folder`, opened (and queued for a full scan) on first use."""
+        root = folder.expanduser().resolve()
+        with self._lock:
+            if root in self.workspaces:
+                return self.workspaces[root]
+            workspace = Workspace(root, self.settings)
+            for problem in (workspace.store.rebuilt_reason,
+                            workspace.embedder_problem and f"lexical search only: {workspace.embedder_problem}",
+                            workspace.reranker_problem and f"not reranked: {workspace.reranker_problem}"):
+                if problem:
+                    self.problems.append(f"{root}: {problem}")
+            self.workspaces[root] = workspace
+            self.indexer.add(workspace)
+            if self._watch:
+                self.watchers[root] = RootWatcher(root, lambda paths: self.indexer.changed(root, paths))
+            self.indexer.scan(root)
+            return workspace
+
+    def recover(self, workspace: Workspace, damage: IndexDamaged) -> None:
+        """A root's index failed a check: set it aside (kept), say so once, reopen and rescan it."""
+        with self._lock:
+            root = workspace.root
+            if self.workspaces.get(root) is not workspace:
+                return  # already recovered
+            self._close_root(root)
+            self.problems.append(set_aside(damage.directory, damage.reason))
+            self.open(root)
+
+    def _close_root(self, root: Path) -> None:
+        workspace = self.workspaces.pop(root, None)
+        self.indexer.remove(root)
+        watcher = self.watchers.pop(root, None)
+        if watcher is not None:
+            watcher.stop()
+        if workspace is not None:
+            workspace.close()
+
+    def close(self) -> None:
+        self.indexer.stop()
+        with self._lock:
+            for root in list(self.workspaces):
+                self._close_root(root)
+
+    def _located(self, path: Path) -> tuple[Path, str] | None:
+        for root in sorted(self.workspaces, key=lambda r: -len(r.parts)):
+            if path == root or root in path.parents:
+                return root, path.relative_to(root).as_posix() if path != root else ""
+        return None
+
+    def resolve(self, path: str | None) -> tuple[list[Workspace], str, bool]:
+        """The workspaces a call searches, the folder or file inside the root it names ("" for all of it),
+        and whether that is a file."""
+        if not path:
+            with self._lock:
+                if not self.workspaces:
+                    raise CallError("no root to search yet: pass `path` (the project's folder), or start the "
+                                    "server with --path")
+                return list(self.workspaces.values()), "", False
+        if "\0" in path:
+            raise CallError("path: contains a NUL character")
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            inside = [root / candidate for root in self.workspaces if (root / candidate).exists()]
+            candidate = inside[0] if inside else Path.cwd() / candidate
+        try:
+            resolved = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise CallError(f"path {path}: no such file or folder") from None
+        with self._lock:
+            located = self._located(resolved)
+            if located is not None:
+                root, relative = located
+                return [self.workspaces[root]], relative, resolved.is_file()
+            if self.given:
+                raise CallError(f"path {path} is outside the roots this server was started with "
+                                f"({', '.join(str(r) for r in self.given)}); add it with another --path")
+        if not resolved.is_dir():
+            raise CallError(f"path {path}: not a folder (a new root must be a folder)")
+        try:
+            return [self.open(resolved)], "", False
+        except (OSError, StoreError) as error:
+            raise CallError(f"cannot index {resolved}: {error}") from None
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def find(self, query: str, *, path: str | None = None, limit: int = 10, mode: str = "files",
+             include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
+             token_budget: int = DEFAULT_TOKEN_BUDGET) -> dict:
+        """The agent's answer (retrieval/answer.py) for `query` as a JSON-ready dict."""
+        include, exclude = list(include or ()), list(exclude or ())
+        _check_find(query, limit, mode, include, exclude, token_budget)
+        workspaces, relative, is_file = self.resolve(path)
+        self._wait_for_first_scan(workspaces)
+        stale = not self.indexer.idle.is_set()
+        with self._lock:
+            try:
+                result = find_across(workspaces, query, limit=limit, mode=mode,
+                                     include=scoped_globs(include, relative, is_file=is_file), exclude=exclude,
+                                     stale=stale)
+            except QueryError as error:
+                raise CallError(str(error)) from None
+            except IndexDamaged as damage:
+                for workspace in workspaces:
+                    if workspace.store.directory == damage.directory:
+                        self.recover(workspace, damage)
+                raise CallError(f"{damage}: it was set aside and is being rebuilt; search again in a moment") from None
+            except (StoreError, OSError) as error:
+                raise CallError(f"the index could not be read: {error}") from None
+        extra = {}
+        pending = self._pending(result, workspaces)
+        if pending:
+            extra["pending"] = pending
+        if relative:
+            extra["scope"] = relative
+        return agent_answer(result, token_budget, source=lines_from_disk, extra=extra).body
+
+    def status(self) -> dict:
+        roots = []
+        with self._lock:
+            for root, workspace in list(self.workspaces.items()):
+                try:
+                    state = workspace.state()
+                except IndexDamaged as damage:
+                    self.recover(workspace, damage)
+                    roots.append({"root": str(root), "rebuilding": str(damage)})
+                    continue
+                except StoreError as error:
+                    roots.append({"root": str(root), "unreadable": str(error)})
+                    continue
+                roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
+                              "embedded": state.embedded, "pending": state.pending,
+                              "scanned": self._scanned(workspace), "model": workspace.model_key,
+                              "device": state.device, "reranker": workspace.reranker_name or None,
+                              "index": str(workspace.store.directory)})
+        return {"version": __version__, "indexing": not self.indexer.idle.is_set(),
+                "rootsFrom": "command line" if self.given else "calls", "roots": roots,
+                "problems": list(self.problems)}
+
+    def reindex(self, path: str | None = None) -> dict:
+        """Queue a full scan (then embedding) of the roots `path` names, or of every root."""
+        workspaces, _, _ = self.resolve(path)
+        for workspace in workspaces:
+            self.indexer.scan(workspace.root)
+        return {"queued": [str(w.root) for w in workspaces],
+                "note": "scanning in the background; find answers meanwhile from the current index"}
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _scanned(workspace: Workspace) -> bool:
+        """Whether a full scan of the root has ever finished (the indexer records its settings last)."""
+        try:
+            return workspace.store.meta(SETTINGS_KEY) is not None
+        except StoreError:
+            return False
+
+    def _wait_for_first_scan(self, workspaces: list[Workspace]) -> None:
+        deadline = time.monotonic() + FIRST_SCAN_SECONDS
+        while not all(self._scanned(w) for w in workspaces) and not self.indexer.idle.is_set():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+    def _pending(self, result: FindResult, workspaces: list[Workspace]) -> str:
+        """What the answer could not see yet, in words ("" when nothing)."""
+        parts = []
+        unscanned = [str(w.root) for w in workspaces if not self._scanned(w)]
+        if unscanned:
+            parts.append(f"still scanning {', '.join(unscanned)}: files not seen yet are missing")
+        index = result.index
+        if index.pending:
+            parts.append(f"{index.pending} of {index.chunks} chunks not embedded yet (word matching covers them, "
+                         "meaning matching does not)")
+        elif index.stale and not unscanned:
+            parts.append("the index is being updated: files changed in the last seconds may be missing")
+        return "; ".join(parts)
+
+
+def _check_find(query, limit, mode, include, exclude, token_budget) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise CallError("query: empty; describe the code you are looking for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise CallError(f"query: {len(query)} characters, at most {MAX_QUERY_CHARS}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise CallError(f"limit: an integer from 1 to {MAX_LIMIT}, not {limit!r}")
+    if mode not in ("files", "chunks"):
+        raise CallError(f"mode: 'files' or 'chunks', not {mode!r}")
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or \
+            not MIN_TOKEN_BUDGET <= token_budget <= MAX_TOKEN_BUDGET:
+        raise CallError(f"token_budget: an integer from {MIN_TOKEN_BUDGET} to {MAX_TOKEN_BUDGET}, not {token_budget!r}")
+    for name, globs in (("include", include), ("exclude", exclude)):
+        if len(globs) > MAX_GLOBS or not all(isinstance(g, str) and g.strip() and len(g) < 1000 for g in globs):
+            raise CallError(f"{name}: at most {MAX_GLOBS} non-empty glob strings (gitignore syntax, relative to "
+                            "the root)")
