@@ -169,7 +169,9 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
         if not quiet:
             console.print(f"indexed {report.files_indexed} changed files ({report.chunks_added} chunks added, "
                           f"{report.chunks_removed} removed, {report.files_removed} files gone) of "
-                          f"{report.files_seen} in {report.seconds:.1f}s" + (f"; {len(report.skipped)} skipped" if report.skipped else ""))
+                          f"{report.files_seen} in {report.seconds:.1f}s" + (f"; {len(report.skipped)} skipped" if report.skipped else "")
+                          + (f"; {len(report.passed_over)} passed over (links out of the root, broken links, FIFOs, "
+                             "devices)" if report.passed_over else ""))
         if not embed:
             return
         embedder = workspace.embedder()

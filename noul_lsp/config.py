@@ -91,6 +91,12 @@ class Settings:
 
 
 _CHOICES = {("SearchSettings", "mode"): ("files", "chunks")}
+#: the smallest value that works, per setting (0 tokens or a 0-byte cap would silently index nothing)
+_MINIMUMS = {("IndexSettings", "max_file_bytes"): 1, ("IndexSettings", "chunk_max_chars"): 100,
+             ("IndexSettings", "window_lines"): 1, ("IndexSettings", "token_budget"): 8,
+             ("IndexSettings", "embed_batch"): 1, ("SearchSettings", "limit"): 1, ("SearchSettings", "rrf_k"): 1,
+             ("SearchSettings", "candidates"): 1, ("SearchSettings", "query_windows"): 1,
+             ("SearchSettings", "rerank_max_length"): 8, ("SearchSettings", "rerank_batch"): 1}
 
 
 def _snake(name: str) -> str:
@@ -148,6 +154,10 @@ def _parse_section(cls: type, raw: Any, path: str, problems: list[str]) -> Any:
             coerced = _coerce(value, hint, where)
         except ValueError as error:
             problems.append(f"{error}; using the default")
+            continue
+        minimum = _MINIMUMS.get((cls.__name__, name))
+        if minimum is not None and coerced < minimum:
+            problems.append(f"{where} must be at least {minimum}, got {coerced}; using the default")
             continue
         choices = _CHOICES.get((cls.__name__, name))
         if choices and coerced not in choices:

@@ -38,3 +38,10 @@ def test_lists_become_tuples_and_overrides_replace_fields():
     changed = with_overrides(settings, search={"limit": 3})
     assert changed.search.limit == 3
     assert changed.index.exclude == ("vendor/", "*.gen.go")
+
+
+def test_values_that_would_index_or_find_nothing_keep_the_default():
+    settings, problems = parse_settings({"index": {"tokenBudget": 0, "maxFileBytes": 0}, "search": {"limit": 0}})
+    assert settings.index.token_budget == IndexSettings().token_budget
+    assert settings.index.max_file_bytes == IndexSettings().max_file_bytes and settings.search.limit == 10
+    assert len(problems) == 3 and all("must be at least" in p for p in problems)

@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,14 @@ def test_unreadable_file_is_a_transient_skip(polyglot):
     with pytest.raises(SkippedFile) as caught:
         read_text_file(target, IndexSettings())
     assert caught.value.transient
+
+
+def test_links_out_fifos_and_broken_links_are_passed_over_with_a_reason(polyglot):
+    os.mkfifo(polyglot / "events.fifo")
+    passed_over: list[str] = []
+    found = {f.path for f in discover(polyglot, IndexSettings(), passed_over)}
+    assert not {"events.fifo", "broken_link.py", "outside_link.py", "loop"} & found
+    reasons = dict(line.split(": ", 1) for line in passed_over)
+    assert reasons["events.fifo"] == "a FIFO, not a regular file"
+    assert "broken" in reasons["broken_link.py"] and "out of the workspace" in reasons["outside_link.py"]
+    assert "src/net/retry.py" in found and not any(p.startswith("src/") for p in reasons)

@@ -49,6 +49,8 @@ class UpdateReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: listed paths that are no regular file inside the root (links out, broken links, FIFOs, devices), why
+    passed_over: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -95,7 +97,10 @@ class Indexer:
         identity = settings_identity(self.settings)
         look_again = self.store.meta(SETTINGS_KEY) != identity  # settings changed: no file is "unchanged"
         known = self.store.files()
-        found = discover(self.root, self.settings)
+        passed_over: list[str] = []
+        found = discover(self.root, self.settings, passed_over)
+        if paths is None:
+            report.passed_over = passed_over
         if paths is not None:
             wanted = set(paths)
             folders = tuple(p.rstrip("/") + "/" for p in paths)  # a deleted or moved folder comes as one path

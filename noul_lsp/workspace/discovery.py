@@ -12,6 +12,7 @@ read (`read_text_file`) so that discovery stays a cheap stat-only pass.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,14 +132,22 @@ def is_inside(root: Path, candidate: Path) -> bool:
     return resolved == root or root in resolved.parents
 
 
-def discover(root: Path, settings: IndexSettings) -> list[DiscoveredFile]:
-    """Every indexable file under `root`, sorted by path. Stat-only: contents are not read here."""
+def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None = None) -> list[DiscoveredFile]:
+    """Every indexable file under `root`, sorted by path. Stat-only: contents are not read here.
+
+    Listed paths that are not regular files inside the root (links out of it, broken or looping links,
+    FIFOs, sockets, devices) are left out; with `passed_over` each gets a line saying why."""
     root = root.resolve()
     listing = _git_listing(root)
     if listing is None:
         listing = _walk_listing(root)
     excluded = exclusion_spec(root, settings)
     files: list[DiscoveredFile] = []
+
+    def pass_over(relative: str, why: str) -> None:
+        if passed_over is not None:
+            passed_over.append(f"{relative}: {why}")
+
     for relative in listing:
         if excluded.match_file(relative):
             continue
@@ -147,14 +156,21 @@ def discover(root: Path, settings: IndexSettings) -> list[DiscoveredFile]:
             info = absolute.lstat()
         except OSError:
             continue  # deleted since git listed it, or unreadable directory on the way
-        if absolute.is_symlink():
+        if stat.S_ISLNK(info.st_mode):
             if not is_inside(root, absolute):
-                continue  # broken, looping, or pointing out of the workspace
+                pass_over(relative, "a symlink that is broken, loops or points out of the workspace")
+                continue
             try:
                 info = absolute.stat()
             except OSError:
+                pass_over(relative, "a symlink whose target cannot be read")
                 continue
-        if not os.path.isfile(absolute):
+        if stat.S_ISDIR(info.st_mode):
+            continue  # a link to a folder inside the root: its files are listed on their own
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+                    else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a file")
+            pass_over(relative, f"{kind}, not a regular file")
             continue
         files.append(DiscoveredFile(relative, absolute, info.st_size, info.st_mtime_ns))
     return files
