@@ -117,6 +117,26 @@ def test_uncalibrated_answers_carry_the_score_relative_to_the_top():
     assert compact_json(body) == agent_answer(_result([None, None, None]), 1000).text()
 
 
+
+def test_bench_scores_the_answers_file_set_and_its_tokens():
+    from noul_lsp.bench.report import answer_files, quality
+    from noul_lsp.bench.runner import QueryRecord
+
+    def record(hits, gold, answer=None):
+        return QueryRecord("q", "dev", "describe", "o/r", "c", "answerable", [], "hybrid", gold, {},
+                           [[h["path"], h["score"]] for h in hits], {}, 0.9, {"total": 1.0}, 10, hits=hits,
+                           answer=answer or {})
+
+    calibrated = [{"path": "a.py", "score": 0.03, "probability": 0.5}, {"path": "b.py", "score": 0.02, "probability": 0.42},
+                  {"path": "c.py", "score": 0.01, "probability": 0.03}]
+    older = record(calibrated, ["a.py"])  # a record of a run before answers were recorded: chosen again
+    assert answer_files(older) == ["a.py", "b.py"]
+    recorded = record(calibrated, ["a.py", "b.py"], {"files": ["a.py", "b.py"], "tokens": 900})
+    summary = quality([older, recorded])
+    assert summary["answer_f1"] == round((2 / 3 + 1.0) / 2, 4)
+    assert summary["answer_files"] == 2.0 and summary["answer_tokens_p50"] == 900.0
+
+
 # -- noul mcp over stdio, with the SDK's own client ---------------------------------------------------
 
 RETRY_QUERY = "retry failed uploads with exponential backoff"

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from noul_lsp.bench import metrics as m
+from noul_lsp.retrieval.answer import answer_size
 
 SLICES = ("all", "multi", "gap", "lite274", "names-file", "no-file-named")
 STAGES = ("load", "bm25", "embed_query", "dense", "rerank", "fuse", "aggregate", "total")
@@ -37,9 +38,32 @@ def quality(records: list) -> dict:
         rows["f2"].append(m.f_beta(ranked, gold, 2.0))
         if r.ranges:
             rows["line_hit@5"].append(m.line_hit(r.ranges, r.gold_lines))
+        if r.hits:  # the agent's answer: `noul mcp`'s set of files, scored as the search-subagent metric does
+            answer = answer_files(r)
+            rows["answer_f1"].append(m.f_beta(answer, gold, 1.0))
+            rows["answer_f2"].append(m.f_beta(answer, gold, 2.0))
+            rows["answer_files"].append(len(answer))
     summary = {name: _mean(values) for name, values in rows.items()}
+    tokens = [r.answer["tokens"] for r in answerable if getattr(r, "answer", None) and "tokens" in r.answer]
+    summary["answer_tokens_p50"] = m.percentile(tokens, 50)
     summary["n"] = len(answerable)
     return summary
+
+
+def answer_files(record) -> list[str]:
+    """The files of the agent's answer for a record: as recorded, or (records of older runs) chosen again
+    from its ranked hits by the same rule (retrieval/answer.py's `answer_size`)."""
+    recorded = getattr(record, "answer", None) or {}
+    if "files" in recorded:
+        return list(recorded["files"])
+    hits = record.hits
+    scores = [h["score"] for h in hits]
+    probabilities = [h.get("probability") for h in hits]
+    signals = getattr(record, "signals", None) or {}
+    if any(p is None for p in probabilities) and signals.get("ranking", "").startswith("fitted") and \
+            all(0 < s <= 1 for s in scores):  # the fitted ranker's shares, as labels.score_is_share
+        probabilities = scores
+    return [h["path"] for h in hits[:answer_size(probabilities, scores)]]
 
 
 def not_here(records: list) -> dict:
@@ -166,11 +190,15 @@ def markdown(summary: dict) -> str:
              f"Machine: {summary['machine']}. Embedder `{summary['embedder']}`, reranker "
              f"`{summary.get('reranker') or 'none'}`, token budget "
              f"{summary['token_budget']}, embed scope `{summary['embed_scope']}`.", ""]
-    columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "n")
+    columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "answer_f1",
+               "answer_f2", "answer_files", "answer_tokens_p50", "n")
     if summary.get("skipped"):
         lines += [f"**{len(summary['skipped'])} queries skipped** (their commit's tree could not be written; "
                   "skipped.jsonl says why): " + ", ".join(s["id"] for s in summary["skipped"]), ""]
-    lines += ["## Quality (answerable queries)", ""]
+    lines += ["## Quality (answerable queries)", "",
+              "f1, f2: of the ranked list's files. answer_*: of the agent's answer (`noul mcp`'s find at the "
+              "default token budget): F1 and F2 of its file set against the gold files, its mean number of files, "
+              "the median of its tokens (approximate: characters / 4).", ""]
     label_files = sorted({f for p in summary["results"].values() for f in p["quality"]})
     for label_file in label_files:
         lines += [f"### {label_file}", "", "| pipeline | slice | " + " | ".join(columns) + " |",

@@ -19,6 +19,7 @@ from noul_lsp.bench.labels import LabeledQuery, load_labels
 from noul_lsp.bench.ripgrep import ripgrep_available, ripgrep_rank
 from noul_lsp.bench.trees import commit_date, find_mirror, write_tree
 from noul_lsp.config import Settings
+from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, agent_answer, lines_from_disk
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rerank import shortlist
 from noul_lsp.retrieval.result import FindResult
@@ -77,6 +78,8 @@ class QueryRecord:
     rank_candidates: dict = field(default_factory=dict)
     #: how the answer was made (FindResult.signals: the ranking, the reranker)
     signals: dict = field(default_factory=dict)
+    #: the agent's answer (`noul mcp`'s find, default token budget): {"files": [path, ...], "tokens": n}
+    answer: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -114,10 +117,14 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
         for row, hit in zip(hits, result.hits, strict=True):
             row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, rerankScore=hit.rerank_score,
                        probability=hit.probability)
+    answer = {}
+    if result is not None:
+        made = agent_answer(result, DEFAULT_TOKEN_BUDGET, source=lines_from_disk)
+        answer = {"files": [name(f) for f in made.files], "tokens": made.tokens}
     return QueryRecord(query.id, query.label_file, query.source, query.repo, query.commit, query.kind, list(query.tags),
                        pipeline, list(query.gold_files), query.gold_lines, ranked, ranges, here, timings, chunks, searched,
                        searched_repo or query.repo, pair, result.features if result is not None else {}, hits,
-                       signals=dict(result.signals) if result is not None else {})
+                       signals=dict(result.signals) if result is not None else {}, answer=answer)
 
 
 class BenchRunner:

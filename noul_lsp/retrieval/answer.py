@@ -200,7 +200,7 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
             entry["ranges"] = [r.to_dict(with_preview=item.preview and i == 0)
                                for i, r in enumerate(answer_file.ranges[:item.ranges])]
             files.append(entry)
-        found: dict = {"query": result.query, "hereProbability": _round(result.here_probability)}
+        found: dict = {"hereProbability": _round(result.here_probability)}  # not the query: the agent has it
         if single_root:
             found["root"] = next(iter(roots))
         found["files"] = files
