@@ -53,13 +53,14 @@ def build_server(roots: RootSet, *, default_token_budget: int = DEFAULT_TOKEN_BU
         query: Annotated[str, Field(description="what the code does, in words, or an issue's text")],
         path: Annotated[str | None, Field(description="a root, or a folder or file inside one, to search; "
                                           "default: every root")] = None,
-        limit: Annotated[int, Field(description=f"candidate files (or chunks) considered, 1 to {MAX_LIMIT}")] = 10,
+        limit: Annotated[int, Field(description=f"candidate files (or chunks) considered, 1 to {MAX_LIMIT}",
+                                    strict=True)] = 10,
         mode: Annotated[Literal["files", "chunks"], Field(description="rank files (default) or chunks")] = "files",
         include: Annotated[list[str] | None, Field(description="only paths matching these globs "
                                                    "(gitignore syntax, relative to the root)")] = None,
         exclude: Annotated[list[str] | None, Field(description="skip paths matching these globs")] = None,
         token_budget: Annotated[int, Field(description=f"approximate tokens of the answer, {MIN_TOKEN_BUDGET} "
-                                           f"to {MAX_TOKEN_BUDGET}")] = default_token_budget,
+                                           f"to {MAX_TOKEN_BUDGET}", strict=True)] = default_token_budget,
     ) -> CallToolResult:
         try:
             return _text(roots.find(query, path=path, limit=limit, mode=mode, include=include, exclude=exclude,
