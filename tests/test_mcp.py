@@ -245,3 +245,31 @@ def test_noul_mcp_refuses_bad_arguments_before_serving(tmp_path: Path, capsys):
     errors = capsys.readouterr().err.splitlines()
     assert errors == [f"noul: error: --path {tmp_path / 'missing'}: not a folder",
                       "noul: error: --answer-tokens must be from 200 to 200000, not 5"]
+
+
+@pytest.mark.slow
+def test_one_root_set_serves_several_roots_and_narrows_to_a_folder(tmp_path: Path):
+    import shutil
+
+    from noul_lsp.config import Settings
+    from noul_lsp.mcp.roots import CallError, RootSet
+
+    fixture = Path(__file__).parent / "fixtures" / "polyglot"
+    shutil.copytree(fixture, tmp_path / "a")
+    shutil.copytree(fixture, tmp_path / "b [x]")  # glob characters in a root's name
+    (tmp_path / "b [x]" / "src" / "net" / "retry.py").unlink()
+    roots = RootSet(Settings(cache_dir=str(tmp_path / "cache")), [tmp_path / "a", tmp_path / "b [x]"], watch=False)
+    try:
+        assert roots.indexer.idle.wait(120)
+        body = roots.find(RETRY_QUERY)
+        assert body["files"][0]["path"] == "src/net/retry.py" and body["root"] == str((tmp_path / "a").resolve())
+        others = {f.get("root", body["root"]) for f in body["alsoConsidered"]}
+        assert others <= {str((tmp_path / "a").resolve()), str((tmp_path / "b [x]").resolve())}
+        scoped = roots.find("token bucket rate limiter", path=str(tmp_path / "b [x]" / "web"))
+        assert scoped["scope"] == "web" and scoped["root"] == str((tmp_path / "b [x]").resolve())
+        assert all(f["path"].startswith("web/") for f in scoped["files"])
+        with pytest.raises(CallError, match="outside the roots"):
+            roots.find(RETRY_QUERY, path=str(tmp_path))
+        assert [r["root"] for r in roots.status()["roots"]] == [str((tmp_path / n).resolve()) for n in ("a", "b [x]")]
+    finally:
+        roots.close()
