@@ -35,7 +35,7 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
-COMMANDS = ("index", "find", "status", "bench", "calibrate", "rank-fit", "models")
+COMMANDS = ("index", "find", "status", "bench", "calibrate", "rank-fit", "models", "mcp")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 #: the exit status of a command whose reader went away (as if killed by SIGPIPE)
