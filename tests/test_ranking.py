@@ -206,3 +206,16 @@ def test_without_a_fitted_file_the_engine_keeps_fusion_and_says_so(polyglot, tmp
     assert chunks[0].path == "src/net/retry.py"
     fitted.close()
     workspace.close()
+
+
+def test_a_named_path_matches_at_folder_boundaries_only(cookie_workspace):
+    table = cookie_workspace.loaded().symbols
+    files = cookie_workspace.loaded().files
+
+    def named(*paths):
+        return sorted(files[i] for i in table.files_ending_with(paths))
+
+    assert named("pkg/cookies.py") == ["src/pkg/cookies.py"]
+    assert named("cookies.py") == ["src/pkg/cookies.py", "third_party/copy/cookies.py"]
+    assert named("/home/me/venv/lib/site-packages/src/pkg/cookies.py") == ["src/pkg/cookies.py"]
+    assert named("kg/cookies.py") == [] and named("orders.py") == ["src/pkg/orders.py"]

@@ -36,8 +36,9 @@ class SymbolTable:
     stems: dict[str, np.ndarray]
     #: term -> files whose path carries it (folder and file names, split like code identifiers)
     path_terms: dict[str, np.ndarray]
-    #: lower-cased path of each file (for suffix matches of paths a query names)
-    lower_paths: list[str]
+    #: every suffix of a lower-cased file path at a folder boundary (`cookies.py`, `requests/cookies.py`,
+    #: `src/requests/cookies.py`) -> the files whose path ends so
+    path_suffixes: dict[str, np.ndarray]
     #: role code per file (roles.ROLES)
     roles: np.ndarray
     #: first row of each file and its row count (rows of one file are adjacent, path-major)
@@ -47,6 +48,8 @@ class SymbolTable:
     duplicate_share: np.ndarray
     #: BM25 over whole files (a file's chunks' terms summed)
     file_bm25: BM25Index
+    #: how many parts each file's path has (`src/requests/cookies.py`: 3)
+    depths: np.ndarray
 
     def rows_defining(self, names: Iterable[str]) -> np.ndarray:
         found = [self.definitions[n] for n in names if n in self.definitions]
@@ -61,13 +64,18 @@ class SymbolTable:
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
 
     def files_ending_with(self, paths: Sequence[str]) -> np.ndarray:
-        """Files whose path ends with one of `paths` at a folder boundary (`requests/cookies.py`)."""
-        if not paths:
-            return np.zeros(0, dtype=np.int32)
-        matched = [i for i, p in enumerate(self.lower_paths)
-                   if any(p == q or p.endswith("/" + q) or q.endswith("/" + p) for q in paths)]
-        return np.array(matched, dtype=np.int32)
-
+        """Files whose path ends with one of `paths` at a folder boundary (`requests/cookies.py`), or whose
+        whole path ends one of them (a traceback's absolute `/venv/.../requests/cookies.py`)."""
+        found: list[np.ndarray] = []
+        for path in paths:
+            parts = path.lower().split("/")
+            if path.lower() in self.path_suffixes:
+                found.append(self.path_suffixes[path.lower()])
+            for start in range(1, len(parts)):
+                matched = self.path_suffixes.get("/".join(parts[start:]))
+                if matched is not None:  # keep only files whose whole path is this suffix of the query's
+                    found.append(matched[self.depths[matched] == len(parts) - start])
+        return np.unique(np.concatenate(found)).astype(np.int32) if found else np.zeros(0, dtype=np.int32)
 
 def _stem(path: str) -> str:
     parts = path.lower().split("/")
@@ -111,14 +119,21 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
             for term in identifier_terms(part):
                 path_term_files.setdefault(term, set()).add(index)
     path_terms = {t: np.array(sorted(f), dtype=np.int32) for t, f in path_term_files.items()}
+    suffix_files: dict[str, list[int]] = {}
+    for index, path in enumerate(files):
+        parts = path.lower().split("/")
+        for start in range(len(parts)):
+            suffix_files.setdefault("/".join(parts[start:]), []).append(index)
+    path_suffixes = {k: np.array(v, dtype=np.int32) for k, v in suffix_files.items()}
+    depths = np.fromiter((p.count("/") + 1 for p in files), dtype=np.int32, count=len(files))
     file_rows = np.bincount(row_file, minlength=len(files)).astype(np.int32) if rows else np.zeros(len(files), np.int32)
     file_start = np.zeros(len(files), dtype=np.int32)
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
     duplicate_share = _duplicate_share(hashes, row_file, len(files))
-    return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, [p.lower() for p in files], role_codes(files),
+    return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, role_codes(files),
                        file_start, file_rows, duplicate_share,
-                       _file_bm25(row_file, row_term_ids, row_term_counts, len(files), vocabulary_size))
+                       _file_bm25(row_file, row_term_ids, row_term_counts, len(files), vocabulary_size), depths)
 
 
 def _duplicate_share(hashes: Sequence[str], row_file: np.ndarray, files: int) -> np.ndarray:
