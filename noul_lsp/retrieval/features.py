@@ -144,9 +144,14 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     if dense is not None and len(dense):
         cosines = dense[rows]
         missing = np.isnan(cosines)
-        best = float(np.nanmax(dense)) if not np.all(np.isnan(dense)) else 0.0
-        chunk[:, column["dense"]] = np.where(missing, 0.0, cosines)
-        chunk[:, column["dense_gap"]] = np.where(missing, 1.0, best - np.nan_to_num(cosines))
+        embedded_any = not np.all(np.isnan(dense))
+        best = float(np.nanmax(dense)) if embedded_any else 0.0
+        # while the background pass embeds, a chunk without a vector takes the query's mean cosine: neutral,
+        # so that being embedded later is neither a penalty nor a boost (the ranker is fitted on full indexes)
+        typical = float(np.nanmean(dense)) if embedded_any else 0.0
+        filled = np.where(missing, typical, cosines)
+        chunk[:, column["dense"]] = filled
+        chunk[:, column["dense_gap"]] = best - filled
         chunk[:, column["dense_missing"]] = missing
     else:
         chunk[:, column["dense_missing"]] = 1.0
@@ -214,16 +219,14 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         # the dense leg's view of the whole file: its second-best chunk and its mean cosine (a file that is
         # about the query as a whole, not one lucky chunk in a long file)
         cosine = chunk[:, column["dense"]]
-        embedded = 1.0 - chunk[:, column["dense_missing"]]
         order = np.lexsort((-cosine, owner))
         ranked_owner, ranked_cosine = owner[order], cosine[order]
         first = np.searchsorted(ranked_owner, present)
         second = first + 1
         has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
         file_part[present[has_second], fcol["dense_second"]] = ranked_cosine[second[has_second]]
-        sums = np.add.reduceat(cosine * embedded, block_starts)
-        counts_embedded = np.add.reduceat(embedded, block_starts)
-        file_part[present, fcol["dense_mean"]] = np.where(counts_embedded > 0, sums / np.maximum(counts_embedded, 1), 0)
+        file_part[present, fcol["dense_mean"]] = np.add.reduceat(cosine, block_starts) / np.diff(
+            np.append(block_starts, n))
     file_matrix = _design(pooled, file_part, analysis.shape)
     row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
     return RootFeatures(files, file_matrix, rows, row_matrix, owner)
