@@ -196,7 +196,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     for role in ROLES:
         if role != "source":
             file_part[:, fcol[f"role_{role}"]] = roles == ROLE_INDEX[role]
-    asks = query_asks_for(analysis.terms)
+    asks = query_asks_for(analysis.terms, analysis.shape)
     for role in ASKABLE_ROLES:
         if asks[role]:
             file_part[:, fcol[f"asks_{role}_is_{role}"]] = roles == ROLE_INDEX[role]
