@@ -79,6 +79,8 @@ def write_settings(profile: Path) -> None:
         # NOUL_VSCODE_TEST_PYTHON: another interpreter, e.g. one without noul-lsp to see the test fail
         "noul.pythonPath": os.environ.get("NOUL_VSCODE_TEST_PYTHON") or sys.executable, "noul.trace.server": "verbose",
         "noul.limit": 6,  # the whole list fits in the screenshot
+        # the words are typed 35 ms a key; a loaded CI machine can stretch that past the 200 ms default
+        "noul.searchDelay": 800,
         "workbench.startupEditor": "none", "workbench.tips.enabled": False,
         "workbench.welcomePage.walkthroughs.openOnInstall": False,
         "workbench.secondarySideBar.defaultVisibility": "hidden", "chat.disableAIFeatures": True,

@@ -71,6 +71,7 @@ function findByDescription(): void {
   picker.matchOnDescription = false;
   picker.matchOnDetail = false;
   const live = new LiveSearch<SemanticFindResult>({
+    delayMs: vscode.workspace.getConfiguration("noul").get<number>("searchDelay", 200),
     start: (query) => {
       const source = new vscode.CancellationTokenSource();
       const answer = client!.sendRequest(semanticFind, { query, limit: settings().limit }, source.token);
