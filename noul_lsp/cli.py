@@ -579,6 +579,9 @@ needs the SDK: pip install "noul-lsp[mcp]"''')
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path with undecodable bytes prints as \xNN, never a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
