@@ -161,15 +161,29 @@ class Ranking:
     record: dict
 
 
+#: chunks of one file a ranked file carries (its hit's ranges; the rerank short list takes at most 3 a file)
+CHUNKS_PER_FILE = 3
+#: the head of the global chunk order handed on (the rerank short list and chunk-mode hits are cut from it)
+CHUNK_ORDER_SIZE = 500
+
+
+def _top(scores: np.ndarray, size: int) -> np.ndarray:
+    """Positions of the `size` best scores, best first (argpartition, then sort only those)."""
+    if len(scores) > size:
+        head = np.argpartition(-scores, size - 1)[:size]
+        return head[np.argsort(-scores[head], kind="stable")]
+    return np.argsort(-scores, kind="stable")
+
+
 def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode: str, rrf_k: int,
                     record: bool = False) -> Ranking:
-    """Score every candidate file and chunk of every root with `model` (features.py builds the rows)."""
-    file_keys: list[tuple[int, int]] = []
-    file_scores: list[np.ndarray] = []
-    chunk_keys: list[tuple[int, int]] = []
-    chunk_scores: list[np.ndarray] = []
-    per_file_chunks: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    """Score every candidate file and chunk of every root with `model` (features.py builds the rows).
+    Only what later stages read becomes Python objects: each file's best chunks and the head of the chunk
+    order."""
+    file_roots, file_ids, file_scores = [], [], []
+    chunk_roots, chunk_rows, chunk_scores, chunk_files = [], [], [], []
     recorded: list[tuple[str, list[float]]] = []
+    offset = 0
     for index, candidate in enumerate(candidates):
         arrays = candidate.arrays
         if not arrays.rows:
@@ -181,31 +195,38 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
                               allowed=candidate.allowed, bm25_postings=arrays.bm25.postings)
         if not len(built.files):
             continue
-        scored_files = model.score(built.file_matrix, FEATURES)
-        scored_rows = model.score(built.row_matrix, FEATURES)
-        order = np.lexsort((-scored_rows, built.row_owner))  # by file, best chunk first
-        for position in order.tolist():
-            key = (index, int(built.files[built.row_owner[position]]))
-            per_file_chunks.setdefault(key, []).append((index, int(built.rows[position])))
-        file_keys.extend((index, int(f)) for f in built.files.tolist())
-        file_scores.append(scored_files)
-        chunk_keys.extend((index, int(r)) for r in built.rows.tolist())
-        chunk_scores.append(scored_rows)
+        file_roots.append(np.full(len(built.files), index, dtype=np.int64))
+        file_ids.append(built.files.astype(np.int64))
+        file_scores.append(model.score(built.file_matrix, FEATURES))
+        chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
+        chunk_rows.append(built.rows.astype(np.int64))
+        chunk_scores.append(model.score(built.row_matrix, FEATURES))
+        chunk_files.append(built.row_owner.astype(np.int64) + offset)  # position among all candidate files
+        offset += len(built.files)
         if record:
             recorded.extend((arrays.files[f], [round(float(v), 5) for v in row])
                             for f, row in zip(built.files.tolist(), built.file_matrix, strict=True))
-    all_chunk_scores = np.concatenate(chunk_scores) if chunk_scores else np.zeros(0)
-    chunk_order = [chunk_keys[i] for i in np.argsort(-all_chunk_scores, kind="stable").tolist()]
-    if mode == "files":
-        all_file_scores = np.concatenate(file_scores) if file_scores else np.zeros(0)
-        probabilities = softmax(all_file_scores)
-        best = np.argsort(-all_file_scores, kind="stable").tolist()
-        scored = [(float(probabilities[i]), per_file_chunks.get(file_keys[i], [])) for i in best]
-        scored = [(p, keys) for p, keys in scored if keys]
-    else:
-        probabilities = softmax(all_chunk_scores)
-        by_key = dict(zip(chunk_keys, probabilities.tolist(), strict=True))
-        scored = [(by_key[k], [k]) for k in chunk_order]
     payload = {"features": list(FEATURES), "files": [p for p, _ in recorded], "matrix": [r for _, r in recorded]} \
         if record else {}
+    if not file_scores:
+        return Ranking([], [], payload)
+    roots, rows, row_scores, owners = (np.concatenate(a) for a in (chunk_roots, chunk_rows, chunk_scores, chunk_files))
+    head = _top(row_scores, CHUNK_ORDER_SIZE)
+    chunk_order = list(zip(roots[head].tolist(), rows[head].tolist(), strict=True))
+    if mode != "files":
+        probabilities = softmax(row_scores)
+        return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
+                       payload)
+    # each file's best chunks: rows grouped by file, best first, the first CHUNKS_PER_FILE of each group
+    order = np.lexsort((-row_scores, owners))
+    grouped = owners[order]
+    group_start = np.searchsorted(grouped, grouped)
+    kept = order[(np.arange(len(order)) - group_start) < CHUNKS_PER_FILE]
+    best_chunks: dict[int, list[tuple[int, int]]] = {}
+    for owner, root, row in zip(owners[kept].tolist(), roots[kept].tolist(), rows[kept].tolist(), strict=True):
+        best_chunks.setdefault(owner, []).append((root, row))
+    all_file_scores = np.concatenate(file_scores)
+    probabilities = softmax(all_file_scores)
+    ranked_files = np.argsort(-all_file_scores, kind="stable").tolist()
+    scored = [(float(probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
     return Ranking(scored, chunk_order, payload)
