@@ -39,6 +39,8 @@ class RankModel:
         """Scores of feature rows whose columns are named by `columns` (a superset of `features`)."""
         if not len(matrix):
             return np.zeros(0, dtype=np.float64)
+        if tuple(columns) == self.features:  # the usual case: the rows were built for this model's features
+            return ((matrix - self.mean) / self.scale) @ self.coef
         index = {name: i for i, name in enumerate(columns)}
         picked = np.zeros((len(matrix), len(self.features)), dtype=np.float64)
         for position, name in enumerate(self.features):
