@@ -52,7 +52,9 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     live = seen["live"]
     assert live[0]["query"] == "token bucket refill" and live[0]["count"] == 5
     assert live[0]["first"]["filename"].endswith("web/src/rateLimiter.ts")
-    assert live[-1]["query"] == "least recently used cache" and len(live) == 2
+    # the request in flight is cancelled by the next word when it is still in flight; a fast server may
+    # answer "least recently" before the next word comes: never anything else, and the last text always last
+    assert live[-1]["query"] == "least recently used cache" and [a["query"] for a in live[1:-1]] in ([], ["least recently"])
     answered = re.findall(r'Sending data: \{"id": \d+, "jsonrpc": "2.0", "result": \{"query": "([^"]*)"',
                           (tmp_path / "server.log").read_text())
     assert "token" not in answered and "token bucket" not in answered, answered
