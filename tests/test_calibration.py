@@ -7,6 +7,7 @@ import pytest
 
 from noul_lsp.bench import metrics as m
 from noul_lsp.bench.calibration import calibrate
+from noul_lsp.config import parse_settings
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
     QUERY_FEATURES,
@@ -63,9 +64,10 @@ def test_a_file_is_used_only_for_its_own_pair(tmp_path, monkeypatch):
     assert load_calibration(pair_name("never-fitted@256", "")) is None
 
 
-def test_the_engine_gives_probabilities_only_when_calibrated(polyglot, settings, tmp_path, monkeypatch):
-    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "none-here"))
-    monkeypatch.setattr("noul_lsp.retrieval.calibrate.calibration_directories", lambda: [tmp_path / "cal"])
+def test_the_engine_gives_probabilities_only_when_calibrated(polyglot, tmp_path, monkeypatch):
+    # a token budget no shipped file is fitted for: the pair is uncalibrated until a file appears
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache"), "index": {"tokenBudget": 64}})
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
     workspace = Workspace(polyglot, settings)
     workspace.indexer.update()
     workspace.indexer.embed_pending(workspace.embedder())

@@ -43,6 +43,25 @@ def recipes_directory() -> Path:
     return Path(sys.prefix) / "share" / "noul-lsp" / "models"
 
 
+def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str) -> dict | None:
+    """The JSON parameters fitted for exactly `name` (a model pair, an embedder): looked up as
+    `<name with / as -->.json` in $<env_var>, then in models/<kind> of the recipes folder. A file whose
+    `identity_key` field names another model is skipped: a renamed file must never be applied."""
+    directories = [Path(os.environ[env_var])] if os.environ.get(env_var) else []
+    directories.append(recipes_directory() / kind)
+    for directory in directories:
+        path = directory / fitted_file_name(name)
+        if path.is_file():
+            data = json.loads(path.read_text())
+            if data.get(identity_key) == name:
+                return data
+    return None
+
+
+def fitted_file_name(name: str) -> str:
+    return name.replace("/", "--") + ".json"
+
+
 @dataclass(frozen=True)
 class ModelCard:
     """One known model, read from models/cards/<id>.json."""

@@ -9,15 +9,12 @@ pair under models/calibration/. Without a matching file the probabilities are No
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.registry import recipes_directory
+from noul_lsp.models.registry import fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
@@ -153,29 +150,15 @@ def pair_name(embedder_key: str | None, reranker: str = "") -> str:
     return f"{embedder_key or 'lexical'}+{reranker or 'none'}"
 
 
-def calibration_directories() -> list[Path]:
-    """$NOUL_CALIBRATION_DIR, then models/calibration of the recipes folder (registry.recipes_directory)."""
-    found = []
-    if os.environ.get("NOUL_CALIBRATION_DIR"):
-        found.append(Path(os.environ["NOUL_CALIBRATION_DIR"]))
-    found.append(recipes_directory() / "calibration")
-    return found
-
-
 def calibration_file_name(pair: str) -> str:
-    return pair.replace("/", "--") + ".json"
+    return fitted_file_name(pair)
 
 
 def load_calibration(pair: str) -> Calibration | None:
-    """The calibration fitted for exactly this pair, or None (results then say it is uncalibrated)."""
-    for directory in calibration_directories():
-        path = directory / calibration_file_name(pair)
-        if path.is_file():
-            data = json.loads(path.read_text())
-            if data.get("pair") != pair:
-                continue  # a renamed file of another pair must never be applied
-            return Calibration.from_json(data)
-    return None
+    """The calibration fitted for exactly this pair ($NOUL_CALIBRATION_DIR, then models/calibration), or
+    None (results then say it is uncalibrated)."""
+    data = fitted_parameters("calibration", pair, "NOUL_CALIBRATION_DIR", identity_key="pair")
+    return Calibration.from_json(data) if data is not None else None
 
 
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,

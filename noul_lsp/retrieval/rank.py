@@ -13,14 +13,11 @@ Without a fitted file for the embedder in use the engine keeps reciprocal rank f
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.registry import recipes_directory
+from noul_lsp.models.registry import fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.features import FEATURES, root_features
 
 
@@ -124,31 +121,17 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
     return RankModel(tuple(features), mean, scale, weights, embedder, provenance or {})
 
 
-def ranking_directories() -> list[Path]:
-    """$NOUL_RANKING_DIR, then models/ranking of the recipes folder (registry.recipes_directory)."""
-    found = []
-    if os.environ.get("NOUL_RANKING_DIR"):
-        found.append(Path(os.environ["NOUL_RANKING_DIR"]))
-    found.append(recipes_directory() / "ranking")
-    return found
-
-
 def ranking_file_name(embedder_key: str) -> str:
-    return embedder_key.replace("/", "--") + ".json"
+    return fitted_file_name(embedder_key)
 
 
 def load_rank_model(embedder_key: str | None) -> RankModel | None:
-    """The model fitted for exactly this embedder (id + token budget), or None."""
+    """The model fitted for exactly this embedder (id + token budget): $NOUL_RANKING_DIR, then
+    models/ranking; None without one."""
     if not embedder_key:
         return None
-    for directory in ranking_directories():
-        path = directory / ranking_file_name(embedder_key)
-        if path.is_file():
-            data = json.loads(path.read_text())
-            if data.get("embedder") != embedder_key:
-                continue  # a renamed file of another embedder must never be applied
-            return RankModel.from_json(data)
-    return None
+    data = fitted_parameters("ranking", embedder_key, "NOUL_RANKING_DIR", identity_key="embedder")
+    return RankModel.from_json(data) if data is not None else None
 
 
 @dataclass
