@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from noul_lsp.models.registry import fitted_file_name, fitted_parameters
+from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
+from noul_lsp.retrieval.bm25 import bm25_idf
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
@@ -166,9 +168,6 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                     ranked_probabilities: list[float] | None = None) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
     legs' lists (`fused`), and the fitted ranker's top probabilities when it ran."""
-    from noul_lsp.retrieval.aggregate import file_order
-    from noul_lsp.retrieval.bm25 import bm25_idf
-
     if term_idf is None:
         arrays = candidates[0].arrays
         unknown = float(bm25_idf(arrays.rows, np.zeros(1))[0])

@@ -13,10 +13,15 @@ aggregation like any chunk score.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 import numpy as np
+
+from noul_lsp.models.cross_encoder import ScoringStopped
+from noul_lsp.retrieval.aggregate import chunk_records
+from noul_lsp.retrieval.result import FindCancelled
 
 Key = TypeVar("Key")
 
@@ -51,12 +56,6 @@ def rerank_stage(root, query: str, order: list, candidates: list, signals: dict[
                  stage: Callable[[str, float], None], should_stop: Callable[[], bool]) -> dict:
     """The cross-encoder's logit for each chunk of the short list cut from `order`; empty when no reranker
     runs (then `signals` and `notes` say why, when one was configured)."""
-    import time
-
-    from noul_lsp.models.cross_encoder import ScoringStopped
-    from noul_lsp.retrieval.aggregate import chunk_records
-    from noul_lsp.retrieval.result import FindCancelled
-
     if not root.reranker_name:
         signals["rerank"] = "off"
         return {}
