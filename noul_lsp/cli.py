@@ -384,7 +384,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def _models_list(args: argparse.Namespace, cache: Path) -> int:
-    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, local_model_directory
+    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, MINILM_INT8, bundled_directory, local_model_directory
 
     rows = []
     for card in CARDS.values():
@@ -392,7 +392,9 @@ def _models_list(args: argparse.Namespace, cache: Path) -> int:
         rows.append({"id": card.id, "hub": card.hub_repo, "kind": card.kind, "dims": card.dims,
                      "maxTokens": card.max_tokens, "pooling": card.pooling, "license": card.license,
                      "sizeMB": card.size_mb, "architecture": card.architecture,
-                     "available": "bundled" if card.id == DEFAULT_EMBEDDER else ("pulled" if pulled else "not downloaded")})
+                     "default": card.id == DEFAULT_EMBEDDER,
+                     "available": "bundled" if card.id == MINILM_INT8 or (card.bundled and bundled_directory(card).is_dir())
+                     else ("pulled" if pulled else "not downloaded")})
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -477,6 +479,40 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    """Mine pairs from git repositories (torch-free), or fine-tune the embedder / cross-encoder on them."""
+    if args.action == "mine":
+        from noul_lsp.train.mine import MineSettings, mine, read_exclusions
+
+        if not args.repo:
+            raise CliError("name the repositories to mine: `noul train mine --repo PATH [--repo PATH ...] --out DIR`",
+                           EXIT_USAGE)
+        settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository)
+        exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()
+        sources = mine([Path(r).expanduser() for r in args.repo], Path(args.out), settings=settings,
+                       exclusions=exclusions, own_code=args.own, progress=lambda m: print(m, file=sys.stderr))
+        print(json.dumps({"out": args.out, **sources["totals"], "refused": sources["refused"]}, indent=2))
+        return 0 if sources["totals"]["repositories"] else EXIT_FAILURE
+    from noul_lsp.train.fit import TrainingUnavailable, TrainSettings, train_embedder, train_reranker
+    from noul_lsp.train.mine import read_pairs
+
+    if not args.data:
+        raise CliError(f"noul train {args.action} needs --data DIR (the folder `noul train mine` wrote)", EXIT_USAGE)
+    pairs = read_pairs(Path(args.data))
+    if not pairs:
+        raise CliError(f"{args.data}: no mined pairs (run `noul train mine --out {args.data}` first)", EXIT_USAGE)
+    settings = TrainSettings(base=args.base or "", epochs=args.epochs, max_pairs=args.max_pairs,
+                             batch_size=args.batch_size, learning_rate=args.learning_rate, max_tokens=args.max_tokens,
+                             hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps)
+    train = train_embedder if args.action == "embedder" else train_reranker
+    try:
+        run = train(pairs, Path(args.out), settings)
+    except TrainingUnavailable as error:
+        raise CliError(str(error)) from error
+    print(json.dumps(run, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -558,6 +594,32 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
     fit.set_defaults(handler=cmd_rank_fit)
+
+    train = sub.add_parser("train", help="mine (query, code) pairs from git history; fine-tune the models on them",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="""mine:     noul train mine --repo PATH [--repo PATH ...] --out DATA   (torch-free)
+embedder: noul train embedder --data DATA --out RUN                  (pip install 'noul-lsp[train]')
+reranker: noul train reranker --data DATA --out RUN
+then:     noul models export RUN/model --out MODEL --int8 && noul models use MODEL --path .""")
+    train.add_argument("action", choices=("mine", "embedder", "reranker"))
+    train.add_argument("--repo", action="append", metavar="PATH", help="mine: a git repository (bare or not)")
+    train.add_argument("--out", required=True, help="mine: the data folder; embedder/reranker: the run folder")
+    train.add_argument("--exclude", help="mine: a file of owner/name lines never to mine (e.g. benchmark repositories)")
+    train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
+    train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
+    train.add_argument("--max-pairs-per-repository", type=int, default=3000)
+    train.add_argument("--data", help="embedder/reranker: the folder `noul train mine` wrote")
+    train.add_argument("--base", help="the model to start from (default: all-MiniLM-L6-v2 of the train extra)")
+    train.add_argument("--epochs", type=float, default=1.0)
+    train.add_argument("--max-pairs", type=int, default=0, help="train on at most this many pairs (0: all)")
+    train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: the epochs)")
+    train.add_argument("--batch-size", type=int, default=32)
+    train.add_argument("--learning-rate", type=float, default=5e-5)
+    train.add_argument("--max-tokens", type=int, default=128)
+    train.add_argument("--hard-negatives", type=int, default=1, help="mined hard negatives per pair in the loss")
+    train.add_argument("--bf16", action="store_true",
+                       help="bf16 autocast: faster on CPUs with AMX, 20x slower on those without (default: fp32)")
+    train.set_defaults(handler=cmd_train)
 
     mcp = sub.add_parser("mcp", parents=[common], help="serve coding agents over MCP (stdio)",
                          formatter_class=argparse.RawDescriptionHelpFormatter,

