@@ -482,16 +482,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     """Mine pairs from git repositories (torch-free), or fine-tune the embedder / cross-encoder on them."""
     if args.action == "mine":
-        from noul_lsp.train.mine import MineSettings, mine, read_exclusions
+        from noul_lsp.train.mine import MineSettings, MiningRefused, mine, read_exclusions
 
         if not args.repo:
             raise CliError("name the repositories to mine: `noul train mine --repo PATH [--repo PATH ...] --out DIR`",
                            EXIT_USAGE)
         settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository)
         exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()
-        sources = mine([Path(r).expanduser() for r in args.repo], Path(args.out), settings=settings,
-                       exclusions=exclusions, own_code=args.own, progress=lambda m: print(m, file=sys.stderr))
-        print(json.dumps({"out": args.out, **sources["totals"], "refused": sources["refused"]}, indent=2))
+        try:
+            sources = mine([Path(r).expanduser() for r in args.repo], Path(args.out), settings=settings,
+                           exclusions=exclusions, own_code=args.own, progress=lambda m: print(m, file=sys.stderr))
+        except MiningRefused as error:
+            raise CliError(str(error)) from error
+        print(json.dumps({"out": args.out, **sources["totals"], "refused": sources["refused"],
+                          "failed": sources["failed"]}, indent=2))
         return 0 if sources["totals"]["repositories"] else EXIT_FAILURE
     from noul_lsp.train.fit import TrainingUnavailable, TrainSettings, train_embedder, train_reranker
     from noul_lsp.train.mine import read_pairs

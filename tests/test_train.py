@@ -173,3 +173,30 @@ def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tm
 
         scores = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score("retry", ["a", "b"])
         assert scores.shape == (2,)
+
+
+def test_definitions_changed_together_are_not_each_others_negatives(tmp_path):
+    root = make_repository(tmp_path / "acme")
+    text = (root / "storage.py").read_text()
+    text = text.replace('    name, _, value = line.partition(":")', '    name, _, value = line.partition(": ")')
+    text = text.replace('    out.write(f"{name}: {value}\\r\\n")', '    out.write(f"{name}: {value}\\n")')
+    (root / "storage.py").write_text(text)
+    _git(root, "commit", "-q", "-am", "Separate header name and value by a colon and a space")
+    pairs, _record = mine_repository(root, name="acme/storage")
+    together = [p for p in pairs if p.query == "Separate header name and value by a colon and a space"]
+    assert {p.symbol for p in together} == {"parse_header", "write_header"}
+    for pair in together:
+        assert not any("def parse_header" in n or "def write_header" in n for n in pair.negatives)
+
+
+def test_a_class_docstring_is_the_class_s_own_not_its_first_method_s():
+    from noul_lsp.chunking.chunk import Chunk
+    from noul_lsp.train.mine import split_docstring
+
+    cache = Chunk("c.py", 1, 6, 'class Cache:\n    def get(self, key):\n        """Return the cached value."""\n'
+                  '        return self.values[key]\n', "Cache", "python", "class")
+    assert split_docstring(cache) is None
+    documented = Chunk("c.py", 1, 5, 'class Cache:\n    """Keep computed values for a while."""\n\n'
+                       '    def get(self, key):\n        return self.values[key]\n', "Cache", "python", "class")
+    description, rest = split_docstring(documented)
+    assert description == "Keep computed values for a while." and "Keep computed" not in rest and "def get" in rest

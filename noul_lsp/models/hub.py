@@ -22,6 +22,8 @@ def pull(name: str, cache: Path, *, revision: str | None = None, weights: bool =
     the hub's settings (HF_ENDPOINT, HF_HUB_CACHE, HF_HUB_OFFLINE: offline, a model another tool already
     downloaded is taken from the hub cache)."""
     card = card_for(name)
+    if card is not None and card.bundled:
+        raise ModelMissing(f"{card.id} ships with noul-lsp (models/bundled/{card.bundled}): there is nothing to download")
     hub_repo = card.hub_repo if card else name
     try:
         from huggingface_hub import snapshot_download

@@ -107,7 +107,7 @@ CARDS: dict[str, ModelCard] = load_cards()
 def card_for(name: str) -> ModelCard | None:
     if name in CARDS:
         return CARDS[name]
-    return next((c for c in CARDS.values() if c.hub_repo.lower() == name.lower()), None)
+    return next((c for c in CARDS.values() if c.hub_repo and c.hub_repo.lower() == name.lower()), None)
 
 
 def models_directory(cache: Path) -> Path:

@@ -33,13 +33,15 @@ class TrainingUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class TrainSettings:
-    #: a sentence-transformers / transformers directory; "" = the all-MiniLM-L6-v2 weights of the train extra
+    #: a sentence-transformers / transformers directory; "" = the all-MiniLM-L6-v2 weights of the train extra.
+    #: A run folder resumes from its newest checkpoint: start a changed run in a new folder.
     base: str = ""
     epochs: float = 1.0
     #: pairs used at most (sampled, seeded; 0 = all): size a run to the machine's measured throughput
     max_pairs: int = 0
     batch_size: int = 32
     learning_rate: float = 5e-5
+    #: the share of steps with a rising learning rate (transformers 5 takes a float below 1 as a ratio)
     warmup_ratio: float = 0.1
     #: tokens of query and code the model sees (the engine embeds chunks at 128 tokens)
     max_tokens: int = 128
@@ -95,8 +97,11 @@ def _columns(pairs: Sequence[Pair], negatives: int, max_query_chars: int) -> dic
 
 
 def _latest_checkpoint(directory: Path) -> str | None:
-    found = sorted(directory.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return str(found[-1]) if found else None
+    """The newest complete checkpoint: trainer_state.json is written last, so a run killed while saving
+    resumes from the one before."""
+    found = [p for p in directory.glob("checkpoint-*")
+             if p.name.split("-")[-1].isdigit() and (p / "trainer_state.json").is_file()]
+    return str(max(found, key=lambda p: int(p.name.split("-")[-1]))) if found else None
 
 
 def _log_callback(log_path: Path, started: float):
@@ -115,14 +120,12 @@ def _log_callback(log_path: Path, started: float):
 
 
 def _arguments(cls, settings: TrainSettings, out: Path, **extra):
-    from sentence_transformers.training_args import BatchSamplers
-
     return cls(output_dir=str(out / "checkpoints"), num_train_epochs=settings.epochs,
                max_steps=settings.max_steps or -1, per_device_train_batch_size=settings.batch_size,
-               learning_rate=settings.learning_rate, warmup_ratio=settings.warmup_ratio, bf16=settings.bf16,
+               learning_rate=settings.learning_rate, warmup_steps=settings.warmup_ratio, bf16=settings.bf16,
                use_cpu=True, save_strategy="steps", save_steps=settings.checkpoint_steps, save_total_limit=2,
                logging_steps=settings.log_steps, report_to=[], dataloader_num_workers=0, seed=settings.seed,
-               batch_sampler=BatchSamplers.NO_DUPLICATES, disable_tqdm=True, **extra)
+               batch_sampler="no_duplicates", disable_tqdm=True, **extra)
 
 
 def _write_run(out: Path, kind: str, settings: TrainSettings, pairs: Sequence[Pair], started: float, losses: list[float]
@@ -158,7 +161,7 @@ def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     out.mkdir(parents=True, exist_ok=True)
     chosen = _sample(pairs, settings)
     if not chosen:
-        raise ValueError("no mined pairs with hard negatives to train on")
+        raise TrainingUnavailable("no mined pairs with hard negatives to train on")
     started = time.monotonic()
     model = SentenceTransformer(str(base_model_directory(settings.base)), device="cpu")
     model.max_seq_length = settings.max_tokens
@@ -182,7 +185,7 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     out.mkdir(parents=True, exist_ok=True)
     chosen = _sample(pairs, settings)
     if not chosen:
-        raise ValueError("no mined pairs with hard negatives to train on")
+        raise TrainingUnavailable("no mined pairs with hard negatives to train on")
     started = time.monotonic()
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
                          device="cpu")

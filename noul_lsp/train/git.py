@@ -45,8 +45,16 @@ class Repository:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory).resolve()
-        self.git_dir = Path(_git(self.directory, "rev-parse", "--absolute-git-dir").strip())
-        self.head = _git(self.directory, "rev-parse", "HEAD").strip()
+        if not self.directory.is_dir():
+            raise GitError(f"{self.directory}: not a folder")
+        try:
+            self.git_dir = Path(_git(self.directory, "rev-parse", "--absolute-git-dir").strip())
+        except GitError:
+            raise GitError(f"{self.directory}: not a git repository (give a clone or a bare mirror)") from None
+        try:
+            self.head = _git(self.directory, "rev-parse", "--verify", "-q", "HEAD^{commit}").strip()
+        except GitError:
+            raise GitError(f"{self.directory}: the repository has no commits yet") from None
         self._batch: subprocess.Popen | None = None
 
     def __enter__(self) -> Repository:
@@ -75,7 +83,7 @@ class Repository:
         if match:
             return match.group(1)
         top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir
-        return top.name
+        return top.name.removesuffix(".git")
 
     def files(self, commit: str) -> list[str]:
         """Every file path of the commit's tree."""
@@ -83,16 +91,27 @@ class Repository:
 
     def read(self, commit: str, path: str, *, max_bytes: int) -> str | None:
         """The file at `commit` as text, or None when it is missing, binary, over `max_bytes` or not UTF-8."""
+        if "\n" in path:
+            return None  # cannot be asked for over the line protocol
         if self._batch is None:
             self._batch = subprocess.Popen(["git", "-C", str(self.directory), "cat-file", "--batch"],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._batch.stdin.write(f"{commit}:{path}\n".encode("utf-8", "surrogateescape"))
         self._batch.stdin.flush()
         header = self._batch.stdout.readline().decode("utf-8", "replace").split()
-        if len(header) < 3 or header[1] == "missing":
+        # "<sha> <type> <size>", or "<what was asked> missing" (which may hold spaces)
+        if len(header) != 3 or header[-1] == "missing" or not header[2].isdigit():
             return None
         size = int(header[2])
-        data = self._batch.stdout.read(size + 1)[:size]
+        remaining, data = size + 1, b""
+        while remaining > 0:  # read it all (the protocol needs it), keep only what may be used
+            part = self._batch.stdout.read(min(remaining, 1 << 20))
+            if not part:
+                break
+            remaining -= len(part)
+            if size <= max_bytes:
+                data += part
+        data = data[:size]
         if header[1] != "blob" or size > max_bytes or b"\0" in data[:8192]:
             return None
         try:
@@ -103,7 +122,7 @@ class Repository:
     def history(self, *, max_commits: int, suffixes: tuple[str, ...]) -> Iterator[CommitChange]:
         """Non-merge commits from HEAD back, newest first, with the parent line ranges each changed in
         files ending in one of `suffixes` (modified files only: an added file has no parent version)."""
-        command = ["git", "-C", str(self.directory), "log", "--no-merges", f"-n{max_commits}", "--no-color",
+        command = ["git", "-C", str(self.directory), "-c", "core.quotePath=false", "log", "--no-merges", f"-n{max_commits}", "--no-color",
                    "--no-renames", "--diff-filter=M", "-U0", "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%B%x1d",
                    "HEAD", "--", *(f"*{suffix}" for suffix in suffixes)]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -129,7 +148,7 @@ class Repository:
 
 def _parse_commit(record: str) -> CommitChange | None:
     header, _, diff = record.lstrip("\x1e").partition("\x1d")
-    parts = header.split("\x1f")
+    parts = header.split("\x1f", 4)
     if len(parts) < 5:
         return None
     sha, parents, author, email, message = parts[0], parts[1].split(), parts[2], parts[3], parts[4]
@@ -137,10 +156,14 @@ def _parse_commit(record: str) -> CommitChange | None:
         return None  # a root commit has no parent version; merges are excluded by --no-merges
     change = CommitChange(sha, parents[0], author, email, message.strip())
     path = None
+    in_header = False  # between "diff --git" and the first hunk: only there is "--- a/x" a file name
     for line in diff.splitlines():
-        if line.startswith("--- "):
-            path = line[6:] if line.startswith("--- a/") else None
+        if line.startswith("diff --git "):
+            in_header, path = True, None
+        elif in_header and line.startswith("--- "):
+            path = line[6:].rstrip("\t") if line.startswith("--- a/") else None
         elif line.startswith("@@") and path is not None:
+            in_header = False
             match = _HUNK.match(line)
             if match:
                 start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)

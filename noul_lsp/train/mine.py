@@ -19,9 +19,12 @@ Every source is recorded with its licence and commit in `sources.json` beside th
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import random
 import re
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -36,7 +39,7 @@ from noul_lsp.config import IndexSettings
 from noul_lsp.retrieval.bm25 import BM25Index
 from noul_lsp.retrieval.roles import file_role
 from noul_lsp.text.terms import query_terms, term_counts
-from noul_lsp.train.git import CommitChange, Repository
+from noul_lsp.train.git import CommitChange, GitError, Repository
 
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "Zlib")
 DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "impl",
@@ -45,6 +48,10 @@ DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interfac
 
 class MiningRefused(RuntimeError):
     """The repository must not be mined (excluded, or its licence is not permissive); says which."""
+
+    def __init__(self, message: str, repository: str = "") -> None:
+        super().__init__(message)
+        self.repository = repository
 
 
 @dataclass(frozen=True)
@@ -134,13 +141,17 @@ def repository_licence(repository: Repository) -> tuple[str, str]:
                 found[path] = classify_licence(text)
     if not found:
         return "unknown", ""
-    kinds = sorted(set(found.values()) - {"unknown"}) or ["unknown"]
-    return " OR ".join(kinds), ", ".join(sorted(found))
+    kinds = sorted(set(found.values()))
+    # LICENSE-MIT + LICENSE-APACHE is the Rust ecosystem's dual licence (take either); any other set of
+    # files binds together (a COPYING beside a LICENSE-MIT is GPL code with an MIT part)
+    dual = len(found) > 1 and all(re.search(r"-(mit|apache)", name, re.I) for name in found)
+    return (" OR " if dual else " AND ").join(kinds), ", ".join(sorted(found))
 
 
 def is_permissive(licence: str) -> bool:
-    """True when at least one of the alternatives is permissive (the user may take that one)."""
-    return any(part.strip() in PERMISSIVE for part in licence.split(" OR "))
+    """True when some alternative (OR) is permissive in every part (AND)."""
+    return any(all(part.strip() in PERMISSIVE for part in alternative.split(" AND "))
+               for alternative in licence.split(" OR "))
 
 
 def is_excluded(repository: str, exclusions: set[str]) -> bool:
@@ -152,14 +163,12 @@ def is_excluded(repository: str, exclusions: set[str]) -> bool:
 def read_exclusions(path: Path | None) -> set[str]:
     if path is None:
         return set()
-    lines = Path(path).read_text().splitlines()
-    return {line.strip().lower() for line in lines if line.strip() and not line.startswith("#")}
+    lines = (line.split("#", 1)[0].strip().lower() for line in Path(path).read_text().splitlines())
+    return {line for line in lines if line}
 
 
 # --- docstrings ------------------------------------------------------------------------------------------
 
-_PY_DOCSTRING = re.compile(r"^(?P<head>(?:[^\n]*\n)*?[^\n]*:[ \t]*(?:#[^\n]*)?\n)(?P<indent>[ \t]*)"
-                           r"[rRuU]?(?P<quote>\"\"\"|''')(?P<doc>.*?)(?P=quote)[ \t]*\n?", re.S)
 _COMMENT_LINE = re.compile(r"^\s*(///?!?|/\*\*?|\*/?|#(?![\[!])|--)\s?")
 _DOC_STOP = re.compile(r"^\s*(@\w+|:param|:returns?|:raises|Args:|Arguments:|Returns:|Raises:|Parameters\b|"
                        r"Examples?:?$|Example usage|Usage:|Note:|See also|>>>|```|\.\. )", re.I)
@@ -181,26 +190,55 @@ def _first_paragraph(lines: Sequence[str]) -> str:
     return " ".join(kept)
 
 
+def _python_docstring(text: str) -> tuple[str, str] | None:
+    """The docstring of the definition a chunk holds and the text without it, read with `ast` (a chunk
+    that is a part of a longer definition does not parse, and gives None)."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    body = tree.body[0].body
+    first = body[0] if body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)):
+        return None
+    lines = text.split("\n")
+    rest = lines[: first.lineno - 1] + lines[first.end_lineno:]
+    return _first_paragraph(inspect.cleandoc(first.value.value).splitlines()), "\n".join(rest)
+
+
+def _leading_comment(text: str) -> tuple[str, str] | None:
+    """The doc comment a chunk starts with (the chunker attaches it to the definition below) and the rest."""
+    lines = text.split("\n")
+    count = 0
+    described: list[str] = []
+    while count < len(lines):
+        line = lines[count].strip()
+        if line.startswith("/*"):  # a block comment is one unit, whatever its inner lines look like
+            end = count
+            while end < len(lines) and "*/" not in lines[end]:
+                end += 1
+            block = lines[count : end + 1]
+            described.extend(re.sub(r"^\s*(/\*\*?|\*/?)\s?", "", b).replace("*/", "").strip() for b in block)
+            count = end + 1
+        elif _COMMENT_LINE.match(lines[count]) and not line.startswith("#["):
+            described.append(_COMMENT_LINE.sub("", lines[count]).strip())
+            count += 1
+        else:
+            break
+    if count == 0:
+        return None
+    return _first_paragraph(described), "\n".join(lines[count:])
+
+
 def split_docstring(chunk: Chunk) -> tuple[str, str] | None:
     """(the description, the chunk's text without it) for a definition that documents itself."""
-    text = chunk.text
-    if chunk.language == "python":
-        match = _PY_DOCSTRING.match(text)
-        if match is None or match.group("indent") == "" and not match.group("head").lstrip().startswith(("def", "class", "async", "@")):
-            return None
-        description = _first_paragraph(match.group("doc").splitlines())
-        rest = text[: match.start("indent")] + text[match.end():]
-    else:
-        lines = text.split("\n")
-        count = 0
-        while count < len(lines) and _COMMENT_LINE.match(lines[count]) and not lines[count].strip().startswith("#["):
-            count += 1
-        if count == 0:
-            return None
-        description = _first_paragraph([_COMMENT_LINE.sub("", line).rstrip("*/ ").strip() for line in lines[:count]])
-        rest = "\n".join(lines[count:])
-    description = description.strip()
-    if _NOT_A_DESCRIPTION.search(description) or len(rest.strip().splitlines()) < 2:
+    split = _python_docstring(chunk.text) if chunk.language == "python" else _leading_comment(chunk.text)
+    if split is None:
+        return None
+    description, rest = split[0].strip(), split[1]
+    if not description or _NOT_A_DESCRIPTION.search(description) or len(rest.strip().splitlines()) < 2:
         return None
     return description, rest
 
@@ -208,8 +246,9 @@ def split_docstring(chunk: Chunk) -> tuple[str, str] | None:
 # --- commit messages -------------------------------------------------------------------------------------
 
 _BOT = re.compile(r"\[bot\]|\bbot\b|dependabot|renovate|github-actions|greenkeeper|pre-commit-ci|snyk", re.I)
-_SKIP_SUBJECT = re.compile(r"^(revert|merge|bump|release|prepare|version|v?\d+\.\d+|update (the )?changelog|"
-                           r"changelog|typo|format|reformat|lint|style|wip|fixup!|squash!|apply suggestions)", re.I)
+_SKIP_SUBJECT = re.compile(r"^(revert|merge (pull request|branch|remote)|bump|release v?\d|prepare (for )?release|"
+                           r"version|v?\d+\.\d+|update (the )?changelog|changelog|typos?|reformat|run (black|prettier|"
+                           r"rustfmt|gofmt|clang-format|ruff)|lint|wip|fixup!|squash!|apply suggestions)\b", re.I)
 _TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|change-id|closes|fixes|refs?)\b", re.I)
 _CONVENTIONAL = re.compile(r"^\s*(\w+)(\([^)]*\))?!?:\s*")
 _REFERENCES = re.compile(r"\(#\d+\)|\[#\d+\]|#\d+|\bgh-\d+\b|https?://\S+", re.I)
@@ -237,9 +276,9 @@ def commit_query(change: CommitChange, settings: MineSettings) -> str | None:
 # --- the repository's corpus -----------------------------------------------------------------------------
 
 class Corpus:
-    """The source chunks of one repository (docstrings removed) under BM25: consistency and negatives."""
+    """Chunks of one repository under BM25, for the consistency filter and the hard negatives."""
 
-    def __init__(self, texts: list[str], keys: list[tuple[str, str]]) -> None:
+    def __init__(self, texts: list[str], keys: list[tuple[str, str]], *, seed: int = 13) -> None:
         self.texts = texts
         self.keys = keys  # (path, symbol) of each row: the same definition at another commit is no negative
         vocabulary: dict[str, int] = {}
@@ -252,10 +291,14 @@ class Corpus:
         self.index = BM25Index(row_ids, row_counts, max(1, len(vocabulary)))
         lengths = np.array([c.sum() for c in row_counts], dtype=np.float32)
         self.average_length = float(lengths.mean()) if len(lengths) else 1.0
-        self.by_text = {text: row for row, text in enumerate(texts)}
+        self.rows_of_text: dict[str, list[int]] = {}
         self.rows_of_key: dict[tuple[str, str], list[int]] = {}
-        for row, key in enumerate(keys):
+        for row, (text, key) in enumerate(zip(texts, keys, strict=True)):
+            self.rows_of_text.setdefault(text, []).append(row)
             self.rows_of_key.setdefault(key, []).append(row)
+        # rows no query term matches fill in after the lexical ones, in a seeded order (not file order, or
+        # the same few chunks would be every pair's filler)
+        self.tie_order = np.random.default_rng(seed).random(len(texts))
 
     def _ids(self, query: str) -> np.ndarray:
         return np.array([self.vocabulary[t] for t in query_terms(query) if t in self.vocabulary], dtype=np.int64)
@@ -263,39 +306,34 @@ class Corpus:
     def score_text(self, query_ids: np.ndarray, text: str) -> float:
         """BM25 of a text that is not a row, with this corpus's statistics."""
         counts = term_counts(text)
-        length = sum(counts.values())
-        norm = 1.2 * (1 - 0.75 + 0.75 * length / max(self.average_length, 1e-9))
-        total = 0.0
+        norm = 1.2 * (1 - 0.75 + 0.75 * sum(counts.values()) / max(self.average_length, 1e-9))
         wanted = set(query_ids.tolist())
+        total = 0.0
         for term, count in counts.items():
             term_id = self.vocabulary.get(term)
             if term_id is not None and term_id in wanted:
                 total += float(self.index.idf[term_id]) * count / (count + norm)
         return total
 
-    def rank_and_negatives(self, query: str, positive: str, key: tuple[str, str], *, exclude: set[str],
+    def rank_and_negatives(self, query: str, positive: str, keys: set[tuple[str, str]], *,
                            negatives: int) -> tuple[int, list[str]]:
-        """(rank of the positive among the rows, the best-ranked rows that are not it)."""
+        """(rank of the positive among the rows, the best-ranked rows that are not it). Rows of `keys` (the
+        positive's definition, and the other definitions the same commit changed) and copies of the
+        positive's text are neither competitors nor negatives."""
         query_ids = self._ids(query)
         if not len(query_ids):
             return len(self.texts), []
         scores = self.index.scores(query_ids)
-        own_row = self.by_text.get(positive)
-        positive_score = float(scores[own_row]) if own_row is not None else self.score_text(query_ids, positive)
+        positive_score = self.score_text(query_ids, positive)
         eligible = np.ones(len(self.texts), dtype=bool)
-        eligible[self.rows_of_key.get(key, [])] = False
-        if own_row is not None:
-            eligible[own_row] = False
-        for text in exclude:
-            row = self.by_text.get(text)
-            if row is not None:
-                eligible[row] = False
+        for key in keys:
+            eligible[self.rows_of_key.get(key, [])] = False
+        eligible[self.rows_of_text.get(positive, [])] = False
         competing = np.where(eligible, scores, -np.inf)
         rank = int(np.sum(competing > positive_score))
-        order = np.argsort(-competing, kind="stable")[:negatives]
-        # rows no query term matches fill in after the lexical ones (a small repository has few hard ones)
-        chosen = [self.texts[row] for row in order if np.isfinite(competing[row])]
-        return rank, chosen
+        # best first; ties (above all the zero scores) broken by the seeded order
+        top = np.lexsort((self.tie_order, -competing))[:negatives]
+        return rank, [self.texts[row] for row in top if np.isfinite(competing[row])]
 
 
 # --- mining ----------------------------------------------------------------------------------------------
@@ -327,14 +365,17 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         repository_name = name or repository.name()
         if is_excluded(repository_name, exclusions):
             raise MiningRefused(f"{repository_name} is in the exclusion list (a benchmark or evaluation repository "
-                                "or, by its name, a fork of one)")
+                                "or, by its name, a fork of one)", repository_name)
         licence, licence_file = repository_licence(repository)
         if not own_code and not is_permissive(licence):
             raise MiningRefused(f"{repository_name}: licence {licence} ({licence_file or 'no licence file'}) is not "
-                                "a recognised permissive licence; pass --own for your own code")
+                                "a recognised permissive licence; pass --own for your own code", repository_name)
         record = SourceRecord(repository_name, repository.head, licence, licence_file)
 
-        texts: list[str] = []
+        # every chunk twice: as the engine indexes it (commit positives are compared with these), and with
+        # its docstring removed (docstring positives are; else "has no docstring" would mark the positive)
+        full_texts: list[str] = []
+        stripped_texts: list[str] = []
         keys: list[tuple[str, str]] = []
         docstring_pairs: list[tuple[str, str, Chunk]] = []
         for path in repository.files(repository.head):
@@ -345,20 +386,22 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 continue
             for chunk in chunker.chunk(path, content):
                 split = split_docstring(chunk) if _definition(chunk) else None
-                body = _embed_text(chunk.header, split[1] if split else chunk.text)
-                texts.append(body)
+                stripped = _embed_text(chunk.header, split[1]) if split else chunk.embed_text
+                full_texts.append(chunk.embed_text)
+                stripped_texts.append(stripped)
                 keys.append((path, chunk.symbol))
                 record.languages[chunk.language] = record.languages.get(chunk.language, 0) + 1
                 if split and len(re.findall(r"[A-Za-z]{2,}", split[0])) >= settings.min_query_words + 1:
-                    docstring_pairs.append((split[0][: settings.max_query_chars], body, chunk))
-        record.chunks = len(texts)
-        progress(f"{repository_name}: {len(texts)} chunks, {len(docstring_pairs)} documented definitions")
-        corpus = Corpus(texts, keys)
+                    docstring_pairs.append((split[0][: settings.max_query_chars], stripped, chunk))
+        record.chunks = len(full_texts)
+        progress(f"{repository_name}: {len(full_texts)} chunks, {len(docstring_pairs)} documented definitions")
+        stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed)
+        full_corpus = Corpus(full_texts, keys, seed=settings.seed)
 
         pairs: list[Pair] = []
         for query, body, chunk in docstring_pairs:
-            rank, negatives = corpus.rank_and_negatives(query, body, (chunk.path, chunk.symbol), exclude=set(),
-                                                        negatives=settings.hard_negatives)
+            rank, negatives = stripped_corpus.rank_and_negatives(query, body, {(chunk.path, chunk.symbol)},
+                                                                 negatives=settings.hard_negatives)
             if rank >= settings.consistency_top or not negatives:
                 record.dropped_by_consistency += 1
                 continue
@@ -383,13 +426,13 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 for chunk in chunker.chunk(path, content):
                     if _definition(chunk) and any(_overlaps(chunk, span) for span in spans):
                         touched.append(chunk)
-            if not touched or len({(c.path, c.symbol) for c in touched}) > settings.max_definitions_per_commit:
+            touched_keys = {(c.path, c.symbol) for c in touched}
+            if not touched or len(touched_keys) > settings.max_definitions_per_commit:
                 continue
             record.commits_kept += 1
-            positives = {c.embed_text for c in touched}
             for chunk in touched:
-                rank, negatives = corpus.rank_and_negatives(query, chunk.embed_text, (chunk.path, chunk.symbol),
-                                                            exclude=positives, negatives=settings.hard_negatives)
+                rank, negatives = full_corpus.rank_and_negatives(query, chunk.embed_text, touched_keys,
+                                                                 negatives=settings.hard_negatives)
                 if rank >= settings.consistency_top or not negatives:
                     record.dropped_by_consistency += 1
                     continue
@@ -406,9 +449,8 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
 
 
 def _overlaps(chunk: Chunk, span: tuple[int, int]) -> bool:
+    """Whether the change touches the chunk; an insertion (first = last + 1) counts only strictly inside."""
     first, last = span
-    if first > last:  # an insertion between lines `last` and `first`: inside the definition, not at its edge
-        return chunk.start_line <= last and chunk.end_line >= first
     return chunk.start_line <= last and chunk.end_line >= first
 
 
@@ -419,12 +461,19 @@ def pairs_file(out: Path, repository: str) -> Path:
 def mine(directories: Sequence[Path], out: Path, *, settings: MineSettings = MineSettings(),
          exclusions: set[str] = frozenset(), own_code: bool = False,
          progress: Callable[[str], None] = lambda _m: None) -> dict:
-    """Mine each repository into out/repositories/<owner--name>.jsonl and rewrite out/sources.json from
-    every repository mined there so far (a later run adds repositories; a re-mined one is replaced)."""
+    """Mine each repository into out/repositories/<owner--name>.jsonl; out/sources.json (rewritten
+    atomically after each repository) records every repository mined there so far, and only those are
+    read back by `read_pairs`. A later run adds repositories; a re-mined one is replaced, a refused one
+    removed; one that cannot be read is listed under "failed" and the others go on."""
     out = Path(out)
     (out / "repositories").mkdir(parents=True, exist_ok=True)
     sources_path = out / "sources.json"
-    sources = json.loads(sources_path.read_text()) if sources_path.is_file() else {"repositories": {}, "refused": {}}
+    sources = {"repositories": {}, "refused": {}, "failed": {}}
+    if sources_path.is_file():
+        try:
+            sources |= json.loads(sources_path.read_text())
+        except ValueError as error:
+            raise MiningRefused(f"{sources_path} is unreadable ({error}); mine into a new --out folder") from error
     for directory in directories:
         try:
             pairs, record = mine_repository(Path(directory), settings=settings, exclusions=exclusions,
@@ -432,30 +481,49 @@ def mine(directories: Sequence[Path], out: Path, *, settings: MineSettings = Min
         except MiningRefused as refusal:
             progress(f"refused: {refusal}")
             sources["refused"][str(directory)] = str(refusal)
-            continue
-        target = pairs_file(out, record.repository)
-        temporary = target.with_suffix(".tmp")
-        with temporary.open("w") as handle:
-            for pair in pairs:
-                handle.write(json.dumps(asdict(pair)) + "\n")
-        temporary.replace(target)
-        sources["repositories"][record.repository] = asdict(record) | {"pairs_kept": len(pairs)}
-        sources["refused"].pop(str(directory), None)
-    sources["settings"] = asdict(settings)
-    sources["totals"] = {
-        "repositories": len(sources["repositories"]),
-        "pairs": sum(r["pairs_kept"] for r in sources["repositories"].values()),
-        "docstring_pairs": sum(r["docstring_pairs"] for r in sources["repositories"].values()),
-        "commit_pairs": sum(r["commit_pairs"] for r in sources["repositories"].values()),
-    }
-    sources_path.write_text(json.dumps(sources, indent=2) + "\n")
+            if refusal.repository:  # mined before under other rules: its pairs must not be trained on
+                pairs_file(out, refusal.repository).unlink(missing_ok=True)
+                sources["repositories"].pop(refusal.repository, None)
+        except (GitError, OSError) as error:
+            progress(f"failed: {error}")
+            sources["failed"][str(directory)] = str(error)
+        else:
+            target = pairs_file(out, record.repository)
+            temporary = target.with_suffix(".tmp")
+            with temporary.open("w") as handle:
+                for pair in pairs:
+                    handle.write(json.dumps(asdict(pair)) + "\n")
+            temporary.replace(target)
+            sources["repositories"][record.repository] = asdict(record) | {"pairs_kept": len(pairs)}
+            sources["refused"].pop(str(directory), None)
+            sources["failed"].pop(str(directory), None)
+        _write_sources(sources_path, sources, settings)
     return sources
 
 
+def _write_sources(path: Path, sources: dict, settings: MineSettings) -> None:
+    sources["settings"] = asdict(settings)
+    repositories = sources["repositories"].values()
+    sources["totals"] = {"repositories": len(sources["repositories"]),
+                         "pairs": sum(r["pairs_kept"] for r in repositories),
+                         "docstring_pairs": sum(r["docstring_pairs"] for r in repositories),
+                         "commit_pairs": sum(r["commit_pairs"] for r in repositories)}
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(sources, indent=2) + "\n")
+    temporary.replace(path)
+
+
 def read_pairs(out: Path) -> list[Pair]:
-    """Every mined pair under `out`, in a stable order (repository, then file order)."""
+    """Every mined pair of the repositories sources.json records (no pair without its provenance), in a
+    stable order (repository, then file order)."""
+    sources_path = Path(out) / "sources.json"
+    if not sources_path.is_file():
+        return []
     pairs: list[Pair] = []
-    for path in sorted((Path(out) / "repositories").glob("*.jsonl")):
+    for repository in sorted(json.loads(sources_path.read_text())["repositories"]):
+        path = pairs_file(Path(out), repository)
+        if not path.is_file():
+            continue
         with path.open() as handle:
             pairs.extend(Pair(**json.loads(line)) for line in handle if line.strip())
     return pairs
