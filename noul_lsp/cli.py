@@ -367,6 +367,13 @@ def cmd_rank_fit(args: argparse.Namespace) -> int:
     if args.l2 <= 0:
         raise CliError(f"--l2 must be positive, not {args.l2}", EXIT_USAGE)
     try:
+        if args.rerank:
+            from noul_lsp.bench.rank_fit import fit_rerank_weight
+
+            written, metrics = fit_rerank_weight(paths, out_dir=Path(args.out))
+            print(json.dumps(metrics, indent=1))
+            print(f"\nwrote the rerank weight into {written}")
+            return 0
         written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation)
     except (RankDataError, ValueError) as error:
         raise CliError(str(error), EXIT_USAGE) from error
@@ -388,12 +395,13 @@ def _models_list(args: argparse.Namespace, cache: Path) -> int:
 
     rows = []
     for card in CARDS.values():
-        pulled = local_model_directory(cache, card.hub_repo).is_dir()
+        pulled = bool(card.hub_repo) and local_model_directory(cache, card.hub_repo).is_dir()
         rows.append({"id": card.id, "hub": card.hub_repo, "kind": card.kind, "dims": card.dims,
                      "maxTokens": card.max_tokens, "pooling": card.pooling, "license": card.license,
                      "sizeMB": card.size_mb, "architecture": card.architecture,
                      "default": card.id == DEFAULT_EMBEDDER,
                      "available": "bundled" if card.id == MINILM_INT8 or (card.bundled and bundled_directory(card).is_dir())
+                     else "missing (reinstall noul-lsp)" if card.bundled
                      else ("pulled" if pulled else "not downloaded")})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -597,6 +605,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the model file (default: models/ranking of this tree)")
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
+    fit.add_argument("--rerank", action="store_true",
+                     help="from rerank-pipeline records (bench --limit 20): fit the weight of the cross-encoder's "
+                     "logit against the ranker, stored in the ranking file")
     fit.set_defaults(handler=cmd_rank_fit)
 
     train = sub.add_parser("train", help="mine (query, code) pairs from git history; fine-tune the models on them",

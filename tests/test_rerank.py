@@ -312,3 +312,44 @@ def test_a_find_stops_between_rerank_batches(polyglot, tmp_path, exported):
         assert encoder.pairs_scored - before == 2  # one batch of the 6-chunk short list, then stopped
     finally:
         workspace.close()
+
+
+def test_a_fitted_weight_combines_the_logit_with_the_rankers_probability():
+    from noul_lsp.retrieval.rerank import with_reranked
+
+    scored = [(0.6, [(0, 1)]), (0.3, [(0, 2)]), (0.1, [(0, 3)])]  # ranker probabilities, best first
+    logits = {(0, 1): -1.0, (0, 2): 1.0}  # the cross-encoder prefers the second file
+    alone = with_reranked(scored, logits)
+    assert [keys[0] for _, keys in alone] == [(0, 2), (0, 1), (0, 3)]
+    kept = with_reranked(scored, logits, weight=0.0)  # weight 0: the ranker's order, reranked still on top
+    assert [keys[0] for _, keys in kept] == [(0, 1), (0, 2), (0, 3)]
+    # log .6 - 0.2 = -0.71 vs log .3 + 0.2 = -1.00: a small weight keeps the first; a large one flips them
+    assert [k[0] for _, k in with_reranked(scored, logits, weight=0.2)][:2] == [(0, 1), (0, 2)]
+    assert [k[0] for _, k in with_reranked(scored, logits, weight=1.0)][:2] == [(0, 2), (0, 1)]
+    assert all(score > 1 for score, _ in kept[:2]) and kept[2][0] == 0.1
+
+
+def test_rank_fit_rerank_chooses_the_weight_held_out_and_stores_it(tmp_path):
+    import json
+
+    from noul_lsp.bench.rank_fit import fit_rerank_weight
+
+    ranking = tmp_path / "ranking"
+    ranking.mkdir()
+    (ranking / "e@128.json").write_text(json.dumps({"embedder": "e@128", "features": [], "mean": [], "scale": [],
+                                                    "coef": []}))
+    records = []
+    for repo in ("a/x", "b/y", "c/z"):
+        for number in range(4):
+            # the ranker puts the gold file second by a little; the cross-encoder is sure it is the one
+            hits = [{"path": "wrong.py", "rankScore": 0.5, "rerankScore": -2.0},
+                    {"path": "gold.py", "rankScore": 0.4, "rerankScore": 3.0}]
+            records.append({"id": f"{repo}-{number}", "pipeline": "rerank", "kind": "answerable", "searched": "own",
+                            "signals": {"ranking": "fitted (e@128)"}, "pair": "e@128+ce", "label_file": "l.jsonl",
+                            "repo": repo, "gold_files": ["gold.py"], "hits": hits})
+    path = tmp_path / "per_query.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, metrics = fit_rerank_weight([path], out_dir=ranking)
+    assert metrics["ranker"]["all"]["acc@1"] == 0.0 and metrics["held_out"]["all"]["acc@1"] == 1.0
+    stored = json.loads(written.read_text())["rerank"]["ce"]
+    assert stored["weight"] == 0.05 and stored["queries"] == 12  # the smallest weight that flips them

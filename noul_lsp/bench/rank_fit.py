@@ -151,3 +151,91 @@ def format_metrics(metrics: dict) -> str:
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     lines.append(f"\nGold file among the candidates: {metrics['candidates_reach_gold']:.3f} of queries.")
     return "\n".join(lines)
+
+
+#: the weights of the cross-encoder's logit tried against the ranker's log-probability (inf: logit alone)
+RERANK_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, float("inf"))
+
+
+@dataclass(frozen=True)
+class RerankedQuery:
+    label_file: str
+    repo: str
+    gold: list[str]
+    files: list[str]  # every file of the record, in its order
+    #: the short-listed files, their log-probability under the ranker and their cross-encoder logit
+    listed: list[str]
+    log_probability: np.ndarray
+    logits: np.ndarray
+
+
+def load_reranked(paths: list[Path]) -> tuple[list[RerankedQuery], str, str]:
+    """Answerable rerank-pipeline records on their own repository, with each short-listed file's score
+    before the cross-encoder (`rankScore`, a ranker probability) and its logit; and (embedder key, reranker)."""
+    found: list[RerankedQuery] = []
+    pairs: set[str] = set()
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            record = json.loads(line)
+            if record["pipeline"] != "rerank" or record["kind"] != "answerable" or record.get("searched") != "own":
+                continue
+            if not (record.get("signals") or {}).get("ranking", "").startswith("fitted"):
+                raise RankDataError(f"{path}: rerank records made without a fitted ranker; run `noul rank-fit` on the "
+                                    "hybrid records first, then the rerank bench again")
+            listed = [h for h in record["hits"] if h.get("rerankScore") is not None and h.get("rankScore") is not None]
+            pairs.add(record["pair"])
+            found.append(RerankedQuery(
+                record["label_file"], record["repo"], record["gold_files"], [h["path"] for h in record["hits"]],
+                [h["path"] for h in listed], np.log(np.maximum([h["rankScore"] for h in listed], 1e-12)),
+                np.array([h["rerankScore"] for h in listed], dtype=np.float64)))
+    if not found:
+        raise RankDataError("no rerank record: run `noul bench --pipelines hybrid,rerank --reranker NAME --limit 20`")
+    if len(pairs) != 1:
+        raise RankDataError(f"records of several model pairs mixed: {sorted(pairs)}")
+    embedder, reranker = pairs.pop().rsplit("+", 1)
+    return found, embedder, reranker
+
+
+def _reranked_order(item: RerankedQuery, weight: float) -> list[str]:
+    if not len(item.listed):
+        return item.files
+    value = item.logits if np.isinf(weight) else item.log_probability + weight * item.logits
+    listed = [item.listed[i] for i in np.argsort(-value, kind="stable")]
+    return listed + [f for f in item.files if f not in set(listed)]
+
+
+def _choose_weight(items: list[RerankedQuery]) -> float:
+    """The weight with the best Acc@1, then MRR (ties: the smaller weight)."""
+    def quality(weight: float) -> tuple[float, float]:
+        orders = [(_reranked_order(i, weight), i.gold) for i in items]
+        return (float(np.mean([m.accuracy_at(o, g, 1) for o, g in orders])),
+                float(np.mean([m.reciprocal_rank(o, g) for o, g in orders])))
+    return max(RERANK_WEIGHTS, key=lambda w: (quality(w), -w))
+
+
+def fit_rerank_weight(paths: list[Path], *, out_dir: Path) -> tuple[Path, dict]:
+    """Choose the weight of the cross-encoder's logit against the ranker on rerank records, measured
+    leave-one-repository-out, and store it in the embedder's ranking file. Returns (path, metrics)."""
+    items, embedder, reranker = load_reranked(paths)
+    path = out_dir / ranking_file_name(embedder)
+    if not path.is_file():
+        raise RankDataError(f"{path} is missing: the weight is stored beside the ranker it was fitted with")
+    held_out = []
+    chosen = {}
+    for repo in sorted({i.repo for i in items}):
+        weight = _choose_weight([i for i in items if i.repo != repo])
+        chosen[repo] = weight
+        held_out.extend((i, _reranked_order(i, weight)) for i in items if i.repo == repo)
+    weight = _choose_weight(items)
+    metrics = {"ranker": _accuracy([(i, _reranked_order(i, 0.0)) for i in items]),
+               "cross_encoder_alone": _accuracy([(i, _reranked_order(i, float("inf"))) for i in items]),
+               "held_out": _accuracy(held_out), "weights_held_out": chosen}
+    data = json.loads(path.read_text())
+    if data.get("embedder") != embedder:
+        raise RankDataError(f"{path} is for {data.get('embedder')}, the records for {embedder}")
+    data.setdefault("rerank", {})[reranker] = {
+        "weight": weight if np.isfinite(weight) else 1e6, "fitted": datetime.datetime.now(datetime.timezone.utc)
+        .isoformat(timespec="seconds"), "records": [str(p) for p in paths], "queries": len(items),
+        "commit": _commit(), "metrics": metrics}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path, metrics

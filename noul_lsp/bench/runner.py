@@ -116,7 +116,7 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
     if result is not None:
         for row, hit in zip(hits, result.hits, strict=True):
             row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, rerankScore=hit.rerank_score,
-                       probability=hit.probability)
+                       rankScore=hit.rank_score, probability=hit.probability)
     answer = {}
     if result is not None:
         made = agent_answer(result, DEFAULT_TOKEN_BUDGET, source=lines_from_disk)

@@ -138,9 +138,14 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     logits: dict = {}
     if rerank:
         logits = rerank_stage(roots[0], query, order, candidates, signals, notes, stage, should_stop)
+    before_rerank: dict = {}
     if logits:
         started = time.perf_counter()
-        scored = with_reranked(scored, logits)
+        before_rerank = {key: score for score, keys in scored for key in keys}
+        # a fitted weight applies only on top of the ranker it was fitted with (its scores are probabilities)
+        weight = model.rerank_weight(signals["rerank"]) if model is not None else None
+        signals["rerankCombination"] = f"log p + {weight:g} x logit" if weight is not None else "logit alone"
+        scored = with_reranked(scored, logits, weight)
         ranked = sorted(logits.values(), reverse=True)
         features["rerank_top"] = ranked[0]
         features["rerank_margin_2"] = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
@@ -148,7 +153,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
 
     started = time.perf_counter()
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
-                      logits=logits)
+                      logits=logits, before_rerank=before_rerank)
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(roots[0].model_key, signals["rerank"] if logits else "")

@@ -13,7 +13,7 @@ Without a fitted file for the embedder in use the engine keeps reciprocal rank f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,9 @@ class RankModel:
     coef: np.ndarray
     embedder: str
     provenance: dict
+    #: per cross-encoder id, the weight of its logit against the ranker's log-probability in the rerank
+    #: stage (`noul rank-fit --rerank`); a reranker without one orders its short list alone
+    rerank_weights: dict = field(default_factory=dict)
 
     def score(self, matrix: np.ndarray, columns: tuple[str, ...]) -> np.ndarray:
         """Scores of feature rows whose columns are named by `columns` (a superset of `features`)."""
@@ -46,14 +49,21 @@ class RankModel:
         return ((picked - self.mean) / self.scale) @ self.coef
 
     def to_json(self) -> dict:
-        return {"embedder": self.embedder, "features": list(self.features), "mean": self.mean.tolist(),
+        data = {"embedder": self.embedder, "features": list(self.features), "mean": self.mean.tolist(),
                 "scale": self.scale.tolist(), "coef": self.coef.tolist(), "provenance": self.provenance}
+        if self.rerank_weights:
+            data["rerank"] = self.rerank_weights
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> RankModel:
         return cls(tuple(data["features"]), np.array(data["mean"], dtype=np.float64),
                    np.array(data["scale"], dtype=np.float64), np.array(data["coef"], dtype=np.float64),
-                   data["embedder"], data.get("provenance", {}))
+                   data["embedder"], data.get("provenance", {}), data.get("rerank", {}))
+
+    def rerank_weight(self, reranker: str) -> float | None:
+        entry = self.rerank_weights.get(reranker)
+        return float(entry["weight"]) if entry else None
 
 
 @dataclass(frozen=True)

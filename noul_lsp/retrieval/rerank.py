@@ -6,9 +6,11 @@ chunks of any file, so one file's many near-identical methods cannot fill the li
 file out (what multi-file SWE-bench issues need). docs/benchmarks.md measures both by the share of gold
 files that reach the list.
 
-Reranked chunks score 1 + sigmoid(logit): above every chunk the reranker did not see (fused RRF scores
-stay below 2/(k+1)), ordered among themselves by the cross-encoder alone, and still summed by the file
-aggregation like any chunk score.
+Reranked entries score 1 + sigmoid(s): above every entry the reranker did not see (probabilities and
+fused RRF scores stay below 1). Without a fitted weight s is the cross-encoder's logit alone; with one
+(`noul rank-fit --rerank`, kept in the ranking file) s = log p + w * logit, where p is the entry's
+probability under the ranking stage: a small cross-encoder then corrects the ranker's order instead of
+replacing it, by exactly as much as held-out queries say it should.
 """
 
 from __future__ import annotations
@@ -85,17 +87,25 @@ def rerank_stage(root, query: str, order: list, candidates: list, signals: dict[
     return dict(zip(keys, logits.tolist(), strict=True))
 
 
-def with_reranked(scored: list, logits: dict) -> list:
-    """`scored` (files or chunks, best first) with the reranked chunks above the rest: an entry holding a
-    reranked chunk scores 1 + sigmoid of its best logit and lists its reranked chunks first; others keep
-    their scores (all below 1: probabilities or fused scores)."""
+def combined_logit(probability: float, logit: float, weight: float | None) -> float:
+    """What a reranked entry is ordered by (see the module docstring)."""
+    if weight is None:
+        return logit
+    return float(np.log(max(probability, 1e-12)) + weight * logit)
+
+
+def with_reranked(scored: list, logits: dict, weight: float | None = None) -> list:
+    """`scored` (files or chunks, best first) with the reranked entries above the rest: an entry holding a
+    reranked chunk scores 1 + sigmoid(combined_logit of its best logit) and lists its reranked chunks first;
+    others keep their scores (all below 1: probabilities or fused scores)."""
     if not logits:
         return scored
     rescored = []
     for score, keys in scored:
         mine = sorted((k for k in keys if k in logits), key=lambda k: -logits[k])
         if mine:
-            best = float(reranked_scores(np.array([logits[mine[0]]]))[0])
+            value = combined_logit(score, logits[mine[0]], weight)
+            best = float(reranked_scores(np.array([value]))[0])
             rescored.append((best, mine + [k for k in keys if k not in logits]))
         else:
             rescored.append((score, keys))

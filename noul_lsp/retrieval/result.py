@@ -37,6 +37,8 @@ class Hit:
     root: str = ""
     #: what the file is (roles.ROLES): source, test, docs, ...
     role: str = ""
+    #: the score before the cross-encoder re-scored it (reranked hits only)
+    rank_score: float | None = None
 
 
 @dataclass
