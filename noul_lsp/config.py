@@ -67,7 +67,7 @@ class SearchSettings:
     #: One per file brings the most gold files to the reranker on every dev label file (docs/benchmarks.md).
     rerank_per_file: int = 1
     #: Tokens of query + chunk the cross-encoder reads (clipped to the model's limit). noul's reranker was
-    #: trained at 160, and 20 pairs of 160 tokens fit the 300 ms budget on 2 cores (docs/benchmarks.md).
+    #: trained at 160; 20 pairs of 160 tokens took 595 ms p50 on 2 AMD EPYC cores (docs/benchmarks.md).
     rerank_max_length: int = 160
     rerank_batch: int = 16
 
