@@ -201,7 +201,8 @@ def _reranked_order(item: RerankedQuery, weight: float) -> list[str]:
         return item.files
     value = item.logits if np.isinf(weight) else item.log_probability + weight * item.logits
     listed = [item.listed[i] for i in np.argsort(-value, kind="stable")]
-    return listed + [f for f in item.files if f not in set(listed)]
+    taken = set(listed)
+    return listed + [f for f in item.files if f not in taken]
 
 
 def _choose_weight(items: list[RerankedQuery]) -> float:

@@ -146,10 +146,29 @@ def _losses(log_path: Path) -> list[float]:
     return [e["loss"] for e in entries if "loss" in e]
 
 
+def _prepare(pairs: Sequence[Pair], out: Path, settings: TrainSettings):
+    """(run folder, the sampled pairs, their dataset, start time): what both runs set up alike."""
+    from datasets import Dataset
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = _sample(pairs, settings)
+    if not chosen:
+        raise TrainingUnavailable("no mined pairs with hard negatives to train on")
+    dataset = Dataset.from_dict(_columns(chosen, settings.hard_negatives, settings.max_query_chars))
+    return out, chosen, dataset, time.monotonic()
+
+
+def _run(trainer, save, kind: str, out: Path, settings: TrainSettings, chosen: Sequence[Pair], started: float) -> dict:
+    """Train (resuming from the newest complete checkpoint), save the model, write run.json."""
+    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
+    save()
+    return _write_run(out, kind, settings, chosen, started, _losses(out / "train.log"))
+
+
 def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = TrainSettings()) -> dict:
     """Fine-tune the bi-encoder; the model lands in `<out>/model` (sentence-transformers layout)."""
     _require_train_extra()
-    from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformer,
         SentenceTransformerTrainer,
@@ -157,43 +176,26 @@ def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
         losses,
     )
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    chosen = _sample(pairs, settings)
-    if not chosen:
-        raise TrainingUnavailable("no mined pairs with hard negatives to train on")
-    started = time.monotonic()
+    out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = SentenceTransformer(str(base_model_directory(settings.base)), device="cpu")
     model.max_seq_length = settings.max_tokens
-    dataset = Dataset.from_dict(_columns(chosen, settings.hard_negatives, settings.max_query_chars))
     trainer = SentenceTransformerTrainer(
         model=model, args=_arguments(SentenceTransformerTrainingArguments, settings, out), train_dataset=dataset,
         loss=losses.MultipleNegativesRankingLoss(model), callbacks=[_log_callback(out / "train.log", started)])
-    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
-    model.save(str(out / "model"))
-    return _write_run(out, "embedder", settings, chosen, started, _losses(out / "train.log"))
+    return _run(trainer, lambda: model.save(str(out / "model")), "embedder", out, settings, chosen, started)
 
 
 def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = TrainSettings()) -> dict:
     """Fine-tune the cross-encoder; the model lands in `<out>/model` (a sequence-classification checkpoint)."""
     _require_train_extra()
-    from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    chosen = _sample(pairs, settings)
-    if not chosen:
-        raise TrainingUnavailable("no mined pairs with hard negatives to train on")
-    started = time.monotonic()
+    out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
                          device="cpu")
-    dataset = Dataset.from_dict(_columns(chosen, settings.hard_negatives, settings.max_query_chars))
     loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
     trainer = CrossEncoderTrainer(
         model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,
         callbacks=[_log_callback(out / "train.log", started)])
-    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
-    model.save_pretrained(str(out / "model"))
-    return _write_run(out, "reranker", settings, chosen, started, _losses(out / "train.log"))
+    return _run(trainer, lambda: model.save_pretrained(str(out / "model")), "reranker", out, settings, chosen, started)
