@@ -174,6 +174,12 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
                              "devices)" if report.passed_over else ""))
         if not embed:
             return
+        static = workspace.embed_static()
+        if static is not None and static.embedded and not quiet:
+            console.print(f"static vectors for {static.embedded} chunks in {static.seconds:.1f}s "
+                          f"({static.rate:.0f} chunks/s): every chunk has a dense leg now")
+        elif workspace.static_problem and not quiet:
+            console.print(f"[yellow]noul: no static leg: {escape(workspace.static_problem)}[/]")
         embedder = workspace.embedder()
         if embedder is None:
             console.print(f"[yellow]noul: lexical search only: {escape(workspace.embedder_problem or '')}[/]")
@@ -294,6 +300,9 @@ def _status(workspace: Workspace) -> dict:
         "skippedFiles": workspace.corpus.skipped_files,
         "embeddedShare": round(state.embedded / state.chunks, 4) if state.chunks else 0.0,
         "model": workspace.model_key or f"missing: {workspace.embedder_problem}",
+        "staticEmbedded": state.static,
+        "staticModel": workspace.static_key or (f"missing: {workspace.static_problem}" if workspace.static_problem
+                                                else "off"),
         **_devices(workspace),
         "indexBytes": workspace.store.size_bytes(),
         "location": str(workspace.store.directory),
@@ -487,6 +496,28 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_static(args: argparse.Namespace, pairs: list) -> int:
+    """Distil the static model from a teacher (model2vec) into <out>/distilled, then tune it on the pairs
+    into <out>."""
+    from noul_lsp.train.fit import TrainingUnavailable
+    from noul_lsp.train.static import StaticSettings, TuneSettings, distil_static, tune_static
+
+    if not args.base:
+        raise CliError("noul train static needs --base DIR: the sentence-transformers teacher to distil from "
+                       "(e.g. the `model` folder of a `noul train embedder` run)", EXIT_USAGE)
+    out = Path(args.out)
+    tune = TuneSettings(**{k: v for k, v in (("epochs", None if args.epochs is None else max(1, round(args.epochs))), ("learning_rate", args.learning_rate_static),
+                                             ("held_out", tuple(args.held_out or ()))) if v is not None})
+    try:
+        distilled = distil_static(args.base, (t for p in pairs for t in (p.positive, *p.negatives)), out / "distilled",
+                                  StaticSettings())
+        tuned = tune_static(out / "distilled", pairs, out, tune, log=lambda line: print(line, file=sys.stderr))
+    except TrainingUnavailable as error:
+        raise CliError(str(error)) from error
+    print(json.dumps({"distilled": distilled, "tuned": tuned}, indent=2))
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """Mine pairs from git repositories (torch-free), or fine-tune the embedder / cross-encoder on them."""
     if args.action == "mine":
@@ -513,7 +544,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     pairs = read_pairs(Path(args.data))
     if not pairs:
         raise CliError(f"{args.data}: no mined pairs (run `noul train mine --out {args.data}` first)", EXIT_USAGE)
-    settings = TrainSettings(base=args.base or "", epochs=args.epochs, max_pairs=args.max_pairs,
+    if args.action == "static":
+        return _train_static(args, pairs)
+    settings = TrainSettings(base=args.base or "", epochs=1.0 if args.epochs is None else args.epochs, max_pairs=args.max_pairs,
                              batch_size=args.batch_size, learning_rate=args.learning_rate, max_tokens=args.max_tokens,
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps)
     train = train_embedder if args.action == "embedder" else train_reranker
@@ -615,8 +648,9 @@ def build_parser() -> argparse.ArgumentParser:
                            epilog="""mine:     noul train mine --repo PATH [--repo PATH ...] --out DATA   (torch-free)
 embedder: noul train embedder --data DATA --out RUN                  (pip install 'noul-lsp[train]')
 reranker: noul train reranker --data DATA --out RUN
+static:   noul train static --data DATA --base RUN/model --out DIR   (distil the static leg, then tune it)
 then:     noul models export RUN/model --out MODEL --int8 && noul models use MODEL --path .""")
-    train.add_argument("action", choices=("mine", "embedder", "reranker"))
+    train.add_argument("action", choices=("mine", "embedder", "reranker", "static"))
     train.add_argument("--repo", action="append", metavar="PATH", help="mine: a git repository (bare or not)")
     train.add_argument("--out", required=True, help="mine: the data folder; embedder/reranker: the run folder")
     train.add_argument("--exclude", help="mine: a file of owner/name lines never to mine (e.g. benchmark repositories)")
@@ -625,7 +659,10 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--max-pairs-per-repository", type=int, default=3000)
     train.add_argument("--data", help="embedder/reranker: the folder `noul train mine` wrote")
     train.add_argument("--base", help="the model to start from (default: all-MiniLM-L6-v2 of the train extra)")
-    train.add_argument("--epochs", type=float, default=1.0)
+    train.add_argument("--epochs", type=float, help="passes over the pairs (default: 1; static: 3)")
+    train.add_argument("--held-out", action="append", metavar="OWNER/NAME",
+                       help="static: a mined repository never trained on, whose MRR is reported before and after")
+    train.add_argument("--learning-rate-static", type=float, help="static: Adam's learning rate (default 3e-3)")
     train.add_argument("--max-pairs", type=int, default=0, help="train on at most this many pairs (0: all)")
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: the epochs)")
     train.add_argument("--batch-size", type=int, default=32)

@@ -79,6 +79,9 @@ class ModelSettings:
 
     embedder: str = ""
     reranker: str = ""
+    #: the static model that gives every chunk a dense vector at once, while the transformer (`embedder`)
+    #: fills in behind it: "" = the bundled one, "none" = no static leg
+    static: str = ""
     use_gpu: bool = True
 
 

@@ -1,7 +1,10 @@
 """`noul rank-fit`: fit the ranking stage on benchmark records, measured leave-one-repository-out.
 
 Records come from `noul bench` (per_query.jsonl): each hybrid query on its own repository carries its
-candidate files and their feature rows (`rank_candidates`). The ranker is fitted on every repository but
+candidate files and their feature rows (`rank_candidates`), and so does each `instant` one (the same find
+before the transformer has embedded anything): one ranker is fitted on both states, so it ranks a
+workspace well at every moment of its filling in. Figures of instant records are reported apart, under
+`instant:<label file>`. The ranker is fitted on every repository but
 one and scored on the held-out one, for each repository in turn, so a figure never comes from a query the
 weights have seen; the file written is the fit on everything, with those held-out figures, the ablation
 (each feature group removed in turn, also held out) and the fusion baseline as its provenance.
@@ -30,7 +33,7 @@ class RankDataError(ValueError):
 
 @dataclass(frozen=True)
 class LabeledCandidates:
-    label_file: str
+    label_file: str  # "instant:<label file>" for a record of the instant pipeline
     repo: str
     gold: list[str]
     files: list[str]
@@ -38,21 +41,27 @@ class LabeledCandidates:
     baseline: list[str]  # the files the record's own answer ranked (the fusion, or whatever ran)
 
 
+#: the pipelines whose records the ranker is fitted on (bench/runner.py RANKED_PIPELINES)
+FITTED_PIPELINES = ("hybrid", "instant")
+
+
 def load_candidates(paths: list[Path]) -> tuple[list[LabeledCandidates], str]:
-    """Answerable hybrid records with candidates, and the embedder key they were made with."""
+    """Answerable hybrid and instant records with candidates, and the ranking key they were made with."""
     found: list[LabeledCandidates] = []
     embedders: set[str] = set()
     for path in paths:
         for line in Path(path).read_text().splitlines():
             record = json.loads(line)
             candidates = record.get("rank_candidates") or {}
-            if record["pipeline"] != "hybrid" or record["kind"] != "answerable" or not candidates.get("files"):
+            if (record["pipeline"] not in FITTED_PIPELINES or record["kind"] != "answerable"
+                    or not candidates.get("files")):
                 continue
             if candidates["features"] != list(FEATURES):
                 raise RankDataError(f"{path}: records were made with other features ({len(candidates['features'])} "
                                     "columns); rerun `noul bench` with this version")
             embedders.add(record["pair"].rsplit("+", 1)[0])
-            found.append(LabeledCandidates(record["label_file"], record["repo"], record["gold_files"],
+            label = record["label_file"] if record["pipeline"] == "hybrid" else f"instant:{record['label_file']}"
+            found.append(LabeledCandidates(label, record["repo"], record["gold_files"],
                                            candidates["files"], np.array(candidates["matrix"], dtype=np.float64),
                                            [path for path, _ in record["ranked"]]))
     if not found:
@@ -74,9 +83,11 @@ def _ranked(model: RankModel, item: LabeledCandidates, columns: list[int]) -> li
 def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
     """Acc@k (and Complete@5 for multi-file queries) per label file and over all."""
     table: dict[str, dict] = {}
-    groups: dict[str, list] = {"all": rankings}
+    groups: dict[str, list] = {}
     for item, ranked in rankings:
         groups.setdefault(item.label_file, []).append((item, ranked))
+        everything = "instant:all" if item.label_file.startswith("instant:") else "all"
+        groups.setdefault(everything, []).append((item, ranked))
     for name, members in groups.items():
         row = {f"acc@{k}": float(np.mean([m.accuracy_at(r, i.gold, k) for i, r in members])) for k in KS}
         multi = [(i, r) for i, r in members if len(i.gold) > 1]

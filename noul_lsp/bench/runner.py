@@ -25,7 +25,14 @@ from noul_lsp.retrieval.rerank import shortlist
 from noul_lsp.retrieval.result import FindResult
 from noul_lsp.session.workspace import Workspace
 
-PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "hybrid": ("bm25", "dense"), "rerank": ("bm25", "dense")}
+#: "hybrid" is the default find (BM25, the transformer and the static leg); "instant" is what a find gives
+#: before the transformer has embedded anything (BM25 and the static leg); "hybrid-transformer" the
+#: default without the static leg
+PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "static": ("static",),
+                 "hybrid": ("bm25", "dense", "static"), "instant": ("bm25", "static"),
+                 "hybrid-transformer": ("bm25", "dense"), "rerank": ("bm25", "dense", "static")}
+#: the pipelines whose own-repository records carry the ranking stage's candidates (for `noul rank-fit`)
+RANKED_PIPELINES = ("hybrid", "instant")
 KNOWN_PIPELINES = (*PIPELINE_LEGS, "ripgrep")
 #: the short lists measured on every hybrid query: the plain top of the fusion, and at most N chunks per file
 SHORTLIST_VARIANTS = {"plain": 0, "per_file_1": 1, "per_file_2": 2, "per_file_3": 3}
@@ -93,6 +100,8 @@ class StepRecord:
     chunks_added: int
     chunks_embedded: int
     chunks_total: int
+    #: the static pass (every chunk's static vector), before the transformer's
+    static_seconds: float = 0.0
 
 
 def _log(message: str) -> None:
@@ -115,7 +124,7 @@ def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgr
     hits = [{"path": path, "score": score} for path, score in ranked]
     if result is not None:
         for row, hit in zip(hits, result.hits, strict=True):
-            row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, rerankScore=hit.rerank_score,
+            row.update(rank=hit.rank, bm25Rank=hit.bm25_rank, denseRank=hit.dense_rank, staticRank=hit.static_rank, rerankScore=hit.rerank_score,
                        rankScore=hit.rank_score, probability=hit.probability)
     answer = {}
     if result is not None:
@@ -236,13 +245,14 @@ class BenchRunner:
 
     def _index(self, workspace: Workspace, repo: str, commit: str, *, cold: bool) -> StepRecord:
         update = workspace.indexer.update()
+        static = workspace.embed_static()
         embedder = workspace.embedder()
         embedded, embed_seconds = 0, 0.0
         if embedder is not None:
             report = workspace.indexer.embed_pending(embedder, include_last=self.config.embed_scope == "all")
             embedded, embed_seconds = report.embedded, report.seconds
         step = StepRecord(repo, commit, cold, update.seconds, embed_seconds, update.files_indexed, update.chunks_added,
-                          embedded, workspace.state().chunks)
+                          embedded, workspace.state().chunks, static.seconds if static is not None else 0.0)
         self.steps.append(step)
         self._append("steps.jsonl", step.__dict__)
         return step
@@ -259,13 +269,14 @@ class BenchRunner:
                 record = _record(query, pipeline, None, ripgrep_rank(workspace.root, query.query, self.config.limit),
                                  chunks, searched, searched_repo)
             else:
-                own_hybrid = pipeline == "hybrid" and searched == "own"
+                recorded = pipeline in RANKED_PIPELINES and searched == "own"
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
-                                        rerank=pipeline == "rerank", record_candidates=own_hybrid)
+                                        rerank=pipeline == "rerank", record_candidates=recorded)
                 record = _record(query, pipeline, result, None, chunks, searched, searched_repo, result.pair)
-                if own_hybrid:
-                    record.shortlists = self._shortlists(workspace, query.query)
+                if recorded:
                     record.rank_candidates = result.rank_candidates
+                if recorded and pipeline == "hybrid":
+                    record.shortlists = self._shortlists(workspace, query.query)
             self._keep(record)
 
     def _shortlists(self, workspace: Workspace, query: str) -> dict[str, list[str]]:

@@ -196,14 +196,16 @@ class Indexer:
 
     def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
                       progress: Callable[[int, int], None] | None = None, limit: int | None = None,
-                      include_last: bool = True) -> EmbedReport:
-        """Embed missing vectors batch by batch, committing each batch. Stops early when asked."""
+                      include_last: bool = True, batch_size: int | None = None) -> EmbedReport:
+        """Embed missing vectors batch by batch, committing each batch. Stops early when asked.
+        `batch_size` overrides the setting (a static model embeds thousands a second: a commit per 32
+        would cost more than the embedding)."""
         started = time.perf_counter()
         todo = self.pending_embeddings(embedder.model_key, include_last=include_last)
         if limit is not None:
             todo = todo[:limit]
         report = EmbedReport(pending=len(todo))
-        batch_size = self.settings.embed_batch
+        batch_size = batch_size or self.settings.embed_batch
         for start in range(0, len(todo), batch_size):
             if should_stop():
                 report.stopped = True

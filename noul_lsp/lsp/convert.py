@@ -60,10 +60,11 @@ def to_find_result(result: FindResult, encoding: str, lines_of: FileLines | None
         lines = lines_of(hit.root, hit.path)
         hits.append(FindHit(uri=uri_of(hit.root, hit.path), range=line_range(lines, hit.start_line, hit.end_line, encoding),
                             rank=hit.rank, score=round(hit.score, 6), probability=hit.probability, preview=hit.preview,
-                            signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score, hit.role or None), symbol=hit.symbol or None))
+                            signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score, hit.role or None,
+                                                hit.static_rank), symbol=hit.symbol or None))
     index = result.index
     return SemanticFindResult(query=result.query, here_probability=result.here_probability, results=hits,
                               index=FindIndexState(index.files, index.chunks, index.pending, index.stale, index.embedded,
-                                                   index.device),
+                                                   index.device, index.static),
                               timings={k: round(v, 2) for k, v in result.timings.items()}, notes=result.notes,
                               signals=result.signals)

@@ -152,6 +152,7 @@ class FindSignals:
     rerank_score: float | None = None
     #: what the hit's file is: source, test, docs, example, changelog, config, generated, notebook, other
     role: str | None = None
+    static_rank: int | None = None
 
 
 @attrs.define
@@ -174,6 +175,8 @@ class FindIndexState:
     stale: bool
     embedded: int = 0
     device: str = ""
+    #: chunks the static leg covers (`pending` counts those the transformer has not embedded yet)
+    static: int = 0
 
 
 @attrs.define

@@ -232,6 +232,8 @@ class NoulServer(LanguageServer):
             reranker = workspace.loaded_reranker
             roots.append({"root": str(root), "files": state.files, "chunks": state.chunks,
                           "embedded": state.embedded, "pending": state.pending, "model": workspace.model_key,
+                          "static": state.static, "staticModel": workspace.static_key,
+                          "staticProblem": workspace.static_problem or None,
                           "device": state.device, "fallback": embedder.fallback_reason if embedder else "",
                           "reranker": workspace.reranker_name or None,
                           "rerankerProblem": workspace.reranker_problem,

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from noul_lsp.models.runtime import SessionModel, length_batches, open_session, padded_batch, shared_model
+from noul_lsp.models.static import StaticEmbedder, StaticSpec
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,11 @@ class EmbedderSpec:
     query_prefix: str = ""
 
 
-def shared_embedder(spec: EmbedderSpec, *, token_budget: int, use_gpu: bool, batch_size: int) -> OnnxEmbedder:
-    """The process's one embedder for this model and these settings (see `shared_model`)."""
+def shared_embedder(spec: EmbedderSpec | StaticSpec, *, token_budget: int, use_gpu: bool, batch_size: int):
+    """The process's one embedder for this model and these settings (see `shared_model`): an ONNX
+    transformer, or a static model (which has its own token limit and runs on numpy)."""
+    if isinstance(spec, StaticSpec):
+        return shared_model(("static", spec), lambda: StaticEmbedder(spec))
     return shared_model(("embedder", spec, token_budget, use_gpu, batch_size),
                         lambda: OnnxEmbedder(spec, token_budget=token_budget, use_gpu=use_gpu, batch_size=batch_size))
 
@@ -36,6 +40,11 @@ def shared_embedder(spec: EmbedderSpec, *, token_budget: int, use_gpu: bool, bat
 def model_key(model_id: str, token_budget: int) -> str:
     """Identifies a set of vectors: the same model with another token budget gives other vectors."""
     return f"{model_id}@{token_budget}"
+
+
+def spec_model_key(spec: EmbedderSpec | StaticSpec, token_budget: int) -> str:
+    """The key of the vectors `spec` makes under the index's token budget (a static model keeps its own)."""
+    return model_key(spec.model_id, spec.max_tokens if isinstance(spec, StaticSpec) else token_budget)
 
 
 class OnnxEmbedder(SessionModel):

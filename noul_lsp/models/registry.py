@@ -24,9 +24,13 @@ from pathlib import Path
 
 from noul_lsp.models.cross_encoder import RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec
+from noul_lsp.models.static import StaticModelError, StaticSpec, spec_from_static_directory
 
 MINILM_INT8 = "all-minilm-l6-v2-int8"
 DEFAULT_EMBEDDER = MINILM_INT8
+#: the static model of the instant dense leg (settings.models.static; "none" turns it off)
+DEFAULT_STATIC = "noul-code-static-v2"
+NO_STATIC = "none"
 _DATA = Path(__file__).parent / "data"
 
 
@@ -82,6 +86,8 @@ class ModelCard:
     query_prefix: str = ""
     #: the folder under models/bundled that holds this model (models noul trained and ships); "" = none
     bundled: str = ""
+    #: "onnx" (a transformer) or "static" (a model2vec token table, `noul train static`)
+    format: str = "onnx"
 
 
 def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
@@ -97,6 +103,8 @@ def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
         card = ModelCard(**data)
         if card.kind not in ("embedder", "reranker"):
             raise ValueError(f"model card {path}: kind must be embedder or reranker, not {card.kind!r}")
+        if card.format not in ("onnx", "static"):
+            raise ValueError(f"model card {path}: format must be onnx or static, not {card.format!r}")
         cards[card.id] = card
     return cards
 
@@ -180,8 +188,11 @@ def reranker_from_directory(directory: Path, *, model_id: str = "") -> RerankerS
 
 def local_model_id(directory: Path) -> str:
     """The id of a model in a local directory. Vectors are stored under it, so it names the ONNX file and a
-    digest of its size and time: re-exporting (or quantising) the directory gives new vectors, never a mix."""
-    onnx_path = _onnx_file(directory)
+    digest of its size and time: re-exporting (or quantising) the directory gives new vectors, never a mix.
+    A static model is named by its token table."""
+    static_weights = directory / "model.safetensors"
+    is_static = _config(directory).get("model_type") == "model2vec" and static_weights.is_file()
+    onnx_path = static_weights if is_static else _onnx_file(directory)
     stat = onnx_path.stat()
     digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:8]
     return f"local:{directory}/{onnx_path.relative_to(directory)}#{digest}"
@@ -221,12 +232,18 @@ def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | N
     return directory, hub_repo if onnx_name == "onnx/model.onnx" else f"{hub_repo}/{onnx_name}", card
 
 
-def resolve_embedder(name: str, cache: Path) -> EmbedderSpec:
-    """Files for the embedder called `name`; raises ModelMissing with the fix when they are not here."""
+def resolve_embedder(name: str, cache: Path) -> EmbedderSpec | StaticSpec:
+    """Files for the embedder called `name` (a transformer, or a static model); raises ModelMissing with
+    the fix when they are not here."""
     name = name or DEFAULT_EMBEDDER
     if name == MINILM_INT8:
         return _bundled_default()
     directory, model_id, card = _locate(name, "embedder", cache)
+    if (card is not None and card.format == "static") or _config(directory).get("model_type") == "model2vec":
+        try:
+            return spec_from_static_directory(directory, model_id=model_id)
+        except StaticModelError as error:
+            raise ModelMissing(str(error)) from error
     return spec_from_directory(directory, model_id=model_id, query_prefix=card.query_prefix if card else "")
 
 

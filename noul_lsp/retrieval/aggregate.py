@@ -39,7 +39,7 @@ def file_order(ranking: list[Key], candidates: list[Candidates]) -> list[str]:
 
 def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25_rank: dict[Key, int],
                dense_rank: dict[Key, int], logits: dict[Key, float],
-               before_rerank: dict[Key, float] | None = None) -> list[Hit]:
+               before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store."""
@@ -53,7 +53,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
                   bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
                   rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
-                  role=file_role(best.path), rank_score=before_rerank.get(keys[0]))
+                  role=file_role(best.path), rank_score=before_rerank.get(keys[0]),
+                  static_rank=(static_rank or {}).get(keys[0]))
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])
     for key, hit in hits:

@@ -192,8 +192,10 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
     if calibration is None:
         notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
         return None
-    if set(legs) != set(CALIBRATED_LEGS) or not features.get("dense_top"):
-        return None  # fitted on the full hybrid pipeline; a single leg or no embeddings is another model
+    if not set(CALIBRATED_LEGS) <= set(legs) or not features.get("dense_top"):
+        # fitted with the transformer's evidence; a single leg, or a find before the transformer embedded
+        # anything (the static leg alone), is another model
+        return None
     here = calibration.here_probability(features)
     top = hits[0].score if hits else 0.0
     rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,

@@ -2,8 +2,12 @@
 
 It follows the store by generation: `sync` reads only what changed (chunks of added files, vectors that
 arrived), and the numpy arrays are rebuilt lazily on the next query after a change: the lexical part
-(BM25 postings, per-row file ids) when chunks changed, the dense matrix when vectors arrived. Chunk
+(BM25 postings, per-row file ids) when chunks changed, the dense matrices when vectors arrived. Chunk
 texts stay in LMDB; only the few shown in results are read back.
+
+Two sets of vectors are followed: the transformer's (`model_key`, filled in behind by the background
+pass) and the static model's (`static_key`, computed for every chunk as soon as it is indexed), each
+with its own rows and matrix.
 """
 
 from __future__ import annotations
@@ -41,8 +45,10 @@ class CorpusArrays:
     files: list[str]
     row_file: np.ndarray  # int32 file index per row
     bm25: BM25Index
-    dense_rows: np.ndarray  # int32 rows that have a vector
+    dense_rows: np.ndarray  # int32 rows that have a transformer vector
     dense_matrix: np.ndarray  # float32 [len(dense_rows), dims]
+    static_rows: np.ndarray  # int32 rows that have a static vector
+    static_matrix: np.ndarray  # float32 [len(static_rows), static dims]
     #: shared and only ever extended; ids past the BM25 index's vocabulary size score nothing
     vocabulary: dict[str, int]
 
@@ -61,25 +67,61 @@ class CorpusArrays:
                                   vocabulary_size=self.bm25.vocabulary_size)
 
 
+class _VectorSet:
+    """The vectors of one model for the corpus's content hashes, and its (rows, matrix) once built."""
+
+    def __init__(self, model_key: str | None) -> None:
+        self.model_key = model_key
+        self.vectors: dict[str, np.ndarray] = {}
+        self.missing: set[str] = set()
+        self.embedded = 0  # chunks (not distinct texts) that have a vector
+        self.built: tuple[np.ndarray, np.ndarray] | None = None
+
+    def reset(self, hash_uses: Counter[str]) -> None:
+        for stale in [h for h in self.vectors if h not in hash_uses]:
+            del self.vectors[stale]
+        self.missing = {h for h in hash_uses if h not in self.vectors} if self.model_key else set()
+        self.embedded = sum(n for h, n in hash_uses.items() if h in self.vectors)
+        self.built = None
+
+    def load_missing(self, store: ChunkStore, hash_uses: Counter[str]) -> None:
+        if self.model_key is None or not self.missing:
+            return
+        missing = list(self.missing)
+        for content_hash, vector in zip(missing, store.vectors(self.model_key, missing), strict=True):
+            if vector is not None:
+                self.vectors[content_hash] = vector
+                self.missing.discard(content_hash)
+                self.embedded += hash_uses[content_hash]
+                self.built = None
+
+    def build(self, entries: list[_Entry]) -> tuple[np.ndarray, np.ndarray]:
+        if self.built is None:
+            rows = np.fromiter((i for i, e in enumerate(entries) if e.hash in self.vectors), dtype=np.int32)
+            matrix = (np.stack([self.vectors[entries[i].hash] for i in rows]).astype(np.float32) if len(rows)
+                      else np.zeros((0, 1), dtype=np.float32))
+            self.built = (rows, matrix)
+        return self.built
+
+
 class Corpus:
-    def __init__(self, store: ChunkStore, model_key: str | None) -> None:
+    def __init__(self, store: ChunkStore, model_key: str | None, static_key: str | None = None) -> None:
         self.store = store
         self.model_key = model_key
+        self.static_key = static_key
         self._entries: dict[str, _Entry] = {}
-        self._vectors: dict[str, np.ndarray] = {}
+        self._dense = _VectorSet(model_key)
+        self._static = _VectorSet(static_key)
         self._vocabulary: dict[str, int] = {}
         self._generation = -1
         self._chunk_generation = -1
         self._hash_uses: Counter[str] = Counter()
-        self._missing: set[str] = set()
-        #: the arrays are rebuilt in two parts: lexical (on chunk changes) and dense (on vector changes)
+        #: the arrays are rebuilt in parts: lexical (on chunk changes), each vector set (on its vectors)
         self._lexical: tuple | None = None
-        self._dense: tuple[np.ndarray, np.ndarray] | None = None
         self._arrays: CorpusArrays | None = None
         self._lock = threading.Lock()
         self.file_count = 0
         self.skipped_files = 0
-        self._embedded = 0
 
     def _term_ids(self, counts: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         vocabulary = self._vocabulary
@@ -97,8 +139,8 @@ class Corpus:
             if chunk_generation != self._chunk_generation:
                 self._reload_chunks()
                 self._chunk_generation = chunk_generation
-            if self.model_key is not None:
-                self._load_missing_vectors()
+            self._dense.load_missing(self.store, self._hash_uses)
+            self._static.load_missing(self.store, self._hash_uses)
             self._generation = generation
             return True
 
@@ -117,24 +159,19 @@ class Corpus:
                 self._entries[record.key] = _Entry(record.path, record.start_line, record.end_line, record.symbol,
                                                    record.kind, record.hash, ids, tfs)
         self._hash_uses = Counter(e.hash for e in self._entries.values())
-        for stale in [h for h in self._vectors if h not in self._hash_uses]:
-            del self._vectors[stale]
-        self._missing = {h for h in self._hash_uses if h not in self._vectors}
-        self._embedded = sum(n for h, n in self._hash_uses.items() if h in self._vectors)
+        self._dense.reset(self._hash_uses)
+        self._static.reset(self._hash_uses)
         self._lexical = None
-
-    def _load_missing_vectors(self) -> None:
-        missing = list(self._missing)
-        for content_hash, vector in zip(missing, self.store.vectors(self.model_key, missing), strict=True):
-            if vector is not None:
-                self._vectors[content_hash] = vector
-                self._missing.discard(content_hash)
-                self._embedded += self._hash_uses[content_hash]
-                self._dense = None
 
     @property
     def embedded_chunks(self) -> int:
-        return self._embedded
+        """Chunks with a transformer vector."""
+        return self._dense.embedded
+
+    @property
+    def static_chunks(self) -> int:
+        """Chunks with a static vector."""
+        return self._static.embedded
 
     @property
     def chunk_count(self) -> int:
@@ -144,12 +181,11 @@ class Corpus:
         with self._lock:
             if self._lexical is None:
                 self._lexical = self._build_lexical()
-                self._dense = None  # row numbers moved
-            if self._dense is None:
-                self._dense = self._build_dense(self._lexical[1])
-                self._arrays = None
-            if self._arrays is None:
-                self._arrays = CorpusArrays(*self._lexical, *self._dense, self._vocabulary)
+                self._dense.built = self._static.built = None  # row numbers moved
+            if self._arrays is None or self._dense.built is None or self._static.built is None:
+                entries = self._lexical[1]
+                self._arrays = CorpusArrays(*self._lexical, *self._dense.build(entries), *self._static.build(entries),
+                                            self._vocabulary)
             return self._arrays
 
     def _build_lexical(self) -> tuple:
@@ -160,9 +196,3 @@ class Corpus:
                                dtype=np.int32, count=len(entries))
         bm25 = BM25Index([e.term_ids for e in entries], [e.term_counts for e in entries], len(self._vocabulary))
         return keys, entries, list(file_index), row_file, bm25
-
-    def _build_dense(self, entries: list[_Entry]) -> tuple[np.ndarray, np.ndarray]:
-        dense_rows = np.fromiter((i for i, e in enumerate(entries) if e.hash in self._vectors), dtype=np.int32)
-        if not len(dense_rows):
-            return dense_rows, np.zeros((0, 1), dtype=np.float32)
-        return dense_rows, np.stack([self._vectors[entries[i].hash] for i in dense_rows]).astype(np.float32)

@@ -1,7 +1,7 @@
 """The query pipeline, one stage per module, wired here and nowhere else:
 
     analyse (analyse.py)   what the query is and names
-    retrieve (retrieve.py) each root's BM25 and dense top lists, and every row's scores
+    retrieve (retrieve.py) each root's BM25, transformer and static top lists, and every row's scores
     fuse (fusion.py)       the legs' global rankings and reciprocal rank fusion
     rank (rank.py)         a fitted model over features.py's candidate features; without a fitted file,
                            files score from their fused chunks (aggregate.py)
@@ -34,7 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, Que
 from noul_lsp.retrieval.retrieve import RowFilter, retrieve, union_idf
 from noul_lsp.store import ChunkStore
 
-LEGS = ("bm25", "dense")
+LEGS = ("bm25", "dense", "static")
 
 
 class SearchRoot(Protocol):
@@ -45,7 +45,10 @@ class SearchRoot(Protocol):
     store: ChunkStore
     row_filter: RowFilter
     model_key: str | None
+    static_key: str | None
+    ranking_key: str | None
     embedder_problem: str | None
+    static_problem: str
     reranker_name: str
     reranker_problem: str | None
     choice_problem: str | None
@@ -53,6 +56,7 @@ class SearchRoot(Protocol):
 
     def loaded(self) -> CorpusArrays: ...
     def embedder(self): ...
+    def static_embedder(self): ...
     def reranker(self): ...
     def calibration(self, pair: str) -> Calibration | None: ...
     def rank_model(self) -> RankModel | None: ...
@@ -71,15 +75,27 @@ def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
         raise QueryError(f"limit must be a positive integer, not {limit!r}")
 
 
+def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Sequence[str]) -> str:
+    """How many chunks each vector leg of this find covered, e.g. "static 11858/11858, transformer
+    3020/11858" (the static leg answers for every chunk while the transformer fills in)."""
+    rows = sum(a.rows for a in loaded)
+    parts = []
+    for leg, name, key, attribute in (("static", "static", "static_key", "static_rows"),
+                                      ("dense", "transformer", "model_key", "dense_rows")):
+        if leg in legs and any(getattr(r, key) for r in roots):
+            parts.append(f"{name} {sum(len(getattr(a, attribute)) for a in loaded)}/{rows}")
+    return ", ".join(parts) or "none"
+
+
 def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = None, mode: str | None = None,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
                 legs: Sequence[str] = LEGS, rerank: bool = True, rank: bool = True, record_candidates: bool = False,
                 should_stop: Callable[[], bool] = lambda: False) -> FindResult:
     """Ranked files (or chunks) for a description, over one or several workspace roots.
 
-    `legs` picks the retrievers ("bm25", "dense"; the benchmark runs each alone as a baseline); the fitted
-    ranker runs on the full hybrid pipeline only (it was fitted on both legs' evidence), and `rank=False`
-    skips it; `rerank=False` skips the cross-encoder even when one is configured (the first root's
+    `legs` picks the retrievers ("bm25", "dense" for the transformer, "static"; the benchmark runs each
+    alone as a baseline); the fitted ranker runs when BM25 and a vector leg do (it was fitted on their
+    evidence, with and without the transformer), and `rank=False` skips it; `rerank=False` skips the cross-encoder even when one is configured (the first root's
     settings decide). `record_candidates` keeps the ranking stage's feature rows in the result (the
     benchmark records them for `noul rank-fit`). Raises QueryError for an unusable request and
     FindCancelled when `should_stop` turns true between stages."""
@@ -106,27 +122,28 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                            stage=stage, notes=notes, term_idf=term_idf) for r, arrays in zip(roots, loaded, strict=True)]
 
     started = time.perf_counter()
-    fused = fuse([c.bm25 for c in candidates], [c.dense for c in candidates], size=search.candidates,
-                 rrf_k=search.rrf_k)
+    fused = fuse([c.bm25 for c in candidates], [c.dense for c in candidates], [c.static for c in candidates],
+                 size=search.candidates, rrf_k=search.rrf_k)
     stage("fuse", started)
 
     started = time.perf_counter()
     fused_scored = aggregate(fused.order, fused.scores, candidates, mode, search.file_chunk_weights)
-    model = roots[0].rank_model() if rank and set(legs) == set(LEGS) else None
+    rankable = rank and "bm25" in legs and bool({"dense", "static"} & set(legs))
+    model = roots[0].rank_model() if rankable else None
     ranking = None
     if model is not None:
         ranking = rank_candidates(model, candidates, fused, analysis, mode=mode, rrf_k=search.rrf_k,
                                   record=record_candidates)
         scored, order = ranking.scored, ranking.chunk_order
-        signals["ranking"] = f"fitted ({roots[0].model_key})"
+        signals["ranking"] = f"fitted ({roots[0].ranking_key})"
     else:
         scored, order = fused_scored, fused.order
         signals["ranking"] = "fusion"
-        if rank and set(legs) == set(LEGS):
-            notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {roots[0].model_key} "
+        if rankable:
+            notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {roots[0].ranking_key} "
                          "(run `noul rank-fit`)")
             if record_candidates:  # the features a ranker would be fitted on; the answer stays the fusion's
-                ranking = rank_candidates(untrained_model(roots[0].model_key or ""), candidates, fused, analysis,
+                ranking = rank_candidates(untrained_model(roots[0].ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)
     stage("rank", started)
     ranked_probabilities = [score for score, _ in ranking.scored[:2]] if model and mode == "files" else None
@@ -153,16 +170,18 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
 
     started = time.perf_counter()
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
-                      logits=logits, before_rerank=before_rerank)
+                      logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank)
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
-    pair = pair_name(roots[0].model_key, signals["rerank"] if logits else "")
+    pair = pair_name(roots[0].ranking_key, signals["rerank"] if logits else "")
     here = apply_calibration(roots[0].calibration(pair), pair, legs, features, hits, notes)
     timings["total"] = sum(timings.values())
 
+    signals["denseLegs"] = _coverage(roots, loaded, legs)
     states = [r.state(stale=stale, sync=False) for r in roots]
     index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,
-                             states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"))
+                             states[0].model, next((s.device for s in states if s.device != "not loaded"), "not loaded"),
+                             sum(s.static for s in states))
     return FindResult(query, hits, index_state, timings, here, list(dict.fromkeys(notes)), features, signals, pair,
                       ranking.record if ranking is not None else {})

@@ -7,6 +7,8 @@ candidate file is scored, so a file's best chunk is found even when retrieval mi
 Three groups of columns, each built once per query with numpy (the group names are what the ablation in
 docs/benchmarks.md removes in turn):
 - `legs`: the retrievers' own evidence per chunk (BM25 relative to the query's best, cosine, fused RRF);
+- `static`: the static model's cosine beside the transformer's (and alone, where the transformer has not
+  embedded a chunk yet: the same model then ranks a workspace seconds after it opens);
 - `entities`: what the query names (analyse.py) against the symbol table (symbols.py): the chunk defines
   a named symbol, lives in a named class, mentions a name, its definition name carries query terms; the
   file's path is named, its stem is a named module, its path carries query terms;
@@ -30,8 +32,8 @@ from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.text.terms import identifier_terms
 
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
-                 "symbol_terms")
-FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "file_bm25", "file_bm25_inverse_rank", "path_terms",
+                 "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing")
+FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25", "file_bm25_inverse_rank", "path_terms",
                 "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
@@ -43,6 +45,7 @@ SHAPE_INTERACTIONS = tuple((shape, column) for shape in ("symbol", "long")
 FEATURES = (*CHUNK_COLUMNS, *FILE_COLUMNS, *(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS))
 FEATURE_GROUPS = {
     "legs": ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "rrf_second", "dense_second", "dense_mean"),
+    "static": ("static", "static_gap", "static_missing", "static_if_dense_missing", "static_second", "static_mean"),
     "entities": ("defines", "in_scope", "mentions", "symbol_terms", "path_terms", "path_named", "stem_named"),
     "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "fused_share", "size", "duplicate_share",
              *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
@@ -99,11 +102,12 @@ def _weighted_share(lookup: np.ndarray, postings: dict[str, np.ndarray], terms: 
 def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
                   idf: np.ndarray, lexical: np.ndarray | None, dense: np.ndarray | None, fused_rows: np.ndarray,
                   fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
-                  bm25_postings) -> RootFeatures:
+                  bm25_postings, static: np.ndarray | None = None) -> RootFeatures:
     """The feature rows of one root's candidates (see the module docstring).
 
     `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of every
-    row (NaN where a row has no vector yet; None without the dense leg), `fused_rows`/`fused_scores` this
+    row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
+    leg, `fused_rows`/`fused_scores` this
     root's rows in the fused ranking and their RRF scores, `allowed` the include/exclude row mask."""
     total_rows = len(row_file)
     file_count = len(table.file_rows)
@@ -141,21 +145,14 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         top = float(lexical.max())
         if top > 0:
             chunk[:, column["bm25"]] = lexical[rows] / top
-    if dense is not None and len(dense):
-        cosines = dense[rows]
-        missing = np.isnan(cosines)
-        embedded_any = not np.all(np.isnan(dense))
-        best = float(np.nanmax(dense)) if embedded_any else 0.0
-        # while the background pass embeds, a chunk without a vector takes the query's mean cosine: neutral,
-        # so that being embedded later is neither a penalty nor a boost (the ranker is fitted on full indexes)
-        typical = float(np.nanmean(dense)) if embedded_any else 0.0
-        filled = np.where(missing, typical, cosines)
-        chunk[:, column["dense"]] = filled
-        chunk[:, column["dense_gap"]] = best - filled
-        chunk[:, column["dense_missing"]] = missing
-    else:
-        chunk[:, column["dense_missing"]] = 1.0
-        chunk[:, column["dense_gap"]] = 1.0
+    for leg, values in (("dense", dense), ("static", static)):
+        filled, gap, missing = _vector_columns(values, rows)
+        chunk[:, column[leg]] = filled
+        chunk[:, column[f"{leg}_gap"]] = gap
+        chunk[:, column[f"{leg}_missing"]] = missing
+    # the static cosine where the transformer has not embedded the chunk: lets one linear model lean on the
+    # static leg while the transformer fills in, and on both once it has
+    chunk[:, column["static_if_dense_missing"]] = chunk[:, column["static"]] * chunk[:, column["dense_missing"]]
     if len(fused_rows):
         found = row_lookup[fused_rows]
         hit = found >= 0
@@ -207,7 +204,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         block_starts = np.searchsorted(owner, present)
         pooled[present] = np.maximum.reduceat(chunk, block_starts, axis=0)
         # the smallest gap and the "missing" flag pool by minimum: the file's best chunk decides
-        for name in ("dense_gap", "dense_missing"):
+        for name in ("dense_gap", "dense_missing", "static_gap", "static_missing"):
             pooled[present, column[name]] = np.minimum.reduceat(chunk[:, column[name]], block_starts)
         rrf = chunk[:, column["rrf"]]
         order = np.lexsort((-rrf, owner))
@@ -216,20 +213,33 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         second = first + 1
         has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
         file_part[present[has_second], fcol["rrf_second"]] = rrf[order][second[has_second]]
-        # the dense leg's view of the whole file: its second-best chunk and its mean cosine (a file that is
+        # each vector leg's view of the whole file: its second-best chunk and its mean cosine (a file that is
         # about the query as a whole, not one lucky chunk in a long file)
-        cosine = chunk[:, column["dense"]]
-        order = np.lexsort((-cosine, owner))
-        ranked_owner, ranked_cosine = owner[order], cosine[order]
-        first = np.searchsorted(ranked_owner, present)
-        second = first + 1
-        has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
-        file_part[present[has_second], fcol["dense_second"]] = ranked_cosine[second[has_second]]
-        file_part[present, fcol["dense_mean"]] = np.add.reduceat(cosine, block_starts) / np.diff(
-            np.append(block_starts, n))
+        for leg in ("dense", "static"):
+            cosine = chunk[:, column[leg]]
+            order = np.lexsort((-cosine, owner))
+            ranked_owner, ranked_cosine = owner[order], cosine[order]
+            first = np.searchsorted(ranked_owner, present)
+            second = first + 1
+            has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
+            file_part[present[has_second], fcol[f"{leg}_second"]] = ranked_cosine[second[has_second]]
+            file_part[present, fcol[f"{leg}_mean"]] = np.add.reduceat(cosine, block_starts) / np.diff(
+                np.append(block_starts, n))
     file_matrix = _design(pooled, file_part, analysis.shape)
     row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
     return RootFeatures(files, file_matrix, rows, row_matrix, owner)
+
+
+def _vector_columns(values: np.ndarray | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cosine, gap to the query's best, missing flag) of `rows` for one vector leg. A row without a vector
+    (not embedded yet, or no such leg) takes the query's mean cosine: neutral, so that being embedded later
+    is neither a penalty nor a boost."""
+    if values is None or not len(values) or np.all(np.isnan(values)):
+        return np.zeros(len(rows), np.float32), np.ones(len(rows), np.float32), np.ones(len(rows), np.float32)
+    cosines = values[rows]
+    missing = np.isnan(cosines)
+    filled = np.where(missing, float(np.nanmean(values)), cosines)
+    return filled, float(np.nanmax(values)) - filled, missing.astype(np.float32)
 
 
 def _design(chunk: np.ndarray, file_part: np.ndarray, shape: str) -> np.ndarray:

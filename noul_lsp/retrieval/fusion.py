@@ -39,6 +39,8 @@ class Fused:
     order: list[Key]
     bm25_rank: dict[Key, int]
     dense_rank: dict[Key, int]
+    static_ranking: list[Key]
+    static_rank: dict[Key, int]
 
     def rows_of(self, root_index: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, fused scores) of one root's chunks in the fused ranking."""
@@ -57,15 +59,18 @@ def global_ranking(per_root: list[tuple[np.ndarray, np.ndarray]], size: int) -> 
     return [(index, row) for index, row, _ in keys[:size]]
 
 
-def fuse(bm25_lists: list[tuple[np.ndarray, np.ndarray]], dense_lists: list[tuple[np.ndarray, np.ndarray]], *,
-         size: int, rrf_k: int) -> Fused:
+def fuse(bm25_lists: list[tuple[np.ndarray, np.ndarray]], dense_lists: list[tuple[np.ndarray, np.ndarray]],
+         static_lists: list[tuple[np.ndarray, np.ndarray]] | None = None, *, size: int, rrf_k: int) -> Fused:
     """Each leg's lists merged across roots by raw score (cosines share one model; BM25 scores share one idf
     in a multi-root find), then reciprocal rank fusion of the global rankings: a root's top hit is not worth
-    more for being alone in a small root."""
+    more for being alone in a small root. A leg with no list (the transformer before its first vectors)
+    is left out of the fusion, not counted as an empty vote."""
     bm25_ranking = global_ranking(bm25_lists, size)
     dense_ranking = global_ranking(dense_lists, size)
-    scores = reciprocal_rank_fusion([r for r in (bm25_ranking, dense_ranking) if r], rrf_k)
+    static_ranking = global_ranking(static_lists or [], size)
+    scores = reciprocal_rank_fusion([r for r in (bm25_ranking, dense_ranking, static_ranking) if r], rrf_k)
     order = sorted(scores, key=lambda key: -scores[key])
     return Fused(bm25_ranking, dense_ranking, scores, order,
                  {key: rank for rank, key in enumerate(bm25_ranking, 1)},
-                 {key: rank for rank, key in enumerate(dense_ranking, 1)})
+                 {key: rank for rank, key in enumerate(dense_ranking, 1)},
+                 static_ranking, {key: rank for rank, key in enumerate(static_ranking, 1)})

@@ -187,7 +187,8 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         built = root_features(analysis=analysis, table=arrays.symbols, row_file=arrays.row_file,
                               term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
                               dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
-                              allowed=candidate.allowed, bm25_postings=arrays.bm25.postings)
+                              allowed=candidate.allowed, bm25_postings=arrays.bm25.postings,
+                              static=candidate.static_all)
         if not len(built.files):
             continue
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))

@@ -39,6 +39,8 @@ class Hit:
     role: str = ""
     #: the score before the cross-encoder re-scored it (reranked hits only)
     rank_score: float | None = None
+    #: the hit's rank in the static leg's list (None when it was not in it)
+    static_rank: int | None = None
 
 
 @dataclass
@@ -50,6 +52,8 @@ class IndexState:
     stale: bool
     model: str
     device: str
+    #: chunks the static leg covers (all of them once indexed; the transformer's share is `embedded`)
+    static: int = 0
 
 
 @dataclass
@@ -84,7 +88,7 @@ class FindResult:
                  "score": round(h.score, 6), "probability": h.probability, "symbol": h.symbol, "kind": h.kind,
                  "role": h.role, "preview": h.preview,
                  "signals": {k: v for k, v in (("bm25Rank", h.bm25_rank), ("denseRank", h.dense_rank),
-                                               ("rerankScore", h.rerank_score), ("role", h.role or None))
+                                               ("staticRank", h.static_rank), ("rerankScore", h.rerank_score), ("role", h.role or None))
                              if v is not None}}
                 for h in self.hits
             ],

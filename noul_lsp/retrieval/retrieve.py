@@ -1,8 +1,10 @@
 """The retrieval stage: each leg's best chunks of one root, with the scores the later stages read.
 
-BM25 scores every row (one scatter-add per query term) and cosine every embedded row (one matrix
-product); both full score arrays are kept beside the top lists, because the ranking stage looks at every
-chunk of a candidate file, not only at the ones that made a leg's top list.
+Three legs: BM25 scores every row (one scatter-add per query term); the transformer ("dense") and the
+static model ("static") each score every row that has their vector (one matrix product). The static leg
+covers every chunk from the moment it is indexed; the transformer covers what the background pass has
+embedded so far. The full score arrays are kept beside the top lists, because the ranking stage looks at
+every chunk of a candidate file, not only at the ones that made a leg's top list.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class Candidates:
     dense_all: np.ndarray | None = None
     #: the include/exclude row mask (None: every row)
     allowed: np.ndarray | None = None
+    #: the static leg's top rows and cosines, and every row's cosine (as `dense`, `dense_all`)
+    static: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+    static_all: np.ndarray | None = None
 
 
 class RowFilter:
@@ -77,8 +82,8 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
     search = root.settings.search
     allowed = root.row_filter.mask(arrays, include, exclude)
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-    bm25 = dense = empty
-    lexical = cosines = None
+    bm25 = empty
+    lexical = None
     if "bm25" in legs:
         started = time.perf_counter()
         terms = [t for t in query_terms(query) if t in arrays.vocabulary]
@@ -90,28 +95,44 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
         rows = top_k(lexical, search.candidates)
         bm25 = (rows, lexical[rows])
         stage("bm25", started)
+    dense, cosines = empty, None
     embedder = root.embedder() if len(arrays.dense_rows) and "dense" in legs else None
     if embedder is not None:
-        key = root.model_key or ""
-        if key not in query_vectors:
-            started = time.perf_counter()
-            query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
-            stage("embed_query", started)
-        started = time.perf_counter()
-        scores = dense_scores(arrays.dense_matrix, query_vectors[key])
-        cosines = np.full(arrays.rows, np.nan, dtype=np.float32)
-        cosines[arrays.dense_rows] = scores
-        if allowed is not None:
-            scores = np.where(allowed[arrays.dense_rows], scores, -np.inf)
-            cosines = np.where(allowed, cosines, np.nan).astype(np.float32)
-        best = top_k(scores, search.candidates, floor=-np.inf)
-        dense = (arrays.dense_rows[best], scores[best])
-        stage("dense", started)
-    elif "dense" in legs and root.embedder_problem:
-        notes.append(f"lexical only: {root.embedder_problem}")
-    elif "dense" in legs and arrays.rows:
+        dense, cosines = _vector_leg(embedder, root.model_key or "", query, arrays.dense_rows, arrays.dense_matrix,
+                                     arrays.rows, allowed, query_vectors, search, stage, "dense")
+    static, static_cosines = empty, None
+    static_model = root.static_embedder() if len(arrays.static_rows) and "static" in legs else None
+    if static_model is not None:
+        static, static_cosines = _vector_leg(static_model, root.static_key or "", query, arrays.static_rows,
+                                             arrays.static_matrix, arrays.rows, allowed, query_vectors, search, stage,
+                                             "static")
+    elif "static" in legs and root.static_problem:
+        notes.append(f"no static leg: {root.static_problem}")
+    if embedder is None and "dense" in legs and root.embedder_problem:
+        notes.append(f"{'lexical only' if static_cosines is None else 'static leg only'}: {root.embedder_problem}")
+    if arrays.rows and cosines is None and static_cosines is None and ({"dense", "static"} & set(legs)):
         notes.append("lexical only: no chunk is embedded yet (run `noul index` or wait for the background pass)")
-    return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed)
+    return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed, static, static_cosines)
+
+
+def _vector_leg(embedder, key: str, query: str, rows: np.ndarray, matrix: np.ndarray, total_rows: int,
+                allowed: np.ndarray | None, query_vectors: dict[str, np.ndarray], search, stage: Stage,
+                name: str) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """One vector leg: (its top rows and cosines, every row's cosine with NaN where a row has no vector)."""
+    if key not in query_vectors:
+        started = time.perf_counter()
+        query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
+        stage(f"embed_query_{name}" if name != "dense" else "embed_query", started)
+    started = time.perf_counter()
+    scores = dense_scores(matrix, query_vectors[key])
+    cosines = np.full(total_rows, np.nan, dtype=np.float32)
+    cosines[rows] = scores
+    if allowed is not None:
+        scores = np.where(allowed[rows], scores, -np.inf)
+        cosines = np.where(allowed, cosines, np.nan).astype(np.float32)
+    best = top_k(scores, search.candidates, floor=-np.inf)
+    stage(name, started)
+    return (rows[best], scores[best]), cosines
 
 
 def union_idf(query: str, loaded: list[CorpusArrays]) -> dict[str, float]:

@@ -136,6 +136,7 @@ class BackgroundIndexer:
                 paths = sorted(job.paths) if job.paths is not None else None
                 self.on_progress(Progress("scanning", str(job.root)))
                 report = workspace.indexer.update(paths=paths)
+                workspace.embed_static(should_stop=lambda: self._stopping)  # every chunk dense at once
                 if report.skipped and paths is None:
                     logger.info("%s: %d files skipped (binary, too large or unreadable)", job.root, len(report.skipped))
         except IndexLocked as busy:

@@ -9,11 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from noul_lsp.config import Settings
-from noul_lsp.index import Indexer
+from noul_lsp.index import EmbedReport, Indexer
 from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
 from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
-from noul_lsp.models.embedder import model_key, shared_embedder
-from noul_lsp.models.registry import DEFAULT_EMBEDDER, ModelMissing, resolve_embedder, resolve_reranker
+from noul_lsp.models.embedder import shared_embedder, spec_model_key
+from noul_lsp.models.registry import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_STATIC,
+    NO_STATIC,
+    ModelMissing,
+    resolve_embedder,
+    resolve_reranker,
+)
+from noul_lsp.models.static import StaticEmbedder, StaticModelError, StaticSpec
 from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_name
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.engine import find_across
@@ -22,6 +30,9 @@ from noul_lsp.retrieval.result import FindResult, IndexState
 from noul_lsp.retrieval.retrieve import RowFilter
 from noul_lsp.store import ChunkStore, cache_root, index_directory
 from noul_lsp.workspace.project import project_names
+
+#: chunks per write transaction of the static pass (a few MB of vectors)
+STATIC_BATCH = 2048
 
 
 class Workspace:
@@ -63,7 +74,20 @@ class Workspace:
                 self._reranker_spec = resolve_reranker(self.reranker_name, self.cache)
             except ModelMissing as error:
                 self.reranker_problem = str(error)
-        self.corpus = Corpus(self.store, self.model_key)
+        self._static: StaticEmbedder | None = None
+        self._static_spec: StaticSpec | None = None
+        #: why there is no static leg ("" when there is one, or when it is turned off)
+        self.static_problem = ""
+        static_name = settings.models.static or DEFAULT_STATIC
+        if static_name != NO_STATIC and self.embedder_name != static_name:
+            try:
+                spec = resolve_embedder(static_name, self.cache)
+                if not isinstance(spec, StaticSpec):
+                    raise ModelMissing(f"{static_name} is a transformer, not a static model (models.static)")
+                self._static_spec = spec
+            except ModelMissing as error:
+                self.static_problem = str(error)
+        self.corpus = Corpus(self.store, self.model_key, self.static_key)
         #: what people call this project (a P(here) feature)
         self.project_names = project_names(self.root)
         self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
@@ -77,13 +101,45 @@ class Workspace:
         None when the embedder is missing (search is then lexical)."""
         if self._embedder_spec is None:
             return None
-        return model_key(self._embedder_spec.model_id, self.settings.index.token_budget)
+        return spec_model_key(self._embedder_spec, self.settings.index.token_budget)
+
+    @property
+    def static_key(self) -> str | None:
+        """The key of the static leg's vectors; None without one (turned off, missing, or the static model
+        is the embedder itself)."""
+        return spec_model_key(self._static_spec, 0) if self._static_spec is not None else None
+
+    @property
+    def ranking_key(self) -> str | None:
+        """What the fitted ranking and calibration files are keyed by: the embedder's key, joined by the
+        static leg's when there is one (the features differ with it)."""
+        if self.model_key is None:
+            return self.static_key
+        return f"{self.model_key}+{self.static_key}" if self.static_key else self.model_key
+
+    def static_embedder(self) -> StaticEmbedder | None:
+        """The static model, loaded on first use (a memory map and a tokenizer: milliseconds)."""
+        if self._static is None and self._static_spec is not None:
+            try:
+                self._static = shared_embedder(self._static_spec, token_budget=0, use_gpu=False, batch_size=0)
+            except (StaticModelError, OSError) as error:  # a damaged file: search goes on without the leg
+                self._static_spec = None
+                self.static_problem = f"the static model failed to load ({error})"
+        return self._static
+
+    def embed_static(self, **options) -> EmbedReport | None:
+        """Give every chunk without one its static vector (seconds for a whole repository); None without a
+        static leg. The caller holds the indexing lock, as for any write."""
+        model = self.static_embedder()
+        if model is None:
+            return None
+        return self.indexer.embed_pending(model, batch_size=STATIC_BATCH, **options)
 
     @property
     def model_pair(self) -> str:
         """The configured embedder+reranker pair (a find that skips the reranker runs as embedder+none)."""
         reranker = self._reranker_spec.model_id if self._reranker_spec is not None else ""
-        return pair_name(self.model_key, reranker)
+        return pair_name(self.ranking_key, reranker)
 
     def calibration(self, pair: str) -> Calibration | None:
         """The calibration fitted for exactly this embedder+reranker pair, if there is one."""
@@ -92,10 +148,11 @@ class Workspace:
         return self._calibrations[pair]
 
     def rank_model(self) -> RankModel | None:
-        """The ranker fitted for this root's embedder (id + token budget), if there is one."""
-        key = self.model_key or ""
+        """The ranker fitted for this root's dense legs (embedder id + token budget, and the static
+        model's), if there is one."""
+        key = self.ranking_key or ""
         if key not in self._rank_models:
-            self._rank_models[key] = load_rank_model(self.model_key)
+            self._rank_models[key] = load_rank_model(self.ranking_key)
         return self._rank_models[key]
 
     def embedder(self):
@@ -139,7 +196,7 @@ class Workspace:
             self.corpus.sync()
         embedder = self._embedder
         return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
-                          embedded=self.corpus.embedded_chunks,
+                          embedded=self.corpus.embedded_chunks, static=self.corpus.static_chunks,
                           pending=self.corpus.chunk_count - self.corpus.embedded_chunks, stale=stale,
                           model=self.embedder_name,
                           device=embedder.device if embedder is not None else "not loaded")

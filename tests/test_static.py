@@ -1,0 +1,136 @@
+"""The static leg: the bundled static model, the hand-over to the transformer, and `noul train static`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from noul_lsp.config import ModelSettings, Settings
+from noul_lsp.models.registry import DEFAULT_STATIC, resolve_embedder
+from noul_lsp.models.static import StaticEmbedder, StaticModelError, StaticSpec, read_safetensors_matrix
+from noul_lsp.session.workspace import Workspace
+
+QUERY = "retry failed uploads with exponential backoff"
+
+
+def _settings(tmp_path: Path, **models) -> Settings:
+    return replace(Settings(cache_dir=str(tmp_path / "cache")), models=ModelSettings(**models))
+
+
+def test_the_bundled_static_model_loads_offline_and_ranks_the_known_file_first(polyglot, tmp_path):
+    spec = resolve_embedder(DEFAULT_STATIC, tmp_path)
+    assert isinstance(spec, StaticSpec) and spec.dims == 256
+    model = StaticEmbedder(spec)
+    vectors = model.embed_documents(["def retry(upload):\n    pass", "", "日本語だけ"])
+    assert vectors.shape == (3, 256)
+    assert abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-5 and not vectors[1].any()  # no token: no direction
+    workspace = Workspace(polyglot, _settings(tmp_path))
+    workspace.indexer.update()
+    report = workspace.embed_static()
+    assert report is not None and report.embedded > 0
+    result = workspace.find(QUERY, legs=("static",))
+    assert result.hits[0].path == "src/net/retry.py"
+    assert result.hits[0].static_rank == 1 and result.hits[0].dense_rank is None
+    assert workspace.embedder().texts_embedded == 0  # the static leg alone never ran the transformer
+
+
+def test_every_chunk_is_in_a_dense_leg_while_the_transformer_fills_in(polyglot, tmp_path):
+    workspace = Workspace(polyglot, _settings(tmp_path))
+    workspace.indexer.update()
+    workspace.embed_static()
+    chunks = workspace.state().chunks
+    before = workspace.find(QUERY)
+    assert before.index.static == chunks and before.index.embedded == 0 and before.index.pending == chunks
+    assert before.signals["denseLegs"] == f"static {chunks}/{chunks}, transformer 0/{chunks}"
+    assert before.hits[0].path == "src/net/retry.py"
+
+    workspace.indexer.embed_pending(workspace.embedder(), limit=chunks // 2)  # the background pass, halfway
+    halfway = workspace.find(QUERY)
+    assert halfway.index.static == chunks and 0 < halfway.index.embedded < chunks
+    arrays = workspace.loaded()
+    assert len(arrays.static_rows) == arrays.rows  # no chunk missing from the dense side at any moment
+    assert 0 < len(arrays.dense_rows) < arrays.rows
+
+    workspace.indexer.embed_pending(workspace.embedder())
+    done = workspace.find(QUERY)
+    assert done.index.static == done.index.embedded == chunks and done.index.pending == 0
+    assert done.hits[0].path == "src/net/retry.py"
+    assert done.hits[0].dense_rank is not None and done.hits[0].static_rank is not None
+
+
+def test_the_static_leg_can_be_turned_off_and_a_missing_one_is_named(polyglot, tmp_path):
+    off = Workspace(polyglot, _settings(tmp_path, static="none"))
+    assert off.static_key is None and off.ranking_key == off.model_key and off.embed_static() is None
+    missing = Workspace(polyglot, _settings(tmp_path, static=str(tmp_path / "nowhere")))
+    assert missing.static_key is None and "nowhere" in missing.static_problem
+    missing.indexer.update()
+    result = missing.find(QUERY, legs=("bm25", "static"))
+    assert any(note.startswith("no static leg:") and "nowhere" in note for note in result.notes)
+    assert result.hits[0].path == "src/net/retry.py"  # BM25 still answers
+
+
+def test_a_damaged_static_model_is_a_clear_error(tmp_path):
+    folder = tmp_path / "static"
+    source = resolve_embedder(DEFAULT_STATIC, tmp_path).directory
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (folder / name).write_bytes((source / name).read_bytes())
+    (folder / "model.safetensors").write_bytes((source / "model.safetensors").read_bytes()[:5000])
+    with pytest.raises(StaticModelError, match="cut short"):
+        read_safetensors_matrix(folder / "model.safetensors")
+    (folder / "model.safetensors").write_bytes(b"\x00" * 3)
+    with pytest.raises(StaticModelError, match="not a safetensors file"):
+        StaticEmbedder(resolve_embedder(str(folder), tmp_path))
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "retry.py").write_text("def retry_upload():\n    pass\n")
+    workspace = Workspace(tmp_path / "ws", _settings(tmp_path, static=str(folder)))
+    workspace.indexer.update()
+    assert workspace.embed_static() is None and "failed to load" in workspace.static_problem
+    result = workspace.find("retry upload", legs=("bm25", "static"))
+    assert result.hits[0].path == "retry.py" and any("failed to load" in note for note in result.notes)
+
+
+def test_code_words_missing_from_the_teacher_are_added_most_frequent_first():
+    from noul_lsp.train.static import StaticSettings, code_vocabulary
+
+    texts = ["def getattr_safe(kwargs): return kwargs", "kwargs = middleware(kwargs)", "x = 1"]
+    vocabulary = code_vocabulary(texts, {"return", "def"}, StaticSettings(min_count=2))
+    assert vocabulary == ["kwargs"]  # `middleware` once, `return` known, `x` too short
+
+
+@pytest.mark.slow
+def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tmp_path):
+    pytest.importorskip("model2vec.distill")
+    from random_checkpoints import build_checkpoint
+    from test_train import make_repository
+
+    from noul_lsp.train.mine import mine, read_pairs
+    from noul_lsp.train.static import StaticSettings, TuneSettings, distil_static, tune_static
+
+    data = tmp_path / "data"
+    mine([make_repository(tmp_path / "acme")], data)
+    pairs = read_pairs(data)
+    teacher = build_checkpoint(tmp_path / "teacher", kind="embedder", shape="tiny")
+    record = distil_static(str(teacher), [p.positive for p in pairs], tmp_path / "static",
+                           StaticSettings(min_count=1, pca_dims=16))
+    assert record["added_words"] > 0 and record["dims"] == 16
+    tuned = tune_static(tmp_path / "static", pairs * 32, tmp_path / "tuned",
+                        TuneSettings(epochs=2, batch_size=4, hard_negatives=1, held_out=()), log=lambda _: None)
+    assert tuned["steps"] > 0 and json.loads((tmp_path / "tuned" / "tuning.json").read_text())["pairs"] == len(pairs) * 32
+    model = StaticEmbedder(resolve_embedder(str(tmp_path / "tuned"), tmp_path))
+    assert model.embed_documents(["def save_upload(path, data): pass"]).shape == (1, 16)
+
+
+def test_noul_index_gives_every_chunk_a_static_vector_first(polyglot, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "noul_lsp", "index", str(polyglot), "--cache-dir",
+                           str(tmp_path / "cache")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    output = " ".join((done.stdout + done.stderr).split())  # rich wraps at 80 columns
+    assert "static vectors for" in output and "every chunk has a dense leg now" in output
+    assert output.index("static vectors for") < output.index("embedded")
