@@ -110,7 +110,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings()
     index = {k: v for k, v in (("token_budget", args.token_budget), ("max_file_bytes", args.max_file_bytes))
              if v is not None}
-    models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker)) if v}
+    models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker),
+                                ("static", getattr(args, "static", None))) if v}
     settings = with_overrides(settings, index=index, models=models)
     return dataclasses.replace(settings, cache_dir=args.cache_dir) if args.cache_dir else settings
 
@@ -564,6 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--cache-dir", help="where indexes live (default: $NOUL_CACHE_DIR or the user cache dir)")
     common.add_argument("--embedder", help="embedding model: registered name, local directory or pulled hub id")
+    common.add_argument("--static", help="the static model of the instant dense leg (default: the bundled one; "
+                        "`none`: no static leg)")
     common.add_argument("--reranker", help="cross-encoder for the short list: registered name, local ONNX folder "
                         "or pulled hub id (`none`: off)")
     common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 128)")

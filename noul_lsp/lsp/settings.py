@@ -16,6 +16,7 @@ from noul_lsp.config import Settings, parse_settings
 FLAT_KEYS = {
     "limit": ("search", "limit"), "mode": ("search", "mode"),
     "model": ("models", "embedder"), "embedder": ("models", "embedder"), "reranker": ("models", "reranker"),
+    "staticModel": ("models", "static"), "static": ("models", "static"),
     "useGpu": ("models", "use_gpu"), "use_gpu": ("models", "use_gpu"),
     "exclude": ("index", "exclude"), "excludes": ("index", "exclude"),
     "maxFileBytes": ("index", "max_file_bytes"), "tokenBudget": ("index", "token_budget"),

@@ -19,6 +19,7 @@ function settings() {
     limit: config.get<number>("limit", 10),
     model: config.get<string>("model", ""),
     reranker: config.get<string>("reranker", ""),
+    staticModel: config.get<string>("staticModel", ""),
     excludes: config.get<string[]>("excludes", []),
     useGpu: config.get<boolean>("useGpu", true),
   };

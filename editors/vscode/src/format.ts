@@ -112,7 +112,9 @@ export function rootTooltip(r: RootStatus): string {
   const reranker = r.rerankerProblem
     ? `; not reranked: ${r.rerankerProblem}`
     : r.reranker ? `; reranker ${r.reranker} on ${r.rerankerDevice ?? "not loaded"}` : "";
-  return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded, ${embedder}${reranker}`;
+  const covered = r.staticModel ? `, ${r.static ?? 0} static (${r.staticModel})` : "";
+  const missing = r.staticProblem ? `; no static leg: ${r.staticProblem}` : "";
+  return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded${covered}, ${embedder}${reranker}${missing}`;
 }
 
 export function statusText(status: ServerStatus | undefined): string {

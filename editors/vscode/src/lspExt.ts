@@ -74,6 +74,10 @@ export interface RootStatus {
   device: string;
   fallback: string;
   index: string;
+  /** chunks the static leg covers, its model key (null: none), and why it is missing */
+  static?: number;
+  staticModel?: string | null;
+  staticProblem?: string | null;
   reranker?: string | null;
   rerankerDevice?: string;
   rerankerProblem?: string | null;

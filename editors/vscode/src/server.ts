@@ -21,6 +21,8 @@ export interface EngineSettings {
   limit: number;
   model: string;
   reranker: string;
+  /** the static model of the instant dense leg ("" = the server's default, "none" = off) */
+  staticModel?: string;
   excludes: string[];
   useGpu: boolean;
 }
@@ -33,6 +35,9 @@ export function serverSettings(settings: EngineSettings): Record<string, unknown
   }
   if (settings.reranker.trim() !== "") {
     section.reranker = settings.reranker.trim();
+  }
+  if ((settings.staticModel ?? "").trim() !== "") {
+    section.staticModel = settings.staticModel!.trim();
   }
   return { noul: section };
 }

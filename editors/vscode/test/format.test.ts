@@ -87,6 +87,8 @@ test("the server starts from serverPath, else from the python interpreter", () =
     { noul: { limit: 5, excludes: ["vendor/"], useGpu: false } });
   assert.deepEqual(serverSettings({ limit: 5, model: "", reranker: " ms-marco-minilm-l-6-v2 ", excludes: [], useGpu: true }),
     { noul: { limit: 5, reranker: "ms-marco-minilm-l-6-v2", excludes: [], useGpu: true } });
+  assert.deepEqual(serverSettings({ limit: 5, model: "", reranker: "", staticModel: "none", excludes: [], useGpu: true }),
+    { noul: { limit: 5, excludes: [], useGpu: true, staticModel: "none" } });
 });
 
 test("the custom request is typed once with the server's method name", () => {
@@ -100,4 +102,7 @@ test("the tooltip names each root's models and where they run", () => {
   assert.equal(rootTooltip({ ...root, reranker: "ms-marco-minilm-l-6-v2", rerankerDevice: "cuda" }),
     "/a: 3 files, 9 chunks, 9 embedded, m@256 on cpu (no CUDA); reranker ms-marco-minilm-l-6-v2 on cuda");
   assert.match(rootTooltip({ ...root, reranker: "x", rerankerProblem: "not downloaded" }), /; not reranked: not downloaded$/);
+  assert.equal(rootTooltip({ ...root, static: 9, staticModel: "s@512" }),
+    "/a: 3 files, 9 chunks, 9 embedded, 9 static (s@512), m@256 on cpu (no CUDA)");
+  assert.match(rootTooltip({ ...root, staticProblem: "missing" }), /; no static leg: missing$/);
 });
