@@ -134,3 +134,27 @@ def test_noul_index_gives_every_chunk_a_static_vector_first(polyglot, tmp_path):
     output = " ".join((done.stdout + done.stderr).split())  # rich wraps at 80 columns
     assert "static vectors for" in output and "every chunk has a dense leg now" in output
     assert output.index("static vectors for") < output.index("embedded")
+
+
+def test_the_ranker_sees_the_static_cosine_and_whether_the_transformer_is_missing(polyglot, tmp_path):
+    from noul_lsp.retrieval.analyse import analyse
+    from noul_lsp.retrieval.fusion import fuse
+    from noul_lsp.retrieval.rank import rank_candidates, untrained_model
+    from noul_lsp.retrieval.retrieve import retrieve
+
+    workspace = Workspace(polyglot, _settings(tmp_path))
+    workspace.indexer.update()
+    workspace.embed_static()
+    arrays = workspace.loaded()
+    candidate = retrieve(workspace, QUERY, arrays, legs=("bm25", "static"), include=(), exclude=(),
+                         query_vectors={}, stage=lambda name, started: None, notes=[])
+    fused = fuse([candidate.bm25], [candidate.dense], [candidate.static], size=200, rrf_k=60)
+    assert fused.static_ranking and not fused.dense_ranking
+    ranking = rank_candidates(untrained_model(""), [candidate], fused, analyse(QUERY), mode="files", rrf_k=60,
+                              record=True)
+    rows = {path: dict(zip(ranking.record["features"], row, strict=True))
+            for path, row in zip(ranking.record["files"], ranking.record["matrix"], strict=True)}
+    retry = rows["src/net/retry.py"]
+    assert retry["static_missing"] == 0.0 and retry["dense_missing"] == 1.0
+    assert retry["static"] > 0 and retry["static_if_dense_missing"] == retry["static"]
+    assert retry["static_gap"] == min(r["static_gap"] for r in rows.values())  # the best static chunk is here
