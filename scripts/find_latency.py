@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
-from noul_lsp.config import Settings
+from noul_lsp.config import ModelSettings, Settings
 from noul_lsp.session.workspace import Workspace
 
 QUERIES = ["where is the configuration file parsed", "retry a failed request with backoff",
@@ -29,8 +30,9 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--issues", help="a label file whose queries (issue texts) are timed too")
+    parser.add_argument("--static", default="", help="the static leg's model (`none`: without the static leg)")
     args = parser.parse_args()
-    workspace = Workspace(Path(args.folder), Settings())
+    workspace = Workspace(Path(args.folder), replace(Settings(), models=ModelSettings(static=args.static)))
     workspace.find(QUERIES[0])  # load the arrays, the symbol table and the model once
     sets = {"descriptions": QUERIES}
     if args.issues:
@@ -48,6 +50,7 @@ def main() -> None:
                 "p50_ms": {stage: round(statistics.median(v), 2) for stage, v in stages.items()}}
     state = workspace.state()
     print(json.dumps({"folder": args.folder, "files": state.files, "chunks": state.chunks, "embedded": state.embedded,
+                      "static": state.static, "staticModel": workspace.static_key,
                       "ranking": workspace.find(QUERIES[0]).signals.get("ranking"), **report}, indent=2))
 
 

@@ -192,9 +192,12 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
     if calibration is None:
         notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
         return None
-    if not set(CALIBRATED_LEGS) <= set(legs) or not features.get("dense_top"):
-        # fitted with the transformer's evidence; a single leg, or a find before the transformer embedded
-        # anything (the static leg alone), is another model
+    if not set(CALIBRATED_LEGS) <= set(legs):
+        return None  # fitted on the full pipeline; a single leg is another model
+    if not features.get("dense_top"):
+        # fitted with the transformer's evidence: before it has embedded anything (the static leg answers
+        # alone) the features are another model's
+        notes.append("uncalibrated until the transformer has embedded some chunks (the static leg answers alone)")
         return None
     here = calibration.here_probability(features)
     top = hits[0].score if hits else 0.0
