@@ -368,7 +368,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_rank_fit(args: argparse.Namespace) -> int:
-    from noul_lsp.bench.rank_fit import RankDataError, format_metrics, rank_fit
+    from noul_lsp.bench.rank_fit import FITTED_PIPELINES, RankDataError, format_metrics, rank_fit
 
     paths = [Path(p) for p in args.records]
     for path in paths:
@@ -384,7 +384,9 @@ def cmd_rank_fit(args: argparse.Namespace) -> int:
             print(json.dumps(metrics, indent=1))
             print(f"\nwrote the rerank weight into {written}")
             return 0
-        written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation)
+        pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip()) if args.pipelines else FITTED_PIPELINES
+        written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation,
+                                    pipelines=pipelines)
     except (RankDataError, ValueError) as error:
         raise CliError(str(error), EXIT_USAGE) from error
     print(format_metrics(metrics))
@@ -641,6 +643,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the model file (default: models/ranking of this tree)")
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
+    fit.add_argument("--pipelines", help="the records to fit on (default: hybrid,hybrid-all,instant; records of "
+                     "different dense legs must not mix)")
     fit.add_argument("--rerank", action="store_true",
                      help="from rerank-pipeline records (bench --limit 20): fit the weight of the cross-encoder's "
                      "logit against the ranker, stored in the ranking file")

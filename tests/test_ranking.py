@@ -193,9 +193,9 @@ def test_without_a_fitted_file_the_engine_keeps_fusion_and_says_so(polyglot, tmp
 
     # a fitted file for this embedder is picked up (here: a model that only trusts the dense leg)
     weights = np.array([1.0 if name == "dense" else 0.0 for name in FEATURES])
-    model = RankModel(FEATURES, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), weights, workspace.ranking_key, {})
+    model = RankModel(FEATURES, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), weights, workspace.model_key, {})
     (tmp_path / "rankers").mkdir()
-    (tmp_path / "rankers" / (workspace.ranking_key + ".json")).write_text(json.dumps(model.to_json()))
+    (tmp_path / "rankers" / (workspace.model_key + ".json")).write_text(json.dumps(model.to_json()))
     fitted = Workspace(polyglot, settings)
     ranked = fitted.find("retry failed uploads with exponential backoff")
     assert ranked.signals["ranking"].startswith("fitted")

@@ -173,8 +173,8 @@ def test_find_orders_the_short_list_by_the_cross_encoder(polyglot, tmp_path, exp
     assert {(h.path, h.start_line) for h in reranked} == {(h.path, h.start_line) for h in baseline.hits[:6]}
     assert all(h.rerank_score is None for h in baseline.hits) and "rerank" not in baseline.timings
     # each answer names the pair it was made with, and is calibrated for that pair only
-    assert result.pair == pair_name(workspace.ranking_key, result.signals["rerank"]) and result.here_probability is None
-    assert baseline.pair == pair_name(workspace.ranking_key, "") and baseline.here_probability is not None
+    assert result.pair == pair_name(workspace.model_key, result.signals["rerank"]) and result.here_probability is None
+    assert baseline.pair == pair_name(workspace.model_key, "") and baseline.here_probability is not None
     assert result.report()["results"][0]["signals"]["rerankScore"] == pytest.approx(logits[0], abs=1e-5)
     assert result.report()["signals"]["rerank"] == result.signals["rerank"]
 

@@ -57,11 +57,17 @@ def test_every_chunk_is_in_a_dense_leg_while_the_transformer_fills_in(polyglot, 
     assert len(arrays.static_rows) == arrays.rows  # no chunk missing from the dense side at any moment
     assert 0 < len(arrays.dense_rows) < arrays.rows
 
+    assert halfway.signals["denseLegs"].startswith(f"static {chunks}/{chunks}, transformer ")
+
     workspace.indexer.embed_pending(workspace.embedder())
     done = workspace.find(QUERY)
     assert done.index.static == done.index.embedded == chunks and done.index.pending == 0
     assert done.hits[0].path == "src/net/retry.py"
-    assert done.hits[0].dense_rank is not None and done.hits[0].static_rank is not None
+    # every chunk has its transformer vector: the static leg steps aside, the transformer's files apply
+    assert done.signals["denseLegs"] == f"transformer {chunks}/{chunks}"
+    assert done.pair == workspace.model_key + "+none" and done.hits[0].static_rank is None
+    both = workspace.find(QUERY, static_aside=False)
+    assert both.pair == workspace.ranking_key + "+none" and both.hits[0].static_rank is not None
 
 
 def test_the_static_leg_can_be_turned_off_and_a_missing_one_is_named(polyglot, tmp_path):

@@ -1,10 +1,12 @@
 """`noul rank-fit`: fit the ranking stage on benchmark records, measured leave-one-repository-out.
 
 Records come from `noul bench` (per_query.jsonl): each hybrid query on its own repository carries its
-candidate files and their feature rows (`rank_candidates`), and so does each `instant` one (the same find
-before the transformer has embedded anything): one ranker is fitted on both states, so it ranks a
-workspace well at every moment of its filling in. Figures of instant records are reported apart, under
-`instant:<label file>`. The ranker is fitted on every repository but
+candidate files and their feature rows (`rank_candidates`), and so do the `hybrid-all` (the static leg
+beside the transformer) and `instant` ones (the same find before the transformer has embedded anything):
+the ranker of the static leg is fitted on hybrid-all and instant records together, so it ranks a
+workspace well at every moment of its filling in; the transformer's own ranker on hybrid records (the
+default once every chunk has a transformer vector). Records made with different dense legs never mix
+(`pipelines` picks). Figures of instant records are reported apart, under `instant:<label file>`. The ranker is fitted on every repository but
 one and scored on the held-out one, for each repository in turn, so a figure never comes from a query the
 weights have seen; the file written is the fit on everything, with those held-out figures, the ablation
 (each feature group removed in turn, also held out) and the fusion baseline as its provenance.
@@ -41,11 +43,11 @@ class LabeledCandidates:
     baseline: list[str]  # the files the record's own answer ranked (the fusion, or whatever ran)
 
 
-#: the pipelines whose records the ranker is fitted on (bench/runner.py RANKED_PIPELINES)
-FITTED_PIPELINES = ("hybrid", "instant")
+#: the pipelines whose records a ranker can be fitted on (bench/runner.py RANKED_PIPELINES)
+FITTED_PIPELINES = ("hybrid", "hybrid-all", "instant")
 
 
-def load_candidates(paths: list[Path]) -> tuple[list[LabeledCandidates], str]:
+def load_candidates(paths: list[Path], pipelines: tuple[str, ...] = FITTED_PIPELINES) -> tuple[list[LabeledCandidates], str]:
     """Answerable hybrid and instant records with candidates, and the ranking key they were made with."""
     found: list[LabeledCandidates] = []
     embedders: set[str] = set()
@@ -53,21 +55,22 @@ def load_candidates(paths: list[Path]) -> tuple[list[LabeledCandidates], str]:
         for line in Path(path).read_text().splitlines():
             record = json.loads(line)
             candidates = record.get("rank_candidates") or {}
-            if (record["pipeline"] not in FITTED_PIPELINES or record["kind"] != "answerable"
+            if (record["pipeline"] not in pipelines or record["kind"] != "answerable"
                     or not candidates.get("files")):
                 continue
             if candidates["features"] != list(FEATURES):
                 raise RankDataError(f"{path}: records were made with other features ({len(candidates['features'])} "
                                     "columns); rerun `noul bench` with this version")
             embedders.add(record["pair"].rsplit("+", 1)[0])
-            label = record["label_file"] if record["pipeline"] == "hybrid" else f"instant:{record['label_file']}"
+            label = f"instant:{record['label_file']}" if record["pipeline"] == "instant" else record["label_file"]
             found.append(LabeledCandidates(label, record["repo"], record["gold_files"],
                                            candidates["files"], np.array(candidates["matrix"], dtype=np.float64),
                                            [path for path, _ in record["ranked"]]))
     if not found:
         raise RankDataError("no hybrid record carries ranking candidates: run `noul bench` with the hybrid pipeline")
     if len(embedders) != 1:
-        raise RankDataError(f"records of several embedders mixed: {sorted(embedders)}")
+        raise RankDataError(f"records of several embedders mixed: {sorted(embedders)} (pick the pipelines of one: "
+                            "--pipelines hybrid, or --pipelines hybrid-all,instant)")
     return found, embedders.pop()
 
 
@@ -109,9 +112,10 @@ def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str
     return _accuracy(rankings)
 
 
-def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True) -> tuple[Path, dict]:
+def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True,
+             pipelines: tuple[str, ...] = FITTED_PIPELINES) -> tuple[Path, dict]:
     """Fit on everything, measure held out; write models/ranking/<embedder>.json. Returns (path, metrics)."""
-    items, embedder = load_candidates(paths)
+    items, embedder = load_candidates(paths, pipelines)
     every = tuple(FEATURES)
     metrics = {"baseline": _accuracy([(i, i.baseline) for i in items]),
                "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder)}

@@ -25,14 +25,15 @@ from noul_lsp.retrieval.rerank import shortlist
 from noul_lsp.retrieval.result import FindResult
 from noul_lsp.session.workspace import Workspace
 
-#: "hybrid" is the default find (BM25, the transformer and the static leg); "instant" is what a find gives
-#: before the transformer has embedded anything (BM25 and the static leg); "hybrid-transformer" the
-#: default without the static leg
+#: "hybrid" is the default find (BM25 and the transformer, with the static leg while the transformer fills
+#: in, which in the bench it never is: it embeds first); "hybrid-all" keeps the static leg in beside the
+#: transformer; "instant" is what a find gives before the transformer has embedded anything (BM25 and the
+#: static leg)
 PIPELINE_LEGS = {"bm25": ("bm25",), "dense": ("dense",), "static": ("static",),
-                 "hybrid": ("bm25", "dense", "static"), "instant": ("bm25", "static"),
-                 "hybrid-transformer": ("bm25", "dense"), "rerank": ("bm25", "dense", "static")}
+                 "hybrid": ("bm25", "dense", "static"), "hybrid-all": ("bm25", "dense", "static"),
+                 "instant": ("bm25", "static"), "rerank": ("bm25", "dense", "static")}
 #: the pipelines whose own-repository records carry the ranking stage's candidates (for `noul rank-fit`)
-RANKED_PIPELINES = ("hybrid", "instant")
+RANKED_PIPELINES = ("hybrid", "hybrid-all", "instant")
 KNOWN_PIPELINES = (*PIPELINE_LEGS, "ripgrep")
 #: the short lists measured on every hybrid query: the plain top of the fusion, and at most N chunks per file
 SHORTLIST_VARIANTS = {"plain": 0, "per_file_1": 1, "per_file_2": 2, "per_file_3": 3}
@@ -271,7 +272,8 @@ class BenchRunner:
             else:
                 recorded = pipeline in RANKED_PIPELINES and searched == "own"
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
-                                        rerank=pipeline == "rerank", record_candidates=recorded)
+                                        rerank=pipeline == "rerank", record_candidates=recorded,
+                                        static_aside=pipeline != "hybrid-all")
                 record = _record(query, pipeline, result, None, chunks, searched, searched_repo, result.pair)
                 if recorded:
                     record.rank_candidates = result.rank_candidates
@@ -322,7 +324,7 @@ class BenchRunner:
                     record = _record(query, pipeline, None, (hits, ms), 0, "multi-root")
                 else:
                     result = find_across(everything, query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
-                                         rerank=pipeline == "rerank")
+                                         rerank=pipeline == "rerank", static_aside=pipeline != "hybrid-all")
                     record = _record(query, pipeline, result, None, result.index.chunks, "multi-root")
                 record.gold_files = [f"{own.root}::{p}" for p in query.gold_files]
                 record.gold_lines = {f"{own.root}::{p}": v for p, v in query.gold_lines.items()}

@@ -59,7 +59,8 @@ class SearchRoot(Protocol):
     def static_embedder(self): ...
     def reranker(self): ...
     def calibration(self, pair: str) -> Calibration | None: ...
-    def rank_model(self) -> RankModel | None: ...
+    def rank_model(self, key: str | None = None) -> RankModel | None: ...
+    def ranking_key_for(self, *, static: bool) -> str | None: ...
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState: ...
 
 
@@ -73,6 +74,17 @@ def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
         raise QueryError(f"mode must be 'files' or 'chunks', not {mode!r}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise QueryError(f"limit must be a positive integer, not {limit!r}")
+
+
+def _legs_of(root: SearchRoot, arrays: CorpusArrays, legs: Sequence[str], static_aside: bool) -> tuple[str, ...]:
+    """The legs one root runs. The static leg answers while the transformer fills in; once every chunk of
+    the root has a transformer vector it steps aside (with `static_aside`), and the find is the
+    transformer's pipeline with its own ranker and calibration: with both legs the full pipeline put the
+    right file first 0.03 less often, held out (docs/benchmarks.md, "The static leg")."""
+    covered = root.model_key is not None and arrays.rows > 0 and len(arrays.dense_rows) == arrays.rows
+    if static_aside and "dense" in legs and covered:
+        return tuple(leg for leg in legs if leg != "static")
+    return tuple(legs)
 
 
 def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Sequence[str]) -> str:
@@ -90,12 +102,13 @@ def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Seq
 def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = None, mode: str | None = None,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
                 legs: Sequence[str] = LEGS, rerank: bool = True, rank: bool = True, record_candidates: bool = False,
-                should_stop: Callable[[], bool] = lambda: False) -> FindResult:
+                static_aside: bool = True, should_stop: Callable[[], bool] = lambda: False) -> FindResult:
     """Ranked files (or chunks) for a description, over one or several workspace roots.
 
     `legs` picks the retrievers ("bm25", "dense" for the transformer, "static"; the benchmark runs each
     alone as a baseline); the fitted ranker runs when BM25 and a vector leg do (it was fitted on their
-    evidence, with and without the transformer), and `rank=False` skips it; `rerank=False` skips the cross-encoder even when one is configured (the first root's
+    evidence, with and without the transformer), and `rank=False` skips it; `static_aside=False` keeps the
+    static leg in once the transformer covers every chunk (the benchmark measures both); `rerank=False` skips the cross-encoder even when one is configured (the first root's
     settings decide). `record_candidates` keeps the ranking stage's feature rows in the result (the
     benchmark records them for `noul rank-fit`). Raises QueryError for an unusable request and
     FindCancelled when `should_stop` turns true between stages."""
@@ -117,9 +130,13 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     term_idf = union_idf(query, loaded) if len(loaded) > 1 else None
     analysis = analyse(query)
     stage("load", started)
+    root_legs = [_legs_of(r, arrays, legs, static_aside) for r, arrays in zip(roots, loaded, strict=True)]
+    with_static = any("static" in chosen for chosen in root_legs)
+    ranking_key = roots[0].ranking_key_for(static=with_static)
     query_vectors: dict[str, np.ndarray] = {}  # one embedding of the query per model, shared by roots
-    candidates = [retrieve(r, query, arrays, legs=legs, include=include, exclude=exclude, query_vectors=query_vectors,
-                           stage=stage, notes=notes, term_idf=term_idf) for r, arrays in zip(roots, loaded, strict=True)]
+    candidates = [retrieve(r, query, arrays, legs=chosen, include=include, exclude=exclude,
+                           query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf)
+                  for r, arrays, chosen in zip(roots, loaded, root_legs, strict=True)]
 
     started = time.perf_counter()
     fused = fuse([c.bm25 for c in candidates], [c.dense for c in candidates], [c.static for c in candidates],
@@ -129,21 +146,21 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     started = time.perf_counter()
     fused_scored = aggregate(fused.order, fused.scores, candidates, mode, search.file_chunk_weights)
     rankable = rank and "bm25" in legs and bool({"dense", "static"} & set(legs))
-    model = roots[0].rank_model() if rankable else None
+    model = roots[0].rank_model(ranking_key) if rankable else None
     ranking = None
     if model is not None:
         ranking = rank_candidates(model, candidates, fused, analysis, mode=mode, rrf_k=search.rrf_k,
                                   record=record_candidates)
         scored, order = ranking.scored, ranking.chunk_order
-        signals["ranking"] = f"fitted ({roots[0].ranking_key})"
+        signals["ranking"] = f"fitted ({ranking_key})"
     else:
         scored, order = fused_scored, fused.order
         signals["ranking"] = "fusion"
         if rankable:
-            notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {roots[0].ranking_key} "
+            notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {ranking_key} "
                          "(run `noul rank-fit`)")
             if record_candidates:  # the features a ranker would be fitted on; the answer stays the fusion's
-                ranking = rank_candidates(untrained_model(roots[0].ranking_key or ""), candidates, fused, analysis,
+                ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)
     stage("rank", started)
     ranked_probabilities = [score for score, _ in ranking.scored[:2]] if model and mode == "files" else None
@@ -173,11 +190,11 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank)
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
-    pair = pair_name(roots[0].ranking_key, signals["rerank"] if logits else "")
+    pair = pair_name(ranking_key, signals["rerank"] if logits else "")
     here = apply_calibration(roots[0].calibration(pair), pair, legs, features, hits, notes)
     timings["total"] = sum(timings.values())
 
-    signals["denseLegs"] = _coverage(roots, loaded, legs)
+    signals["denseLegs"] = _coverage(roots, loaded, [leg for chosen in root_legs for leg in chosen])
     states = [r.state(stale=stale, sync=False) for r in roots]
     index_state = IndexState(sum(s.files for s in states), sum(s.chunks for s in states),
                              sum(s.embedded for s in states), sum(s.pending for s in states), stale,

@@ -111,11 +111,15 @@ class Workspace:
 
     @property
     def ranking_key(self) -> str | None:
-        """What the fitted ranking and calibration files are keyed by: the embedder's key, joined by the
-        static leg's when there is one (the features differ with it)."""
-        if self.model_key is None:
-            return self.static_key
-        return f"{self.model_key}+{self.static_key}" if self.static_key else self.model_key
+        """What the ranking and calibration files fitted with the static leg are keyed by: the embedder's
+        key joined by the static leg's (the embedder's key alone without a static leg)."""
+        return self.ranking_key_for(static=True)
+
+    def ranking_key_for(self, *, static: bool) -> str | None:
+        """The key of the files fitted for a find with (or without) the static leg."""
+        if not static or self.static_key is None:
+            return self.model_key
+        return f"{self.model_key}+{self.static_key}" if self.model_key else self.static_key
 
     def static_embedder(self) -> StaticEmbedder | None:
         """The static model, loaded on first use (a memory map and a tokenizer: milliseconds)."""
@@ -147,13 +151,13 @@ class Workspace:
             self._calibrations[pair] = load_calibration(pair)
         return self._calibrations[pair]
 
-    def rank_model(self) -> RankModel | None:
-        """The ranker fitted for this root's dense legs (embedder id + token budget, and the static
-        model's), if there is one."""
-        key = self.ranking_key or ""
-        if key not in self._rank_models:
-            self._rank_models[key] = load_rank_model(self.ranking_key)
-        return self._rank_models[key]
+    def rank_model(self, key: str | None = None) -> RankModel | None:
+        """The ranker fitted for `key` (default: this root's dense legs, the static leg's included), if
+        there is one."""
+        key = self.ranking_key if key is None else key
+        if (key or "") not in self._rank_models:
+            self._rank_models[key or ""] = load_rank_model(key)
+        return self._rank_models[key or ""]
 
     def embedder(self):
         """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
