@@ -31,6 +31,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--issues", help="a label file whose queries (issue texts) are timed too")
     parser.add_argument("--static", default="", help="the static leg's model (`none`: without the static leg)")
+    parser.add_argument("--keep-static", action="store_true",
+                        help="keep the static leg in beside a complete transformer (static_aside=False)")
     args = parser.parse_args()
     workspace = Workspace(Path(args.folder), replace(Settings(), models=ModelSettings(static=args.static)))
     workspace.find(QUERIES[0])  # load the arrays, the symbol table and the model once
@@ -43,7 +45,8 @@ def main() -> None:
             stages: dict[str, list[float]] = {}
             for _ in range(args.rounds):
                 for query in queries:
-                    for stage, ms in workspace.find(query, rank=ranked).timings.items():
+                    for stage, ms in workspace.find(query, rank=ranked,
+                                                                 static_aside=not args.keep_static).timings.items():
                         stages.setdefault(stage, []).append(ms)
             report[f"{name} ({'ranking stage' if ranked else 'fusion only'})"] = {
                 "queries": len(stages["total"]),
