@@ -143,7 +143,7 @@ class Workspace:
     def model_pair(self) -> str:
         """The configured embedder+reranker pair (a find that skips the reranker runs as embedder+none)."""
         reranker = self._reranker_spec.model_id if self._reranker_spec is not None else ""
-        return pair_name(self.ranking_key, reranker)
+        return pair_name(self.model_key, reranker)  # once the transformer covers every chunk
 
     def calibration(self, pair: str) -> Calibration | None:
         """The calibration fitted for exactly this embedder+reranker pair, if there is one."""
