@@ -47,7 +47,8 @@ class LabeledCandidates:
 FITTED_PIPELINES = ("hybrid", "hybrid-all", "instant")
 
 
-def load_candidates(paths: list[Path], pipelines: tuple[str, ...] = FITTED_PIPELINES) -> tuple[list[LabeledCandidates], str]:
+def load_candidates(paths: list[Path],
+                    pipelines: tuple[str, ...] = FITTED_PIPELINES) -> tuple[list[LabeledCandidates], str]:
     """Answerable hybrid and instant records with candidates, and the ranking key they were made with."""
     found: list[LabeledCandidates] = []
     embedders: set[str] = set()

@@ -108,8 +108,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     `legs` picks the retrievers ("bm25", "dense" for the transformer, "static"; the benchmark runs each
     alone as a baseline); the fitted ranker runs when BM25 and a vector leg do (it was fitted on their
     evidence, with and without the transformer), and `rank=False` skips it; `static_aside=False` keeps the
-    static leg in once the transformer covers every chunk (the benchmark measures both); `rerank=False` skips the cross-encoder even when one is configured (the first root's
-    settings decide). `record_candidates` keeps the ranking stage's feature rows in the result (the
+    static leg in once the transformer covers every chunk (the benchmark measures both); `rerank=False`
+    skips the cross-encoder even when one is configured (the first root's settings decide). `record_candidates` keeps the ranking stage's feature rows in the result (the
     benchmark records them for `noul rank-fit`). Raises QueryError for an unusable request and
     FindCancelled when `should_stop` turns true between stages."""
     search = roots[0].settings.search

@@ -4,7 +4,7 @@ Candidates are the files of the fused chunks plus the best files under whole-fil
 evidence is spread over many chunks may have no single chunk in the fused lists). Every row of a
 candidate file is scored, so a file's best chunk is found even when retrieval missed it.
 
-Three groups of columns, each built once per query with numpy (the group names are what the ablation in
+Groups of columns, each built once per query with numpy (the group names are what the ablation in
 docs/benchmarks.md removes in turn):
 - `legs`: the retrievers' own evidence per chunk (BM25 relative to the query's best, cosine, fused RRF);
 - `static`: the static model's cosine beside the transformer's (and alone, where the transformer has not
@@ -33,8 +33,8 @@ from noul_lsp.text.terms import identifier_terms
 
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
                  "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing")
-FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25", "file_bm25_inverse_rank", "path_terms",
-                "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
+FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25",
+                "file_bm25_inverse_rank", "path_terms", "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
 #: (shape, column): the column's weight for that query shape is learned on top of its common weight
@@ -107,8 +107,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
 
     `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of every
     row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
-    leg, `fused_rows`/`fused_scores` this
-    root's rows in the fused ranking and their RRF scores, `allowed` the include/exclude row mask."""
+    leg, `fused_rows`/`fused_scores` this root's rows in the fused ranking and their RRF scores, `allowed`
+    the include/exclude row mask."""
     total_rows = len(row_file)
     file_count = len(table.file_rows)
     known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
