@@ -110,8 +110,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings()
     index = {k: v for k, v in (("token_budget", args.token_budget), ("max_file_bytes", args.max_file_bytes))
              if v is not None}
-    models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker),
-                                ("static", getattr(args, "static", None))) if v}
+    models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker), ("static", args.static))
+              if v}
     settings = with_overrides(settings, index=index, models=models)
     return dataclasses.replace(settings, cache_dir=args.cache_dir) if args.cache_dir else settings
 
@@ -509,8 +509,8 @@ def _train_static(args: argparse.Namespace, pairs: list) -> int:
         raise CliError("noul train static needs --base DIR: the sentence-transformers teacher to distil from "
                        "(e.g. the `model` folder of a `noul train embedder` run)", EXIT_USAGE)
     out = Path(args.out)
-    tune = TuneSettings(**{k: v for k, v in (("epochs", None if args.epochs is None else max(1, round(args.epochs))), ("learning_rate", args.learning_rate_static),
-                                             ("held_out", tuple(args.held_out or ()))) if v is not None})
+    given = {"epochs": None if args.epochs is None else max(1, round(args.epochs)), "learning_rate": args.learning_rate}
+    tune = TuneSettings(held_out=tuple(args.held_out or ()), **{k: v for k, v in given.items() if v is not None})
     try:
         distilled = distil_static(args.base, (t for p in pairs for t in (p.positive, *p.negatives)), out / "distilled",
                                   StaticSettings())
@@ -549,8 +549,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CliError(f"{args.data}: no mined pairs (run `noul train mine --out {args.data}` first)", EXIT_USAGE)
     if args.action == "static":
         return _train_static(args, pairs)
-    settings = TrainSettings(base=args.base or "", epochs=1.0 if args.epochs is None else args.epochs, max_pairs=args.max_pairs,
-                             batch_size=args.batch_size, learning_rate=args.learning_rate, max_tokens=args.max_tokens,
+    given = {"epochs": args.epochs, "learning_rate": args.learning_rate}
+    settings = TrainSettings(base=args.base or "", max_pairs=args.max_pairs, batch_size=args.batch_size,
+                             max_tokens=args.max_tokens, **{k: v for k, v in given.items() if v is not None},
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
@@ -659,21 +660,22 @@ static:   noul train static --data DATA --base RUN/model --out DIR   (distil the
 then:     noul models export RUN/model --out MODEL --int8 && noul models use MODEL --path .""")
     train.add_argument("action", choices=("mine", "embedder", "reranker", "static"))
     train.add_argument("--repo", action="append", metavar="PATH", help="mine: a git repository (bare or not)")
-    train.add_argument("--out", required=True, help="mine: the data folder; embedder/reranker: the run folder")
+    train.add_argument("--out", required=True, help="mine: the data folder; embedder/reranker: the run folder; "
+                       "static: the model folder")
     train.add_argument("--exclude", help="mine: a file of owner/name lines never to mine (e.g. benchmark repositories)")
     train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
     train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
     train.add_argument("--max-pairs-per-repository", type=int, default=3000)
-    train.add_argument("--data", help="embedder/reranker: the folder `noul train mine` wrote")
-    train.add_argument("--base", help="the model to start from (default: all-MiniLM-L6-v2 of the train extra)")
+    train.add_argument("--data", help="embedder/reranker/static: the folder `noul train mine` wrote")
+    train.add_argument("--base", help="the model to start from (default: all-MiniLM-L6-v2 of the train extra); "
+                       "static: the sentence-transformers teacher to distil")
     train.add_argument("--epochs", type=float, help="passes over the pairs (default: 1; static: 3)")
     train.add_argument("--held-out", action="append", metavar="OWNER/NAME",
                        help="static: a mined repository never trained on, whose MRR is reported before and after")
-    train.add_argument("--learning-rate-static", type=float, help="static: Adam's learning rate (default 3e-3)")
     train.add_argument("--max-pairs", type=int, default=0, help="train on at most this many pairs (0: all)")
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: the epochs)")
     train.add_argument("--batch-size", type=int, default=32)
-    train.add_argument("--learning-rate", type=float, default=5e-5)
+    train.add_argument("--learning-rate", type=float, help="AdamW's learning rate (default 5e-5; static: Adam, 3e-3)")
     train.add_argument("--max-tokens", type=int, default=128)
     train.add_argument("--hard-negatives", type=int, default=1, help="mined hard negatives per pair in the loss")
     train.add_argument("--bf16", action="store_true",

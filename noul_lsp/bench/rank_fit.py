@@ -25,6 +25,7 @@ import numpy as np
 from noul_lsp.bench import metrics as m
 from noul_lsp.retrieval.features import FEATURE_GROUPS, FEATURES
 from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, ranking_file_name
+from noul_lsp.retrieval.rerank import combined_logit
 
 KS = (1, 3, 5)
 
@@ -169,8 +170,8 @@ def format_metrics(metrics: dict) -> str:
     return "\n".join(lines)
 
 
-#: the weights of the cross-encoder's logit tried against the ranker's log-probability (inf: logit alone)
-RERANK_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, float("inf"))
+#: the weights of the cross-encoder's logit tried against the ranker's log-probability (None: the logit alone)
+RERANK_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, None)
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,9 @@ class RerankedQuery:
     repo: str
     gold: list[str]
     files: list[str]  # every file of the record, in its order
-    #: the short-listed files, their log-probability under the ranker and their cross-encoder logit
+    #: the short-listed files, their probability under the ranker and their cross-encoder logit
     listed: list[str]
-    log_probability: np.ndarray
+    probability: np.ndarray
     logits: np.ndarray
 
 
@@ -202,7 +203,7 @@ def load_reranked(paths: list[Path]) -> tuple[list[RerankedQuery], str, str]:
             pairs.add(record["pair"])
             found.append(RerankedQuery(
                 record["label_file"], record["repo"], record["gold_files"], [h["path"] for h in record["hits"]],
-                [h["path"] for h in listed], np.log(np.maximum([h["rankScore"] for h in listed], 1e-12)),
+                [h["path"] for h in listed], np.array([h["rankScore"] for h in listed], dtype=np.float64),
                 np.array([h["rerankScore"] for h in listed], dtype=np.float64)))
     if not found:
         raise RankDataError("no rerank record: run `noul bench --pipelines hybrid,rerank --reranker NAME --limit 20`")
@@ -212,22 +213,22 @@ def load_reranked(paths: list[Path]) -> tuple[list[RerankedQuery], str, str]:
     return found, embedder, reranker
 
 
-def _reranked_order(item: RerankedQuery, weight: float) -> list[str]:
+def _reranked_order(item: RerankedQuery, weight: float | None) -> list[str]:
     if not len(item.listed):
         return item.files
-    value = item.logits if np.isinf(weight) else item.log_probability + weight * item.logits
+    value = combined_logit(item.probability, item.logits, weight)  # what the rerank stage orders by
     listed = [item.listed[i] for i in np.argsort(-value, kind="stable")]
     taken = set(listed)
     return listed + [f for f in item.files if f not in taken]
 
 
-def _choose_weight(items: list[RerankedQuery]) -> float:
-    """The weight with the best Acc@1, then MRR (ties: the smaller weight)."""
+def _choose_weight(items: list[RerankedQuery]) -> float | None:
+    """The weight with the best Acc@1, then MRR (ties: the smaller weight; the logit alone is the largest)."""
     def quality(weight: float) -> tuple[float, float]:
         orders = [(_reranked_order(i, weight), i.gold) for i in items]
         return (float(np.mean([m.accuracy_at(o, g, 1) for o, g in orders])),
                 float(np.mean([m.reciprocal_rank(o, g) for o, g in orders])))
-    return max(RERANK_WEIGHTS, key=lambda w: (quality(w), -w))
+    return max(RERANK_WEIGHTS, key=lambda w: (quality(w), -(np.inf if w is None else w)))
 
 
 def fit_rerank_weight(paths: list[Path], *, out_dir: Path) -> tuple[Path, dict]:
@@ -245,13 +246,13 @@ def fit_rerank_weight(paths: list[Path], *, out_dir: Path) -> tuple[Path, dict]:
         held_out.extend((i, _reranked_order(i, weight)) for i in items if i.repo == repo)
     weight = _choose_weight(items)
     metrics = {"ranker": _accuracy([(i, _reranked_order(i, 0.0)) for i in items]),
-               "cross_encoder_alone": _accuracy([(i, _reranked_order(i, float("inf"))) for i in items]),
+               "cross_encoder_alone": _accuracy([(i, _reranked_order(i, None)) for i in items]),
                "held_out": _accuracy(held_out), "weights_held_out": chosen}
     data = json.loads(path.read_text())
     if data.get("embedder") != embedder:
         raise RankDataError(f"{path} is for {data.get('embedder')}, the records for {embedder}")
     data.setdefault("rerank", {})[reranker] = {
-        "weight": weight if np.isfinite(weight) else 1e6, "fitted": datetime.datetime.now(datetime.timezone.utc)
+        "weight": weight, "fitted": datetime.datetime.now(datetime.timezone.utc)
         .isoformat(timespec="seconds"), "records": [str(p) for p in paths], "queries": len(items),
         "commit": _commit(), "metrics": metrics}
     path.write_text(json.dumps(data, indent=1) + "\n")

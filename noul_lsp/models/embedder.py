@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.runtime import SessionModel, length_batches, open_session, padded_batch, shared_model
+from noul_lsp.models.runtime import SessionModel, length_batches, model_key, open_session, padded_batch, shared_model
 from noul_lsp.models.static import StaticEmbedder, StaticSpec
 
 
@@ -35,11 +35,6 @@ def shared_embedder(spec: EmbedderSpec | StaticSpec, *, token_budget: int, use_g
         return shared_model(("static", spec), lambda: StaticEmbedder(spec))
     return shared_model(("embedder", spec, token_budget, use_gpu, batch_size),
                         lambda: OnnxEmbedder(spec, token_budget=token_budget, use_gpu=use_gpu, batch_size=batch_size))
-
-
-def model_key(model_id: str, token_budget: int) -> str:
-    """Identifies a set of vectors: the same model with another token budget gives other vectors."""
-    return f"{model_id}@{token_budget}"
 
 
 def spec_model_key(spec: EmbedderSpec | StaticSpec, token_budget: int) -> str:

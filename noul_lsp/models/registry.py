@@ -86,8 +86,6 @@ class ModelCard:
     query_prefix: str = ""
     #: the folder under models/bundled that holds this model (models noul trained and ships); "" = none
     bundled: str = ""
-    #: "onnx" (a transformer) or "static" (a model2vec token table, `noul train static`)
-    format: str = "onnx"
 
 
 def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
@@ -103,8 +101,6 @@ def load_cards(directory: Path | None = None) -> dict[str, ModelCard]:
         card = ModelCard(**data)
         if card.kind not in ("embedder", "reranker"):
             raise ValueError(f"model card {path}: kind must be embedder or reranker, not {card.kind!r}")
-        if card.format not in ("onnx", "static"):
-            raise ValueError(f"model card {path}: format must be onnx or static, not {card.format!r}")
         cards[card.id] = card
     return cards
 
@@ -155,6 +151,11 @@ def _config(directory: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def _is_static(directory: Path) -> bool:
+    """A model2vec folder (a static token table, `noul train static`) rather than an ONNX transformer."""
+    return _config(directory).get("model_type") == "model2vec"
+
+
 def spec_from_directory(directory: Path, *, model_id: str = "", query_prefix: str = "") -> EmbedderSpec:
     """An EmbedderSpec for a sentence-transformers style directory that holds an ONNX export."""
     directory = Path(directory)
@@ -190,9 +191,7 @@ def local_model_id(directory: Path) -> str:
     """The id of a model in a local directory. Vectors are stored under it, so it names the ONNX file and a
     digest of its size and time: re-exporting (or quantising) the directory gives new vectors, never a mix.
     A static model is named by its token table."""
-    static_weights = directory / "model.safetensors"
-    is_static = _config(directory).get("model_type") == "model2vec" and static_weights.is_file()
-    onnx_path = static_weights if is_static else _onnx_file(directory)
+    onnx_path = directory / "model.safetensors" if _is_static(directory) else _onnx_file(directory)
     stat = onnx_path.stat()
     digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:8]
     return f"local:{directory}/{onnx_path.relative_to(directory)}#{digest}"
@@ -239,7 +238,7 @@ def resolve_embedder(name: str, cache: Path) -> EmbedderSpec | StaticSpec:
     if name == MINILM_INT8:
         return _bundled_default()
     directory, model_id, card = _locate(name, "embedder", cache)
-    if (card is not None and card.format == "static") or _config(directory).get("model_type") == "model2vec":
+    if _is_static(directory):
         try:
             return spec_from_static_directory(directory, model_id=model_id)
         except StaticModelError as error:

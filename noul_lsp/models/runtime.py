@@ -16,6 +16,11 @@ from typing import TypeVar
 
 import numpy as np
 
+
+def model_key(model_id: str, token_budget: int) -> str:
+    """Identifies a set of vectors: the same model with another token budget gives other vectors."""
+    return f"{model_id}@{token_budget}"
+
 T = TypeVar("T")
 
 

@@ -9,12 +9,15 @@ them. Tokens are taken without special tokens and without the unknown token, as 
 
 from __future__ import annotations
 
+import copy
 import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from noul_lsp.models.runtime import model_key
 
 #: texts tokenised and summed together: bounds the gathered token rows (~512 x 512 x 256 floats)
 _TEXTS_PER_PASS = 512
@@ -38,7 +41,7 @@ class StaticSpec:
 
 def read_safetensors_matrix(path: Path, name: str = "embeddings") -> np.ndarray:
     """One 2-d tensor of a safetensors file (8-byte header length, JSON header, raw little-endian data),
-    memory-mapped rather than read: the file is the model."""
+    memory-mapped: the caller converts it once, to the dtype it computes in."""
     try:
         with path.open("rb") as handle:
             (header_size,) = struct.unpack("<Q", handle.read(8))
@@ -93,13 +96,20 @@ class StaticEmbedder:
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
         unknown = self.tokenizer.token_to_id("[UNK]")
-        self._unknown = -1 if unknown is None else unknown
+        #: the unknown token's id (-1: none), left out of every text as model2vec does
+        self.unknown_id = -1 if unknown is None else unknown
         self.token_budget = spec.max_tokens
         self.texts_embedded = 0
 
+    def with_table(self, matrix: np.ndarray) -> StaticEmbedder:
+        """The same tokenizer over another token table (`noul train static` measures a table as it tunes it)."""
+        other = copy.copy(self)
+        other.matrix = np.asarray(matrix, dtype=np.float32)
+        return other
+
     @property
     def model_key(self) -> str:
-        return f"{self.spec.model_id}@{self.spec.max_tokens}"  # as embedder.model_key
+        return model_key(self.spec.model_id, self.spec.max_tokens)
 
     def embed_documents(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
         """One normalised vector per text, of its first `max_tokens` (default: the model's) tokens; zeros
@@ -124,7 +134,7 @@ class StaticEmbedder:
         vocabulary = len(self.matrix)
         owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
         tokens = np.concatenate(ids)
-        known = tokens != self._unknown
+        known = tokens != self.unknown_id
         keys, counts = np.unique(owner[known] * vocabulary + tokens[known], return_counts=True)
         if not len(keys):
             return vectors

@@ -107,8 +107,6 @@ class _VectorSet:
 class Corpus:
     def __init__(self, store: ChunkStore, model_key: str | None, static_key: str | None = None) -> None:
         self.store = store
-        self.model_key = model_key
-        self.static_key = static_key
         self._entries: dict[str, _Entry] = {}
         self._dense = _VectorSet(model_key)
         self._static = _VectorSet(static_key)

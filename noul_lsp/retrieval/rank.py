@@ -62,8 +62,9 @@ class RankModel:
                    data["embedder"], data.get("provenance", {}), data.get("rerank", {}))
 
     def rerank_weight(self, reranker: str) -> float | None:
-        entry = self.rerank_weights.get(reranker)
-        return float(entry["weight"]) if entry else None
+        """The fitted weight of `reranker`'s logit; None without one, or when the fit chose the logit alone."""
+        entry = self.rerank_weights.get(reranker) or {}
+        return None if entry.get("weight") is None else float(entry["weight"])
 
 
 @dataclass(frozen=True)

@@ -87,11 +87,12 @@ def rerank_stage(root, query: str, order: list, candidates: list, signals: dict[
     return dict(zip(keys, logits.tolist(), strict=True))
 
 
-def combined_logit(probability: float, logit: float, weight: float | None) -> float:
-    """What a reranked entry is ordered by (see the module docstring)."""
+def combined_logit(probability, logit, weight: float | None):
+    """What a reranked entry is ordered by (see the module docstring): numbers or arrays of them
+    (`noul rank-fit --rerank` scores whole short lists with it)."""
     if weight is None:
         return logit
-    return float(np.log(max(probability, 1e-12)) + weight * logit)
+    return np.log(np.maximum(probability, 1e-12)) + weight * logit
 
 
 def with_reranked(scored: list, logits: dict, weight: float | None = None) -> list:

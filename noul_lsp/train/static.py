@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from noul_lsp.models.static import StaticEmbedder, spec_from_static_directory
 from noul_lsp.train.fit import TrainingUnavailable
 
 #: a word as the teacher's (BERT) pre-tokenizer sees it: letters and digits between punctuation
@@ -99,9 +99,12 @@ class TuneSettings:
     regression_batch: int = 256
 
 
-def _token_ids(tokenizer, texts: list[str], limit: int, unknown: int) -> list[list[int]]:
-    encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
-    return [[i for i in e.ids[:limit] if i != unknown] or [0] for e in encodings]
+def _token_ids(model: StaticEmbedder, texts: list[str]) -> list[list[int]]:
+    """Token ids of each text as the model counts them (its limit, no unknown token); a text with none
+    gets the padding row, so the bag has something to average."""
+    encodings = model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+    limit = model.spec.max_tokens
+    return [[i for i in e.ids[:limit] if i != model.unknown_id] or [0] for e in encodings]
 
 
 def _bag(ids: list[list[int]]):
@@ -112,10 +115,9 @@ def _bag(ids: list[list[int]]):
     return flat, offsets
 
 
-def held_out_mrr(table: np.ndarray, tokenizer, pairs: list, *, limit: int, unknown: int,
-                 max_query_chars: int) -> float:
+def held_out_mrr(model: StaticEmbedder, pairs: list, *, max_query_chars: int) -> float:
     """Mean reciprocal rank of each pair's positive among every positive and negative of its repository
-    (the texts a search of that repository would weigh), with `table` as the static model."""
+    (the texts a search of that repository would weigh), embedded by `model` as the engine embeds."""
     if not pairs:
         return float("nan")
     reciprocal: list[float] = []
@@ -125,22 +127,13 @@ def held_out_mrr(table: np.ndarray, tokenizer, pairs: list, *, limit: int, unkno
     for members in by_repository.values():
         texts = list(dict.fromkeys(t for p in members for t in (p.positive, *p.negatives)))
         position = {t: i for i, t in enumerate(texts)}
-        documents = _mean_vectors(table, _token_ids(tokenizer, texts, limit, unknown))
-        queries = _mean_vectors(table, _token_ids(tokenizer, [p.query[:max_query_chars] for p in members], limit,
-                                                  unknown))
+        documents = model.embed_documents(texts)
+        queries = model.embed_documents([p.query[:max_query_chars] for p in members])
         scores = queries @ documents.T
         gold = np.array([position[p.positive] for p in members])
         gold_scores = scores[np.arange(len(members)), gold]
         reciprocal.extend((1.0 / (1 + (scores > gold_scores[:, None]).sum(axis=1))).tolist())
     return float(np.mean(reciprocal))
-
-
-def _mean_vectors(table: np.ndarray, ids: list[list[int]]) -> np.ndarray:
-    lengths = np.array([len(r) for r in ids])
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    sums = np.add.reduceat(table[np.concatenate(ids)].astype(np.float32), starts, axis=0)
-    vectors = sums / lengths[:, None]
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings = TuneSettings(),
@@ -152,39 +145,34 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
     held-out repositories' MRR is measured before and after; returns the figures."""
     try:
         import torch
+        from safetensors.numpy import save_file
     except ImportError as error:
-        raise TrainingUnavailable("tuning a static model needs torch: pip install torch==2.13.0") from error
-    from tokenizers import Tokenizer
-
-    from noul_lsp.models.static import read_safetensors_matrix, spec_from_static_directory
+        raise TrainingUnavailable("tuning a static model needs the train extra: "
+                                  "pip install torch==2.13.0 'noul-lsp[train]'") from error
 
     started = time.perf_counter()
-    spec = spec_from_static_directory(Path(directory))
-    table = np.asarray(read_safetensors_matrix(Path(directory) / "model.safetensors"), dtype=np.float32)
-    tokenizer = Tokenizer.from_file(str(Path(directory) / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    unknown = tokenizer.token_to_id("[UNK]")
-    unknown = -1 if unknown is None else unknown
+    base = StaticEmbedder(spec_from_static_directory(Path(directory)))
     held = [p for p in pairs if p.repository in settings.held_out]
     train = [p for p in pairs if p.repository not in settings.held_out]
-    before = held_out_mrr(table, tokenizer, held, limit=spec.max_tokens, unknown=unknown,
-                          max_query_chars=settings.max_query_chars)
+
+    def measure(table: np.ndarray) -> float:
+        return held_out_mrr(base.with_table(table), held, max_query_chars=settings.max_query_chars)
+
+    before = measure(base.matrix)
     log(json.dumps({"held_out_mrr": before, "step": 0}))
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
-    query_ids = _token_ids(tokenizer, [p.query[: settings.max_query_chars] for p in train], spec.max_tokens, unknown)
-    positive_ids = _token_ids(tokenizer, [p.positive for p in train], spec.max_tokens, unknown)
-    negative_ids = [_token_ids(tokenizer, list(p.negatives[: settings.hard_negatives]), spec.max_tokens, unknown)
-                    for p in train]
-    bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(table.copy()), freeze=False, mode="mean")
+    query_ids = _token_ids(base, [p.query[: settings.max_query_chars] for p in train])
+    positive_ids = _token_ids(base, [p.positive for p in train])
+    negative_ids = [_token_ids(base, list(p.negatives[: settings.hard_negatives])) for p in train]
+    bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(base.matrix.copy()), freeze=False, mode="mean")
     parameters = list(bag.parameters())
     if teacher is not None:
         held_texts = {t for p in held for t in (p.positive, *p.negatives, p.query[: settings.max_query_chars])}
         keep = [i for i, text in enumerate(teacher[0]) if text not in held_texts]
-        teacher_ids = _token_ids(tokenizer, [teacher[0][i] for i in keep], spec.max_tokens, unknown)
+        teacher_ids = _token_ids(base, [teacher[0][i] for i in keep])
         teacher_vectors = torch.nn.functional.normalize(torch.from_numpy(np.asarray(teacher[1][keep], np.float32)), dim=1)
-        head = torch.nn.Linear(table.shape[1], teacher_vectors.shape[1], bias=False)
+        head = torch.nn.Linear(base.spec.dims, teacher_vectors.shape[1], bias=False)
         parameters += list(head.parameters())
     optimiser = torch.optim.Adam(parameters, lr=settings.learning_rate)
     step = 0
@@ -209,15 +197,12 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
             step += 1
             if step % 20 == 0:
                 log(json.dumps({"epoch": epoch, "step": step, "loss": round(float(loss.detach()), 4)}))
-        tuned = bag.weight.detach().numpy()
-        log(json.dumps({"epoch": epoch + 1, "held_out_mrr": held_out_mrr(
-            tuned, tokenizer, held, limit=spec.max_tokens, unknown=unknown, max_query_chars=settings.max_query_chars)}))
-    tuned = bag.weight.detach().numpy().astype(np.float16)
-    after = held_out_mrr(tuned, tokenizer, held, limit=spec.max_tokens, unknown=unknown,
-                         max_query_chars=settings.max_query_chars)
+        log(json.dumps({"epoch": epoch + 1, "held_out_mrr": measure(bag.weight.detach().numpy())}))
+    tuned = bag.weight.detach().numpy().astype(np.float16)  # as shipped
+    after = measure(tuned)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _write_safetensors(out / "model.safetensors", {"embeddings": tuned})
+    save_file({"embeddings": tuned}, str(out / "model.safetensors"))
     for name in ("tokenizer.json", "config.json"):
         (out / name).write_bytes((Path(directory) / name).read_bytes())
     record = {"tuned_from": str(directory), "settings": asdict(settings), "pairs": len(train),
@@ -227,20 +212,3 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
     (out / "tuning.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
 
-
-def _write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
-    """The safetensors layout model2vec reads (8-byte header length, JSON header, raw data)."""
-    codes = {np.dtype(np.float16): "F16", np.dtype(np.float32): "F32"}
-    header, offset, blobs = {}, 0, []
-    for name, array in tensors.items():
-        data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-        header[name] = {"dtype": codes[array.dtype], "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    encoded = json.dumps(header, separators=(",", ":")).encode()
-    encoded += b" " * (-len(encoded) % 8)
-    with path.open("wb") as handle:
-        handle.write(struct.pack("<Q", len(encoded)))
-        handle.write(encoded)
-        for blob in blobs:
-            handle.write(blob)
