@@ -99,13 +99,13 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
     embedder = root.embedder() if len(arrays.dense_rows) and "dense" in legs else None
     if embedder is not None:
         dense, cosines = _vector_leg(embedder, root.model_key or "", query, arrays.dense_rows, arrays.dense_matrix,
-                                     arrays.rows, allowed, query_vectors, search, stage, "dense")
+                                     arrays.rows, allowed, query_vectors, search, stage, ("embed_query", "dense"))
     static, static_cosines = empty, None
     static_model = root.static_embedder() if len(arrays.static_rows) and "static" in legs else None
     if static_model is not None:
         static, static_cosines = _vector_leg(static_model, root.static_key or "", query, arrays.static_rows,
                                              arrays.static_matrix, arrays.rows, allowed, query_vectors, search, stage,
-                                             "static")
+                                             ("embed_query_static", "static"))
     elif "static" in legs and root.static_problem:
         notes.append(f"no static leg: {root.static_problem}")
     if embedder is None and "dense" in legs and root.embedder_problem:
@@ -117,12 +117,13 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
 
 def _vector_leg(embedder, key: str, query: str, rows: np.ndarray, matrix: np.ndarray, total_rows: int,
                 allowed: np.ndarray | None, query_vectors: dict[str, np.ndarray], search, stage: Stage,
-                name: str) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """One vector leg: (its top rows and cosines, every row's cosine with NaN where a row has no vector)."""
+                stages: tuple[str, str]) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """One vector leg: (its top rows and cosines, every row's cosine with NaN where a row has no vector),
+    timed as `stages` (embedding the query, scoring)."""
     if key not in query_vectors:
         started = time.perf_counter()
         query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
-        stage(f"embed_query_{name}" if name != "dense" else "embed_query", started)
+        stage(stages[0], started)
     started = time.perf_counter()
     scores = dense_scores(matrix, query_vectors[key])
     cosines = np.full(total_rows, np.nan, dtype=np.float32)
@@ -131,7 +132,7 @@ def _vector_leg(embedder, key: str, query: str, rows: np.ndarray, matrix: np.nda
         scores = np.where(allowed[rows], scores, -np.inf)
         cosines = np.where(allowed, cosines, np.nan).astype(np.float32)
     best = top_k(scores, search.candidates, floor=-np.inf)
-    stage(name, started)
+    stage(stages[1], started)
     return (rows[best], scores[best]), cosines
 
 
