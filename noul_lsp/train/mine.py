@@ -27,7 +27,7 @@ import re
 import textwrap
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ from noul_lsp.chunking import FileChunker
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.languages import LANGUAGES, language_for_path
 from noul_lsp.config import IndexSettings
-from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.bm25 import BM25Index, BM25Parameters
 from noul_lsp.retrieval.roles import file_role
 from noul_lsp.text.terms import query_terms, term_counts
 from noul_lsp.train.git import CommitChange, GitError, Repository
@@ -275,6 +275,9 @@ def commit_query(change: CommitChange, settings: MineSettings) -> str | None:
 
 # --- the repository's corpus -----------------------------------------------------------------------------
 
+BM25_PARAMETERS = BM25Parameters()
+
+
 class Corpus:
     """Chunks of one repository under BM25, for the consistency filter and the hard negatives."""
 
@@ -288,7 +291,7 @@ class Corpus:
             row_ids.append(np.array([vocabulary.setdefault(t, len(vocabulary)) for t in counts], dtype=np.int64))
             row_counts.append(np.array(list(counts.values()), dtype=np.float32))
         self.vocabulary = vocabulary
-        self.index = BM25Index(row_ids, row_counts, max(1, len(vocabulary)))
+        self.index = BM25Index(row_ids, row_counts, max(1, len(vocabulary)), BM25_PARAMETERS)
         lengths = np.array([c.sum() for c in row_counts], dtype=np.float32)
         self.average_length = float(lengths.mean()) if len(lengths) else 1.0
         self.rows_of_text: dict[str, list[int]] = {}
@@ -306,7 +309,8 @@ class Corpus:
     def score_text(self, query_ids: np.ndarray, text: str) -> float:
         """BM25 of a text that is not a row, with this corpus's statistics."""
         counts = term_counts(text)
-        norm = 1.2 * (1 - 0.75 + 0.75 * sum(counts.values()) / max(self.average_length, 1e-9))
+        k1, b = BM25_PARAMETERS.k1, BM25_PARAMETERS.b  # as the index scored its rows
+        norm = k1 * (1 - b + b * sum(counts.values()) / max(self.average_length, 1e-9))
         wanted = set(query_ids.tolist())
         total = 0.0
         for term, count in counts.items():
@@ -350,10 +354,6 @@ def _definition(chunk: Chunk) -> bool:
     return chunk.kind in DEFINITION_KINDS and bool(chunk.symbol)
 
 
-def _embed_text(header: str, text: str) -> str:
-    return f"{header}\n{text}" if header else text
-
-
 def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(), exclusions: set[str] = frozenset(),
                     own_code: bool = False, name: str = "", progress: Callable[[str], None] = lambda _m: None
                     ) -> tuple[list[Pair], SourceRecord]:
@@ -386,7 +386,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 continue
             for chunk in chunker.chunk(path, content):
                 split = split_docstring(chunk) if _definition(chunk) else None
-                stripped = _embed_text(chunk.header, split[1]) if split else chunk.embed_text
+                stripped = replace(chunk, text=split[1]).embed_text if split else chunk.embed_text
                 full_texts.append(chunk.embed_text)
                 stripped_texts.append(stripped)
                 keys.append((path, chunk.symbol))
