@@ -67,3 +67,14 @@ def test_links_out_fifos_and_broken_links_are_passed_over_with_a_reason(polyglot
     assert reasons["events.fifo"] == "a FIFO, not a regular file"
     assert "broken" in reasons["broken_link.py"] and "out of the workspace" in reasons["outside_link.py"]
     assert "src/net/retry.py" in found and not any(p.startswith("src/") for p in reasons)
+
+
+def test_an_invalid_gitignore_line_is_passed_over_not_fatal(tmp_path):
+    """black's own tests carry a .gitignore of a lone `!`: git passes it over, and so must the walk."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("!\n*.log\n")
+    (tmp_path / "sub" / "kept.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "run.log").write_text("noise\n")
+    found = {f.path for f in discover(tmp_path, IndexSettings())}
+    assert "sub/kept.py" in found
+    assert "sub/run.log" not in found

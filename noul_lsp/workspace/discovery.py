@@ -47,8 +47,22 @@ class SkippedFile(Exception):
 
 
 def gitignore_spec(lines) -> pathspec.PathSpec:
-    """Patterns in .gitignore syntax (also used for excludes, include filters and `embed_last`)."""
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    """Patterns in .gitignore syntax (also used for excludes, include filters and `embed_last`). A line
+    that is no valid pattern (a lone `!`) is passed over, as git passes it over: one bad line in some
+    nested .gitignore must not stop the indexing of a workspace."""
+    lines = list(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, TypeError):  # GitIgnorePatternError is a ValueError
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+
+
+def _valid_pattern(line) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _git_listing(root: Path) -> list[str] | None:
