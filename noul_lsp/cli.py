@@ -35,7 +35,7 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
-COMMANDS = ("index", "find", "status", "bench", "calibrate", "rank-fit", "models", "mcp")
+COMMANDS = ("index", "find", "status", "bench", "bench-scale", "calibrate", "rank-fit", "models", "mcp")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 #: the exit status of a command whose reader went away (as if killed by SIGPIPE)
@@ -149,6 +149,12 @@ def _on_workspace(path: str, settings: Settings, work: Callable[[Workspace], int
         workspace.close()
 
 
+def _checkpoint(workspace: Workspace, quiet: bool) -> None:
+    problem = workspace.checkpoint()
+    if problem and not quiet:
+        _console().print(f"[yellow]noul: {escape(problem)}[/]")
+
+
 def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
     """Bring the index up to date, showing files, chunks, embedding rate and ETA on a terminal."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -174,8 +180,10 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
                           + (f"; {len(report.passed_over)} passed over (links out of the root, broken links, FIFOs, "
                              "devices)" if report.passed_over else ""))
         if not embed:
+            _checkpoint(workspace, quiet)
             return
         static = workspace.embed_static()
+        _checkpoint(workspace, quiet)  # every chunk has a dense leg: the next open starts from here
         if static is not None and static.embedded and not quiet:
             console.print(f"static vectors for {static.embedded} chunks in {static.seconds:.1f}s "
                           f"({static.rate:.0f} chunks/s): every chunk has a dense leg now")
@@ -197,6 +205,8 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
             result = workspace.indexer.embed_pending(embedder, progress=on_embed)
         except KeyboardInterrupt:
             raise CliError("interrupted: every finished batch is saved; run the command again to continue", 130) from None
+        if result.embedded:
+            _checkpoint(workspace, quiet)
         if result.embedded and not quiet:
             console.print(f"embedded {result.embedded} chunks in {result.seconds:.1f}s "
                           f"({result.rate:.1f} chunks/s on {embedder.device})")
@@ -328,6 +338,29 @@ def _devices(workspace: Workspace) -> dict[str, str]:
     else:
         found["reranker"] = "none"
     return found
+
+
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    from noul_lsp.bench.scale import ScaleConfig, run_scale
+
+    try:
+        sizes = tuple(int(size) for size in args.sizes.split(",") if size.strip())
+    except ValueError:
+        raise CliError(f"--sizes takes chunk counts separated by commas, not {args.sizes!r}", EXIT_USAGE) from None
+    labels = tuple(Path(p) for p in args.labels)
+    for path in labels:
+        if not path.is_file():
+            raise CliError(f"label file {path} not found", EXIT_USAGE)
+    if not labels:
+        raise CliError("--labels names the files whose query texts the finds ask", EXIT_USAGE)
+    mirrors = Path(args.mirrors)
+    if not mirrors.is_dir():
+        raise CliError(f"{mirrors}: no such folder of mirrors", EXIT_USAGE)
+    config = ScaleConfig(mirrors=mirrors, work=Path(args.work), out=Path(args.out), sizes=sizes, labels=labels,
+                         settings=_settings(args))
+    run_scale(config, log=lambda line: print(line, flush=True))
+    print(f"wrote {config.out / 'scale.md'}")
+    return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -613,6 +646,16 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--resume", action="store_true",
                        help="keep the records already in OUT (records are written as the run goes) and ask the rest")
     bench.set_defaults(handler=cmd_bench)
+
+    scale = sub.add_parser("bench-scale", parents=[common],
+                           help="grow one workspace of real code to 10k, 100k, 1M chunks and measure each size")
+    scale.add_argument("--mirrors", required=True, help="folder of bare git mirrors (owner+name/repo)")
+    scale.add_argument("--work", required=True, help="scratch folder for the trees and indexes (large)")
+    scale.add_argument("--out", required=True, help="where scale.json, scale.md and scale.png go")
+    scale.add_argument("--sizes", default="10000,100000,1000000", help="chunk counts to grow to (comma-separated)")
+    scale.add_argument("--labels", nargs="*", default=[],
+                       help="label files whose query texts are asked (only the texts are used)")
+    scale.set_defaults(handler=cmd_bench_scale)
 
     models = sub.add_parser("models", parents=[common],
                             help="list, download (network), export to ONNX, or choose a workspace's models")

@@ -1,9 +1,15 @@
-"""The in-memory corpus follows the store without redoing work: vectors arriving in the background
-must not rebuild the chunk table or the BM25 postings."""
+"""The in-memory corpus follows the store at the cost of what changed: vectors arriving must not rebuild
+the chunk table or the BM25 postings, a changed file must not rebuild the base, and a workspace reopened
+from its snapshot must answer as the corpus that wrote it."""
 
 import numpy as np
+import pytest
 
+import noul_lsp.retrieval.dense as dense
+import noul_lsp.store.lmdb_store as lmdb_store
 from noul_lsp.retrieval.corpus import Corpus
+from noul_lsp.retrieval.dense import HashSlots, VectorTable, search
+from noul_lsp.retrieval.snapshot import snapshot_folder
 from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, WriteBatch
 
 
@@ -18,27 +24,175 @@ def _add_file(store: ChunkStore, path: str, texts: list[str]) -> list[ChunkRecor
     return records
 
 
-def test_vectors_arriving_rebuild_only_the_dense_matrix(tmp_path):
+def _replace_file(store: ChunkStore, path: str, old: list[ChunkRecord], texts: list[str]) -> list[ChunkRecord]:
+    batch = WriteBatch()
+    for record in old:
+        batch.delete_chunk(record.key)
+    store.apply(batch)
+    return _add_file(store, path, texts)
+
+
+def _bm25_top(corpus: Corpus, word: str) -> list[tuple[str, int]]:
+    arrays = corpus.arrays()
+    scores = arrays.bm25.scores(np.array([arrays.vocabulary[word]]))
+    rows = [int(r) for r in np.argsort(-scores, kind="stable") if scores[r] > 0]
+    return [(arrays.chunk(r).path, arrays.chunk(r).start_line) for r in rows]
+
+
+def _bm25_scores(corpus: Corpus, word: str) -> dict[tuple[str, int], float]:
+    """Every matching chunk's score, by location (equal scores may tie in another order)."""
+    arrays = corpus.arrays()
+    scores = arrays.bm25.scores(np.array([arrays.vocabulary[word]]))
+    return {(arrays.chunk(r).path, arrays.chunk(r).start_line): pytest.approx(float(scores[r]), rel=1e-5)
+            for r in np.flatnonzero(scores > 0).tolist()}
+
+
+def test_vectors_arriving_rebuild_only_the_vector_table(tmp_path):
     store = ChunkStore(tmp_path / "idx")
     records = _add_file(store, "a.py", ["retry upload", "cookie jar", "retry upload"])  # one text twice
     corpus = Corpus(store, "m@128")
     assert corpus.sync()
     before = corpus.arrays()
-    assert (corpus.chunk_count, corpus.embedded_chunks, len(before.dense_rows)) == (3, 0, 0)
+    assert (corpus.chunk_count, corpus.embedded_chunks, before.covered["dense"]) == (3, 0, 0)
+    assert before.row_slot[0] == before.row_slot[2]  # one slot per distinct text
 
     batch = WriteBatch()
     batch.put_vector("m@128", records[0].hash, np.ones(4, dtype=np.float32))
     store.apply(batch)
     assert corpus.sync()
     after = corpus.arrays()
-    assert after.bm25 is before.bm25 and after.entries is before.entries  # lexical part kept
+    assert after.bm25 is before.bm25 and after.base is before.base  # lexical part kept
     assert corpus.embedded_chunks == 2  # both chunks of the shared text
-    assert after.dense_rows.tolist() == [0, 2] and after.dense_matrix.shape == (2, 4)
     assert not corpus.sync()  # nothing new
 
     _add_file(store, "b.py", ["parse ini"])
     assert corpus.sync()
     changed = corpus.arrays()
-    assert changed.bm25 is not before.bm25 and changed.files == ["a.py", "b.py"]
+    assert changed.base is before.base and changed.delta is not None  # the base is not rebuilt
+    assert changed.files == ["a.py", "b.py"]
     assert corpus.chunk_count == 4 and corpus.embedded_chunks == 2
-    assert changed.dense_rows.tolist() == [0, 2]
+
+
+def test_a_changed_file_kills_its_base_rows_and_the_delta_answers(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    old = _add_file(store, "a.py", ["retry upload", "cookie jar"])
+    _add_file(store, "b.py", ["cookie parser", "ini reader"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    base = corpus.arrays().base
+    _replace_file(store, "a.py", old, ["upload with backoff"])
+    corpus.sync()
+    arrays = corpus.arrays()
+    assert arrays.base is base and arrays.live is not None and arrays.live_rows == 3
+    assert _bm25_top(corpus, "cookie") == [("b.py", 1)]  # a.py's old cookie chunk is dead
+    assert _bm25_top(corpus, "backoff") == [("a.py", 1)]
+    assert arrays.bm25.document_frequency[arrays.vocabulary["cookie"]] == 1
+
+    fresh = Corpus(store, None)
+    fresh.sync()
+    assert corpus.compact(save=False)
+    assert corpus.arrays().delta is None and corpus.arrays().rows == 3
+    for word in ("cookie", "backoff", "upload", "ini"):
+        assert _bm25_scores(corpus, word) == _bm25_scores(fresh, word)
+
+
+def test_a_deleted_file_leaves_no_row(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    _add_file(store, "a.py", ["retry upload"])
+    old = _add_file(store, "b.py", ["retry cookie"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    batch = WriteBatch()
+    for record in old:
+        batch.delete_chunk(record.key)
+    batch.delete_file("b.py")
+    store.apply(batch)
+    corpus.sync()
+    assert _bm25_top(corpus, "retry") == [("a.py", 1)]
+    assert corpus.chunk_count == 1 and corpus.file_count == 1
+
+
+def test_reopened_from_its_snapshot_the_corpus_answers_the_same(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    first = _add_file(store, "a.py", ["retry upload", "cookie jar"])
+    _add_file(store, "b.py", ["cookie parser"])
+    batch = WriteBatch()
+    batch.put_vector("m@128", first[0].hash, np.array([1, 0, 0, 0], dtype=np.float32))
+    store.apply(batch)
+    corpus = Corpus(store, "m@128")
+    corpus.sync()
+    assert corpus.compact()  # writes the snapshot
+    assert snapshot_folder(store.directory).is_dir()
+    _add_file(store, "c.py", ["cookie cutter"])  # after the snapshot: replayed from the change log
+
+    reopened = Corpus(store, "m@128")
+    reopened.sync()
+    assert reopened.opened_from_snapshot is not None
+    current = Corpus(store, "m@128")
+    current._read_store()  # what reading every record gives
+    current._generation = store.generation()
+    assert _bm25_scores(reopened, "cookie") == _bm25_scores(current, "cookie")
+    assert reopened.chunk_count == current.chunk_count == 4
+    assert reopened.embedded_chunks == current.embedded_chunks == 1
+    arrays = reopened.arrays()
+    assert arrays.chunk(0).path == "a.py" and arrays.key(0) == first[0].key
+
+
+def test_a_damaged_snapshot_is_passed_over(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    _add_file(store, "a.py", ["retry upload", "cookie jar"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    corpus.compact()
+    column = snapshot_folder(store.directory) / "term_ids.npy"
+    data = bytearray(column.read_bytes())
+    data[-1] ^= 0xFF
+    column.write_bytes(bytes(data))
+    reopened = Corpus(store, None)
+    reopened.sync()
+    assert reopened.opened_from_snapshot is None  # read from the store instead
+    assert _bm25_top(reopened, "cookie") == [("a.py", 2)]
+
+
+def test_the_change_log_says_what_changed_and_when_it_cannot(tmp_path, monkeypatch):
+    store = ChunkStore(tmp_path / "idx")
+    start = store.generation()
+    records = _add_file(store, "a.py", ["retry upload"])
+    batch = WriteBatch()
+    batch.put_vector("m@128", records[0].hash, np.ones(4, dtype=np.float32))
+    store.apply(batch)
+    changes = store.changes_since(start)
+    assert changes.paths == {"a.py"} and changes.vectors == {"m@128": {records[0].hash}}
+    assert store.changes_since(store.generation()).paths == frozenset()
+    monkeypatch.setattr(lmdb_store, "CHANGE_LOG_KEEP", 2)
+    for name in ("b.py", "c.py", "d.py"):
+        _add_file(store, name, ["x"])
+    assert store.changes_since(start) is None  # the log no longer reaches back: read everything
+    assert store.changes_since(store.generation() - 1).paths == {"d.py"}
+
+
+def test_the_approximate_index_returns_the_exact_top_hit(monkeypatch):
+    """faiss's IVF index over 3,000 slots (the threshold lowered for the test) finds what exact search
+    finds first, for queries near stored vectors and for random ones."""
+    monkeypatch.setattr(dense, "APPROXIMATE_FROM", 1000)
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((3000, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    slots = HashSlots()
+    row_slot = slots.assign(np.arange(3000, dtype=np.uint64), [str(i) for i in range(3000)])
+    exact, approximate = VectorTable("m"), VectorTable("m")
+    for table in (exact, approximate):
+        table.grow(3000)
+        table.fill(np.arange(3000), list(vectors))
+    assert approximate.index_if_large() and approximate.ann is not None and exact.ann is None
+    assert approximate.matrix.dtype == np.float16
+    queries = [vectors[i] + 0.05 * rng.standard_normal(32).astype(np.float32) for i in range(0, 3000, 300)]
+    for query in queries:
+        query /= np.linalg.norm(query)
+        truth = search(exact, row_slot, query, 10, None)
+        found = search(approximate, row_slot, query, 10, None)
+        assert found.rows[0] == truth.rows[0]
+        assert found.at(found.rows[:1])[0] == pytest.approx(truth.scores[0], abs=2e-3)
+    allowed = np.zeros(3000, dtype=bool)
+    allowed[[5, 17, 2999]] = True  # a narrow filter: scanned exactly
+    assert set(search(approximate, row_slot, queries[0], 10, allowed).rows.tolist()) == {5, 17, 2999}

@@ -55,8 +55,8 @@ def test_every_chunk_is_in_a_dense_leg_while_the_transformer_fills_in(polyglot, 
     halfway = workspace.find(QUERY)
     assert halfway.index.static == chunks and 0 < halfway.index.embedded < chunks
     arrays = workspace.loaded()
-    assert len(arrays.static_rows) == arrays.rows  # no chunk missing from the dense side at any moment
-    assert 0 < len(arrays.dense_rows) < arrays.rows
+    assert arrays.covered["static"] == arrays.rows  # no chunk missing from the dense side at any moment
+    assert 0 < arrays.covered["dense"] < arrays.rows
 
     assert halfway.signals["denseLegs"].startswith(f"static {chunks}/{chunks}, transformer ")
 

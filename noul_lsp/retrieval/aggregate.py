@@ -48,8 +48,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     for rank, (score, keys) in enumerate(scored[:limit], 1):
         index, row = keys[0]
         arrays = candidates[index].arrays
-        best = arrays.entries[row]
-        ranges = [(arrays.entries[r].start_line, arrays.entries[r].end_line) for _, r in keys[:3]]
+        best = arrays.chunk(row)
+        ranges = [(c.start_line, c.end_line) for c in (arrays.chunk(r) for _, r in keys[:3])]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
                   bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
                   rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
@@ -67,7 +67,7 @@ def chunk_records(candidates: list[Candidates], keys: list[Key]) -> dict[Key, Ch
     in memory."""
     found: dict[Key, ChunkRecord] = {}
     for index, candidate in enumerate(candidates):
-        mine = {candidate.arrays.keys[row]: (i, row) for i, row in keys if i == index}
+        mine = {candidate.arrays.key(row): (i, row) for i, row in keys if i == index}
         if mine:
             found.update((mine[record.key], record) for record in candidate.root.store.chunks(mine))
     return found

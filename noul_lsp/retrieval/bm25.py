@@ -33,18 +33,21 @@ class BM25Index:
 
     @classmethod
     def from_postings(cls, rows: int, docs: np.ndarray, term_ids: np.ndarray, counts: np.ndarray,
-                      vocabulary_size: int, parameters: BM25Parameters = BM25Parameters()) -> BM25Index:
-        """The index of flat (document, term, count) postings; each (document, term) pair at most once."""
+                      vocabulary_size: int, parameters: BM25Parameters = BM25Parameters(),
+                      average_length: float | None = None) -> BM25Index:
+        """The index of flat (document, term, count) postings; each (document, term) pair at most once.
+        `average_length` normalises lengths by another index's average (a delta scored as part of its base)."""
         index = cls.__new__(cls)
         index._build(rows, docs.astype(np.int32, copy=False), term_ids.astype(np.int64, copy=False),
-                     counts.astype(np.float32, copy=False), vocabulary_size, parameters)
+                     counts.astype(np.float32, copy=False), vocabulary_size, parameters, average_length)
         return index
 
     def _build(self, rows: int, docs: np.ndarray, term_ids: np.ndarray, counts: np.ndarray, vocabulary_size: int,
-               parameters: BM25Parameters) -> None:
+               parameters: BM25Parameters, average_length: float | None = None) -> None:
         self.rows = rows
         self.vocabulary_size = vocabulary_size
         lengths = np.bincount(docs, weights=counts, minlength=rows).astype(np.float32)
+        self.average_length = float(lengths.mean()) if average_length is None and rows else (average_length or 0.0)
         self.document_frequency = np.zeros(vocabulary_size, dtype=np.int64)
         self.idf = np.zeros(vocabulary_size, dtype=np.float32)
         if rows == 0 or not len(term_ids):
@@ -58,13 +61,32 @@ class BM25Index:
         idf = bm25_idf(rows, document_frequency).astype(np.float32)
         self.document_frequency = document_frequency.astype(np.int64)
         self.idf = idf
-        average_length = max(float(lengths.mean()), 1e-9)
+        average_length = max(self.average_length, 1e-9)
         k1, b = parameters.k1, parameters.b
         norm = k1 * (1.0 - b + b * lengths[docs] / average_length)
         self._weights = (idf[term_ids] * counts / (counts + norm)).astype(np.float32)
         self._docs = docs
         self._indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
         np.cumsum(document_frequency.astype(np.int64), out=self._indptr[1:])
+
+    #: the arrays that make an index, for a snapshot on disk
+    STATE = ("document_frequency", "idf", "_indptr", "_docs", "_weights")
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {name.lstrip("_"): getattr(self, name) for name in self.STATE} | {
+            "shape": np.array([self.rows, self.vocabulary_size], dtype=np.int64),
+            "average_length": np.array([self.average_length], dtype=np.float64)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, np.ndarray]) -> BM25Index:
+        index = cls.__new__(cls)
+        index.rows, index.vocabulary_size = (int(v) for v in state["shape"])
+        index.average_length = float(state["average_length"][0])
+        for name in cls.STATE:
+            setattr(index, name, state[name.lstrip("_")])
+        if len(index._indptr) != index.vocabulary_size + 1 or len(index._docs) != len(index._weights):
+            raise ValueError("the BM25 arrays do not fit together")
+        return index
 
     def postings(self, term: int) -> np.ndarray:
         """The documents that contain a term id (sorted by document within the term)."""
@@ -92,3 +114,38 @@ class BM25Index:
 def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
     """Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
     return np.log1p((documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+class BM25Segments:
+    """A base index whose dead rows are masked, followed by a delta index: the questions of `BM25Index`
+    answered over both, with document frequencies (so idf) of the live rows. Rows of the delta are
+    numbered after the base's. The delta is built with the base's average length, so its rows score as
+    they would inside one index (but for the drift of that average, until the next compaction)."""
+
+    def __init__(self, base: BM25Index, delta: BM25Index, live: np.ndarray, dead_frequency: np.ndarray,
+                 vocabulary_size: int) -> None:
+        self.base, self.delta, self.live = base, delta, live
+        self.rows = base.rows + delta.rows
+        self.vocabulary_size = vocabulary_size
+        frequency = np.zeros(vocabulary_size, dtype=np.int64)
+        frequency[:len(base.document_frequency)] += base.document_frequency
+        frequency[:len(delta.document_frequency)] += delta.document_frequency
+        frequency[:len(dead_frequency)] -= dead_frequency
+        self.document_frequency = frequency
+        live_rows = int(live.sum()) + delta.rows
+        self.idf = bm25_idf(live_rows, frequency.astype(np.float64)).astype(np.float32)
+        self.idf[frequency <= 0] = 0.0
+
+    def postings(self, term: int) -> np.ndarray:
+        base = self.base.postings(term)
+        return np.concatenate([base[self.live[base]], self.delta.postings(term) + self.base.rows]).astype(np.int32)
+
+    def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
+        if idf is None:
+            known = (query_term_ids >= 0) & (query_term_ids < self.vocabulary_size)
+            idf = np.where(known, self.idf[np.clip(query_term_ids, 0, max(self.vocabulary_size - 1, 0))], 0.0)
+        scores = np.empty(self.rows, dtype=np.float32)
+        scores[:self.base.rows] = self.base.scores(query_term_ids, idf)
+        scores[:self.base.rows] *= self.live
+        scores[self.base.rows:] = self.delta.scores(query_term_ids, idf)
+        return scores

@@ -170,7 +170,7 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
     legs' lists (`fused`), and the fitted ranker's top probabilities when it ran."""
     if term_idf is None:
         arrays = candidates[0].arrays
-        unknown = float(bm25_idf(arrays.rows, np.zeros(1))[0])
+        unknown = float(bm25_idf(arrays.live_rows, np.zeros(1))[0])
         idf = arrays.bm25.idf
         mass = sum(float(idf[arrays.vocabulary[t]]) if t in arrays.vocabulary and arrays.vocabulary[t] < len(idf)
                    else unknown for t in analysis_terms)

@@ -1,196 +1,371 @@
-"""The in-memory mirror of a store that queries run against.
+"""The in-memory mirror of a store that queries run against, kept in step at the cost of what changed.
 
-It follows the store by generation: `sync` reads only what changed (chunks of added files, vectors that
-arrived), and the numpy arrays are rebuilt lazily on the next query after a change: the lexical part
-(BM25 postings, per-row file ids) when chunks changed, the dense matrices when vectors arrived. Chunk
-texts stay in LMDB; only the few shown in results are read back.
+Two segments (segment.py): the *base*, built once from every chunk (or reopened from its snapshot beside
+the store, snapshot.py, without reading a chunk record), and the *delta*, the current chunks of every
+file changed since, rebuilt from those files alone on each change. A changed file's base rows stay where
+they are, marked dead: every leg masks them, so a save costs the next query O(what changed). A
+compaction folds the delta into a new base (from the columns, reading nothing) when the delta grows past
+a quarter of the base, and when an indexing pass ends (`compact`, which also writes the snapshot).
 
-Two sets of vectors are followed: the transformer's (`model_key`, filled in behind by the background
-pass) and the static model's (`static_key`, computed for every chunk as soon as it is indexed), each
-with its own rows and matrix.
+The store's change log (`ChunkStore.changes_since`) says what changed since the generation this corpus
+has seen: the files, and per model the content hashes that got a vector. Without a log that reaches back
+(an old index, a reader far behind) the corpus reads everything again.
+
+Vectors are kept by slot, one per distinct content hash (dense.py), for the transformer (`model_key`,
+filled in behind by the background pass) and the static model (`static_key`, filled in at once).
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from noul_lsp.retrieval.bm25 import BM25Index
-from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
+from noul_lsp.chunking.chunk import path_key
+from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
+from noul_lsp.retrieval.dense import HashSlots, VectorTable
+from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
+from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
+from noul_lsp.retrieval.vocabulary import Vocabulary
 from noul_lsp.store import ChunkStore
 
-
-@dataclass(slots=True)
-class _Entry:
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    kind: str
-    hash: str
-    term_ids: np.ndarray
-    term_counts: np.ndarray
+#: chunk keys read from the store per step of a full read (bounds the Python objects alive at once)
+READ_BATCH = 20_000
+#: the delta is folded into the base when it has more rows than this share of the base's (and COMPACT_MIN)
+COMPACT_SHARE = 0.25
+COMPACT_MIN = 5_000
+#: the legs' names and which key of the corpus each one's vectors are stored under
+LEG_TABLES = ("dense", "static")
 
 
 @dataclass(frozen=True)
 class CorpusArrays:
-    """Immutable arrays of one corpus state; a query holds one while the corpus moves on."""
+    """One corpus state; a query holds one while the corpus moves on. Rows are the base's, then the
+    delta's; `live` masks the base rows of files changed since (None: every row is live)."""
 
-    keys: list[str]
-    entries: list[_Entry]
+    base: Segment
+    delta: Segment | None
+    live: np.ndarray | None
     files: list[str]
     row_file: np.ndarray  # int32 file index per row
-    bm25: BM25Index
-    dense_rows: np.ndarray  # int32 rows that have a transformer vector
-    dense_matrix: np.ndarray  # float32 [len(dense_rows), dims]
-    static_rows: np.ndarray  # int32 rows that have a static vector
-    static_matrix: np.ndarray  # float32 [len(static_rows), static dims]
-    #: shared and only ever extended; ids past the BM25 index's vocabulary size score nothing
-    vocabulary: dict[str, int]
+    row_slot: np.ndarray  # int32 vector slot per row
+    bm25: BM25Index | BM25Segments
+    file_bm25: BM25Index | BM25Segments
+    #: "dense" (the transformer) and "static": shared tables that only ever gain vectors
+    tables: dict[str, VectorTable]
+    #: rows with a vector, per leg
+    covered: dict[str, int]
+    #: shared and only ever extended; ids past an index's vocabulary size score nothing
+    vocabulary: Vocabulary
+    #: files indexed, and files skipped (binary, too large)
+    file_count: int
+    skipped_files: int
+    #: the sorted content codes of the live base rows (a delta file's copies count those too)
+    live_base_codes: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
-        return len(self.keys)
+        return len(self.row_file)
+
+    @property
+    def live_rows(self) -> int:
+        return self.rows if self.live is None else int(self.live.sum())
+
+    def chunk(self, row: int) -> ChunkRef:
+        """Where a row's chunk is (path, lines, symbol, kind, key)."""
+        if row < self.base.rows:
+            return self.base.chunk(row)
+        return self.delta.chunk(row - self.base.rows)
+
+    def key(self, row: int) -> str:
+        return self.base.keys[row] if row < self.base.rows else self.delta.keys[row - self.base.rows]
 
     @cached_property
     def symbols(self) -> SymbolTable:
         """Definitions, scopes, paths, roles and whole-file BM25 of this state (built on first use: only the
-        ranking stage reads them)."""
-        return build_symbol_table(symbols=[e.symbol for e in self.entries], files=self.files,
-                                  row_file=self.row_file, hashes=[e.hash for e in self.entries],
-                                  row_term_ids=[e.term_ids for e in self.entries],
-                                  row_term_counts=[e.term_counts for e in self.entries],
-                                  vocabulary_size=self.bm25.vocabulary_size)
+        ranking stage reads them; the base's part is built once per base)."""
+        if self.delta is None:
+            return self.base.symbol_table
+        shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
+                                 elsewhere=self.live_base_codes)
+        return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
+                           file_bm25=self.file_bm25, delta_duplicate_share=shares)
 
 
-class _VectorSet:
-    """The vectors of one model for the corpus's content hashes, and its (rows, matrix) once built."""
-
-    def __init__(self, model_key: str | None) -> None:
-        self.model_key = model_key
-        self.vectors: dict[str, np.ndarray] = {}
-        self.missing: set[str] = set()
-        self.embedded = 0  # chunks (not distinct texts) that have a vector
-        self.built: tuple[np.ndarray, np.ndarray] | None = None
-
-    def reset(self, hash_uses: Counter[str]) -> None:
-        for stale in [h for h in self.vectors if h not in hash_uses]:
-            del self.vectors[stale]
-        self.missing = {h for h in hash_uses if h not in self.vectors} if self.model_key else set()
-        self.embedded = sum(n for h, n in hash_uses.items() if h in self.vectors)
-        self.built = None
-
-    def load_missing(self, store: ChunkStore, hash_uses: Counter[str]) -> None:
-        if self.model_key is None or not self.missing:
-            return
-        missing = list(self.missing)
-        for content_hash, vector in zip(missing, store.vectors(self.model_key, missing), strict=True):
-            if vector is not None:
-                self.vectors[content_hash] = vector
-                self.missing.discard(content_hash)
-                self.embedded += hash_uses[content_hash]
-                self.built = None
-
-    def build(self, entries: list[_Entry]) -> tuple[np.ndarray, np.ndarray]:
-        if self.built is None:
-            rows = np.fromiter((i for i, e in enumerate(entries) if e.hash in self.vectors), dtype=np.int32)
-            matrix = (np.stack([self.vectors[entries[i].hash] for i in rows]).astype(np.float32) if len(rows)
-                      else np.zeros((0, 1), dtype=np.float32))
-            self.built = (rows, matrix)
-        return self.built
+def empty_segment() -> Segment:
+    return build_segment([], Vocabulary())
 
 
 class Corpus:
     def __init__(self, store: ChunkStore, model_key: str | None, static_key: str | None = None) -> None:
         self.store = store
-        self._entries: dict[str, _Entry] = {}
-        self._dense = _VectorSet(model_key)
-        self._static = _VectorSet(static_key)
-        self._vocabulary: dict[str, int] = {}
+        self.tables = {"dense": VectorTable(model_key), "static": VectorTable(static_key)}
+        self._vocabulary = Vocabulary()
+        self._slots = HashSlots()
+        self._base = empty_segment()
+        self._base_slot = np.zeros(0, np.int32)
+        self._live = np.ones(0, dtype=bool)
+        self._dead_frequency = np.zeros(0, np.int64)
+        self._dead_file_frequency = np.zeros(0, np.int64)
+        self._base_files: dict[str, int] | None = None  # path -> base file id, built on the first change
+        #: the current rows of every file changed since the base was built ([] for a file gone)
+        self._changed: dict[str, list[Row]] = {}
+        self._delta: Segment | None = None
+        self._delta_slot = np.zeros(0, np.int32)
+        #: files the store holds without rows: path -> why it is not indexed ("" for an empty file)
+        self._rowless: dict[str, str] = {}
         self._generation = -1
-        self._chunk_generation = -1
-        self._hash_uses: Counter[str] = Counter()
-        #: the arrays are rebuilt in parts: lexical (on chunk changes), each vector set (on its vectors)
-        self._lexical: tuple | None = None
         self._arrays: CorpusArrays | None = None
         self._lock = threading.Lock()
-        self.file_count = 0
-        self.skipped_files = 0
+        #: the generation of the snapshot this corpus was opened from (None: read from the store)
+        self.opened_from_snapshot: int | None = None
+        self._saved_generation = -1
 
-    def _term_ids(self, counts: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-        vocabulary = self._vocabulary
-        ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in counts), dtype=np.int32, count=len(counts))
-        return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+    @property
+    def model_key(self) -> str | None:
+        return self.tables["dense"].model_key
+
+    @property
+    def static_key(self) -> str | None:
+        return self.tables["static"].model_key
+
+    # -- following the store ---------------------------------------------------------------------
 
     def sync(self) -> bool:
-        """Catch up with the store; returns True when anything changed. When only vectors arrived (the
-        background embedding commits a batch every second or so), only they are read, and only the dense
-        matrix is rebuilt on the next query: the chunks, BM25 postings and file table stay."""
+        """Catch up with the store; returns True when anything changed. Reads what the change log says
+        changed (files, vectors) when it reaches back to the generation seen, else everything."""
         with self._lock:
-            generation, chunk_generation = self.store.generations()
+            generation = self.store.generation()
             if generation == self._generation:
                 return False
-            if chunk_generation != self._chunk_generation:
-                self._reload_chunks()
-                self._chunk_generation = chunk_generation
-            self._dense.load_missing(self.store, self._hash_uses)
-            self._static.load_missing(self.store, self._hash_uses)
+            changes = self.store.changes_since(self._generation) if self._generation >= 0 else None
+            if changes is None:
+                self._read_everything()
+            else:
+                if changes.paths:
+                    self._apply_files(changes.paths)
+                for table in self.tables.values():
+                    if table.model_key is not None and table.model_key in changes.vectors:
+                        self._load_vectors(table, self._slots.lookup_hashes(changes.vectors[table.model_key]))
+            for table in self.tables.values():
+                table.index_if_large()
             self._generation = generation
+            self._arrays = None
             return True
 
-    def _reload_chunks(self) -> None:
-        files = self.store.files()
-        self.file_count = sum(1 for record in files.values() if not record.skipped)
-        self.skipped_files = len(files) - self.file_count
-        wanted = {key for record in files.values() for key in record.chunks}
-        for key in [k for k in self._entries if k not in wanted]:
-            del self._entries[key]
-        added = [k for k in wanted if k not in self._entries]
-        if added:
-            records = self.store.chunks(added)
-            for record, counts in zip(records, self.store.lexical(r.key for r in records), strict=True):
-                ids, tfs = self._term_ids(counts)
-                self._entries[record.key] = _Entry(record.path, record.start_line, record.end_line, record.symbol,
-                                                   record.kind, record.hash, ids, tfs)
-        self._hash_uses = Counter(e.hash for e in self._entries.values())
-        self._dense.reset(self._hash_uses)
-        self._static.reset(self._hash_uses)
-        self._lexical = None
+    def _read_everything(self) -> None:
+        """The whole corpus from the snapshot (and the change log since it) or from every chunk record."""
+        from noul_lsp.retrieval.snapshot import load_snapshot
+
+        opened = load_snapshot(self)
+        if opened is not None:
+            changes = self.store.changes_since(opened)
+            if changes is not None:
+                self.opened_from_snapshot = self._saved_generation = opened
+                if changes.paths:
+                    self._apply_files(changes.paths)
+                for table in self.tables.values():
+                    if table.model_key is not None and table.model_key in changes.vectors:
+                        self._load_vectors(table, self._slots.lookup_hashes(changes.vectors[table.model_key]))
+                return
+        self.opened_from_snapshot = None
+        self._read_store()
+
+    def _read_store(self) -> None:
+        records = self.store.files()
+        self._rowless = {path: record.skipped for path, record in records.items() if not record.chunks}
+        # path-major, as the chunk keys sort: a file's rows are adjacent, and a step ends at a file boundary
+        files = sorted((r for r in records.values() if r.chunks), key=lambda r: path_key(r.path))
+        vocabulary = Vocabulary()
+        parts: list[Segment] = []
+        batch: list[str] = []
+        for record in files:
+            batch.extend(sorted(record.chunks))
+            if len(batch) >= READ_BATCH:
+                parts.append(self._segment_of_keys(batch, vocabulary, indexes=False))
+                batch = []
+        if batch:
+            parts.append(self._segment_of_keys(batch, vocabulary, indexes=False))
+        self._vocabulary = vocabulary.freeze()
+        base = merge([(part, np.ones(part.rows, dtype=bool)) for part in parts], len(vocabulary))
+        self._slots = HashSlots()
+        self._set_base(base, self._slots.assign(base.codes, base.hashes))
+        for table in self.tables.values():
+            table.reset()
+            table.grow(len(self._slots))
+            self._load_vectors(table, np.arange(len(self._slots)))
+
+    def _segment_of_keys(self, keys: list[str], vocabulary: Vocabulary, *, indexes: bool = True) -> Segment:
+        records = self.store.chunks(keys)
+        rows = [Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, terms)
+                for r, terms in zip(records, self.store.lexical(r.key for r in records), strict=True)]
+        return build_segment(rows, vocabulary, indexes=indexes)
+
+    def _set_base(self, base: Segment, base_slot: np.ndarray) -> None:
+        self._base = base
+        self._base_slot = base_slot.astype(np.int32, copy=False)
+        self._live = np.ones(base.rows, dtype=bool)
+        self._dead_frequency = np.zeros(len(self._vocabulary), np.int64)
+        self._dead_file_frequency = np.zeros(len(self._vocabulary), np.int64)
+        self._base_files = None
+        self._changed = {}
+        self._delta = None
+        self._delta_slot = np.zeros(0, np.int32)
+
+    def _apply_files(self, paths) -> None:
+        """Files changed: their base rows die, their current chunks make the delta."""
+        records = self.store.file_records(sorted(paths))
+        if self._base_files is None:
+            self._base_files = {path: index for index, path in enumerate(self._base.files)}
+        starts, counts = self._file_spans()
+        for path, record in records.items():
+            self._kill_base_file(path, starts, counts)
+            self._rowless.pop(path, None)
+            if record is None or not record.chunks:
+                if record is not None:
+                    self._rowless[path] = record.skipped
+                self._changed[path] = []
+                continue
+            records_of = self.store.chunks(list(record.chunks))
+            terms = self.store.lexical(r.key for r in records_of)
+            self._changed[path] = sorted((Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, t)
+                                          for r, t in zip(records_of, terms, strict=True)), key=lambda row: row.key)
+        rows = [row for path in sorted(self._changed) for row in self._changed[path]]
+        self._delta = build_segment(rows, self._vocabulary, like=self._base) if self._changed else None
+        self._delta_slot = self._slots.assign(self._delta.codes, self._delta.hashes) if self._delta else \
+            np.zeros(0, np.int32)
+        for vectors in self.tables.values():
+            vectors.grow(len(self._slots))
+            if vectors.model_key is not None and len(self._delta_slot):
+                wanted = np.unique(self._delta_slot)
+                self._load_vectors(vectors, wanted[~vectors.present[wanted]])
+
+    def _file_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        counts = np.bincount(self._base.row_file, minlength=len(self._base.files))
+        starts = np.zeros(len(counts), dtype=np.int64)
+        if len(counts):
+            np.cumsum(counts[:-1], out=starts[1:])
+        return starts, counts
+
+    def _kill_base_file(self, path: str, starts: np.ndarray, counts: np.ndarray) -> None:
+        index = self._base_files.get(path)
+        if index is None:
+            return
+        rows = np.arange(starts[index], starts[index] + counts[index])
+        if not self._live[rows].any():
+            return
+        self._live[rows] = False
+        size = len(self._vocabulary)
+        for name in ("_dead_frequency", "_dead_file_frequency"):
+            frequency = getattr(self, name)
+            if len(frequency) < size:
+                setattr(self, name, np.concatenate([frequency, np.zeros(size - len(frequency), np.int64)]))
+        terms = self._base.row_terms(rows)
+        self._dead_frequency[:] += np.bincount(terms, minlength=size)[:size]
+        self._dead_file_frequency[:] += np.bincount(np.unique(terms), minlength=size)[:size]
+
+    def _load_vectors(self, table: VectorTable, slots: np.ndarray) -> None:
+        """Read the vectors of these slots (those the store has) into the table."""
+        if table.model_key is None or not len(slots):
+            return
+        table.grow(len(self._slots))
+        slots = np.asarray(slots, dtype=np.int64)
+        for start in range(0, len(slots), READ_BATCH):
+            part = slots[start:start + READ_BATCH]
+            found = self.store.vectors(table.model_key, [self._slots.hash_of(s) for s in part.tolist()])
+            have = [i for i, vector in enumerate(found) if vector is not None]
+            if have:
+                table.fill(part[have], [found[i] for i in have])
+
+    def compact(self, *, save: bool = True) -> bool:
+        """Fold the delta into a new base (from the columns alone) and write the snapshot (`save`) when it
+        is not the current state's: the end of an indexing pass calls it. True when it wrote or folded."""
+        from noul_lsp.retrieval.snapshot import save_snapshot
+
+        with self._lock:
+            folded = self._delta is not None or not self._live.all()
+            if folded:
+                self._compact()
+            if save and self._generation >= 0 and (folded or self._saved_generation != self._generation):
+                save_snapshot(self)
+                self._saved_generation = self._generation
+                return True
+            return folded
+
+    def _compact(self) -> None:
+        parts = [(self._base, self._live)]
+        slots = [self._base_slot[self._live]]
+        if self._delta is not None:
+            parts.append((self._delta, np.ones(self._delta.rows, dtype=bool)))
+            slots.append(self._delta_slot)
+        self._set_base(merge(parts, len(self._vocabulary)), np.concatenate(slots))
+        self._arrays = None
+
+    # -- what a query reads ----------------------------------------------------------------------
+
+    def arrays(self) -> CorpusArrays:
+        with self._lock:
+            delta_rows = self._delta.rows if self._delta is not None else 0
+            if delta_rows > max(COMPACT_MIN, COMPACT_SHARE * self._base.rows):
+                self._compact()
+            if self._arrays is None:
+                self._arrays = self._state()
+            return self._arrays
+
+    def _state(self) -> CorpusArrays:
+        base, delta = self._base, self._delta
+        live = None if delta is None and self._live.all() else np.concatenate(
+            [self._live, np.ones(delta.rows if delta is not None else 0, dtype=bool)])
+        size = len(self._vocabulary)
+        if live is None:
+            files, row_file, row_slot = base.files, base.row_file, self._base_slot
+            bm25, file_bm25, live_base_codes = base.bm25, base.file_bm25, None
+        else:
+            delta = delta if delta is not None else empty_segment()
+            files = base.files + delta.files
+            row_file = np.concatenate([base.row_file, delta.row_file + len(base.files)]).astype(np.int32)
+            row_slot = np.concatenate([self._base_slot, self._delta_slot]).astype(np.int32)
+            bm25 = BM25Segments(base.bm25, delta.bm25, self._live, self._dead_frequency, size)
+            live_files = np.zeros(len(base.files), dtype=bool)
+            live_files[base.row_file[self._live]] = True
+            file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
+            live_base_codes = np.sort(base.codes[self._live])
+        covered = {}
+        for leg, table in self.tables.items():
+            if table.model_key is None or not len(row_slot):
+                covered[leg] = 0
+                continue
+            has = table.present[row_slot]
+            covered[leg] = int((has & live).sum()) if live is not None else int(has.sum())
+        live_files = len(base.files) if live is None else int(np.count_nonzero(
+            np.bincount(base.row_file[self._live], minlength=len(base.files)))) + len(delta.files)
+        empty_files = sum(1 for why in self._rowless.values() if not why)
+        return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
+                            self._vocabulary, live_files + empty_files, len(self._rowless) - empty_files,
+                            live_base_codes)
+
+    # -- counts ----------------------------------------------------------------------------------
+
+    @property
+    def file_count(self) -> int:
+        return self.arrays().file_count
+
+    @property
+    def skipped_files(self) -> int:
+        return self.arrays().skipped_files
+
+    @property
+    def chunk_count(self) -> int:
+        return self.arrays().live_rows
 
     @property
     def embedded_chunks(self) -> int:
         """Chunks with a transformer vector."""
-        return self._dense.embedded
+        return self.arrays().covered["dense"]
 
     @property
     def static_chunks(self) -> int:
         """Chunks with a static vector."""
-        return self._static.embedded
-
-    @property
-    def chunk_count(self) -> int:
-        return len(self._entries)
-
-    def arrays(self) -> CorpusArrays:
-        with self._lock:
-            if self._lexical is None:
-                self._lexical = self._build_lexical()
-                self._dense.built = self._static.built = None  # row numbers moved
-            if self._arrays is None or self._dense.built is None or self._static.built is None:
-                entries = self._lexical[1]
-                self._arrays = CorpusArrays(*self._lexical, *self._dense.build(entries), *self._static.build(entries),
-                                            self._vocabulary)
-            return self._arrays
-
-    def _build_lexical(self) -> tuple:
-        keys = sorted(self._entries)  # path-major: rows of one file are adjacent
-        entries = [self._entries[k] for k in keys]
-        file_index: dict[str, int] = {}
-        row_file = np.fromiter((file_index.setdefault(e.path, len(file_index)) for e in entries),
-                               dtype=np.int32, count=len(entries))
-        bm25 = BM25Index([e.term_ids for e in entries], [e.term_counts for e in entries], len(self._vocabulary))
-        return keys, entries, list(file_index), row_file, bm25
+        return self.arrays().covered["static"]

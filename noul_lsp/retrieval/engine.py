@@ -81,7 +81,7 @@ def _legs_of(root: SearchRoot, arrays: CorpusArrays, legs: Sequence[str], static
     the root has a transformer vector it steps aside (with `static_aside`), and the find is the
     transformer's pipeline with its own ranker and calibration: with both legs the full pipeline put the
     right file first 0.03 less often, held out (docs/benchmarks.md, "The static leg")."""
-    covered = root.model_key is not None and arrays.rows > 0 and len(arrays.dense_rows) == arrays.rows
+    covered = root.model_key is not None and arrays.live_rows > 0 and arrays.covered["dense"] == arrays.live_rows
     if static_aside and "dense" in legs and covered:
         return tuple(leg for leg in legs if leg != "static")
     return tuple(legs)
@@ -90,12 +90,11 @@ def _legs_of(root: SearchRoot, arrays: CorpusArrays, legs: Sequence[str], static
 def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Sequence[str]) -> str:
     """How many chunks each vector leg of this find covered, e.g. "static 11858/11858, transformer
     3020/11858" (the static leg answers for every chunk while the transformer fills in)."""
-    rows = sum(a.rows for a in loaded)
+    rows = sum(a.live_rows for a in loaded)
     parts = []
-    for leg, name, key, attribute in (("static", "static", "static_key", "static_rows"),
-                                      ("dense", "transformer", "model_key", "dense_rows")):
+    for leg, name, key in (("static", "static", "static_key"), ("dense", "transformer", "model_key")):
         if leg in legs and any(getattr(r, key) for r in roots):
-            parts.append(f"{name} {sum(len(getattr(a, attribute)) for a in loaded)}/{rows}")
+            parts.append(f"{name} {sum(a.covered[leg] for a in loaded)}/{rows}")
     return ", ".join(parts) or "none"
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from noul_lsp.retrieval.analyse import QueryAnalysis
+from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.text.terms import identifier_terms
@@ -100,12 +101,12 @@ def _weighted_share(lookup: np.ndarray, postings: dict[str, np.ndarray], terms: 
 
 
 def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
-                  idf: np.ndarray, lexical: np.ndarray | None, dense: np.ndarray | None, fused_rows: np.ndarray,
+                  idf: np.ndarray, lexical: np.ndarray | None, dense: LegScores | None, fused_rows: np.ndarray,
                   fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
-                  bm25_postings, static: np.ndarray | None = None) -> RootFeatures:
+                  bm25_postings, static: LegScores | None = None) -> RootFeatures:
     """The feature rows of one root's candidates (see the module docstring).
 
-    `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of every
+    `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of any
     row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
     leg, `fused_rows`/`fused_scores` this root's rows in the fused ranking and their RRF scores, `allowed`
     the include/exclude row mask."""
@@ -230,16 +231,16 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     return RootFeatures(files, file_matrix, rows, row_matrix, owner)
 
 
-def _vector_columns(values: np.ndarray | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _vector_columns(values: LegScores | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cosine, gap to the query's best, missing flag) of `rows` for one vector leg. A row without a vector
     (not embedded yet, or no such leg) takes the query's mean cosine: neutral, so that being embedded later
     is neither a penalty nor a boost."""
-    if values is None or not len(values) or np.all(np.isnan(values)):
+    if values is None or np.isnan(values.best):
         return np.zeros(len(rows), np.float32), np.ones(len(rows), np.float32), np.ones(len(rows), np.float32)
-    cosines = values[rows]
+    cosines = values.at(rows)
     missing = np.isnan(cosines)
-    filled = np.where(missing, float(np.nanmean(values)), cosines)
-    return filled, float(np.nanmax(values)) - filled, missing.astype(np.float32)
+    filled = np.where(missing, values.mean, cosines)
+    return filled, values.best - filled, missing.astype(np.float32)
 
 
 def _design(chunk: np.ndarray, file_part: np.ndarray, shape: str) -> np.ndarray:

@@ -1,10 +1,12 @@
 """The retrieval stage: each leg's best chunks of one root, with the scores the later stages read.
 
 Three legs: BM25 scores every row (one scatter-add per query term); the transformer ("dense") and the
-static model ("static") each score every row that has their vector (one matrix product). The static leg
-covers every chunk from the moment it is indexed; the transformer covers what the background pass has
-embedded so far. The full score arrays are kept beside the top lists, because the ranking stage looks at
-every chunk of a candidate file, not only at the ones that made a leg's top list.
+static model ("static") each search the rows that have their vector (dense.py: exact, or through an
+approximate index on a large corpus). The static leg covers every chunk from the moment it is indexed;
+the transformer covers what the background pass has embedded so far. Beside the top lists each leg keeps
+a way to score any row (BM25's full array, a vector leg's `LegScores`), because the ranking stage looks
+at every chunk of a candidate file, not only at the ones that made a leg's top list. Base rows of files
+changed since the last compaction are dead (corpus.py): they are masked like rows a filter excludes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from noul_lsp.retrieval.bm25 import bm25_idf
 from noul_lsp.retrieval.corpus import CorpusArrays
-from noul_lsp.retrieval.dense import dense_scores
+from noul_lsp.retrieval.dense import LegScores
+from noul_lsp.retrieval.dense import search as vector_search
 from noul_lsp.retrieval.fusion import top_k
 from noul_lsp.text.terms import query_terms
 from noul_lsp.workspace.discovery import gitignore_spec
@@ -35,25 +38,26 @@ class Candidates:
     dense: tuple[np.ndarray, np.ndarray]
     #: BM25 score of every row (None without the lexical leg)
     lexical_all: np.ndarray | None = None
-    #: cosine of every row, NaN where a row has no vector yet (None without the dense leg)
-    dense_all: np.ndarray | None = None
-    #: the include/exclude row mask (None: every row)
+    #: the cosine of any row, NaN where a row has no vector yet (None without the dense leg)
+    dense_all: LegScores | None = None
+    #: the rows a query may answer with: live and through the include/exclude filter (None: every row)
     allowed: np.ndarray | None = None
-    #: the static leg's top rows and cosines, and every row's cosine (as `dense`, `dense_all`)
+    #: the static leg's top rows and cosines, and any row's cosine (as `dense`, `dense_all`)
     static: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-    static_all: np.ndarray | None = None
+    static_all: LegScores | None = None
 
 
 class RowFilter:
-    """Rows whose file passes include/exclude globs. Matching runs in Python over every file, so the mask
-    is kept for the corpus state it was made for: an editor repeats the same filter on every keystroke."""
+    """Rows a query may answer with: live ones whose file passes include/exclude globs. Matching runs in
+    Python over every file, so the mask is kept for the corpus state it was made for: an editor repeats
+    the same filter on every keystroke."""
 
     def __init__(self) -> None:
         self._cached: tuple[CorpusArrays, tuple, np.ndarray] | None = None
 
     def mask(self, arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray | None:
         if not include and not exclude:
-            return None
+            return arrays.live
         cached = self._cached
         if cached is not None and cached[0] is arrays and cached[1] == (tuple(include), tuple(exclude)):
             return cached[2]
@@ -70,7 +74,8 @@ def _match_rows(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[
     if exclude:
         spec = gitignore_spec(exclude)
         allowed_files &= ~np.fromiter((spec.match_file(p) for p in arrays.files), dtype=bool, count=len(arrays.files))
-    return allowed_files[arrays.row_file] if len(arrays.row_file) else np.zeros(0, dtype=bool)
+    allowed = allowed_files[arrays.row_file] if len(arrays.row_file) else np.zeros(0, dtype=bool)
+    return allowed if arrays.live is None else allowed & arrays.live
 
 
 def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
@@ -96,16 +101,15 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
         bm25 = (rows, lexical[rows])
         stage("bm25", started)
     dense, cosines = empty, None
-    embedder = root.embedder() if len(arrays.dense_rows) and "dense" in legs else None
+    embedder = root.embedder() if arrays.covered["dense"] and "dense" in legs else None
     if embedder is not None:
-        dense, cosines = _vector_leg(embedder, root.model_key or "", query, arrays.dense_rows, arrays.dense_matrix,
-                                     arrays.rows, allowed, query_vectors, search, stage, ("embed_query", "dense"))
+        dense, cosines = _vector_leg(embedder, root.model_key or "", query, arrays, "dense", allowed, query_vectors,
+                                     search, stage, ("embed_query", "dense"))
     static, static_cosines = empty, None
-    static_model = root.static_embedder() if len(arrays.static_rows) and "static" in legs else None
+    static_model = root.static_embedder() if arrays.covered["static"] and "static" in legs else None
     if static_model is not None:
-        static, static_cosines = _vector_leg(static_model, root.static_key or "", query, arrays.static_rows,
-                                             arrays.static_matrix, arrays.rows, allowed, query_vectors, search, stage,
-                                             ("embed_query_static", "static"))
+        static, static_cosines = _vector_leg(static_model, root.static_key or "", query, arrays, "static", allowed,
+                                             query_vectors, search, stage, ("embed_query_static", "static"))
     elif "static" in legs and root.static_problem:
         notes.append(f"no static leg: {root.static_problem}")
     if embedder is None and "dense" in legs and root.embedder_problem:
@@ -115,25 +119,19 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
     return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed, static, static_cosines)
 
 
-def _vector_leg(embedder, key: str, query: str, rows: np.ndarray, matrix: np.ndarray, total_rows: int,
-                allowed: np.ndarray | None, query_vectors: dict[str, np.ndarray], search, stage: Stage,
-                stages: tuple[str, str]) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """One vector leg: (its top rows and cosines, every row's cosine with NaN where a row has no vector),
-    timed as `stages` (embedding the query, scoring)."""
+def _vector_leg(embedder, key: str, query: str, arrays: CorpusArrays, leg: str, allowed: np.ndarray | None,
+                query_vectors: dict[str, np.ndarray], search, stage: Stage,
+                stages: tuple[str, str]) -> tuple[tuple[np.ndarray, np.ndarray], LegScores]:
+    """One vector leg: (its top rows and cosines, any row's cosine), timed as `stages` (embedding the
+    query, searching)."""
     if key not in query_vectors:
         started = time.perf_counter()
         query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
         stage(stages[0], started)
     started = time.perf_counter()
-    scores = dense_scores(matrix, query_vectors[key])
-    cosines = np.full(total_rows, np.nan, dtype=np.float32)
-    cosines[rows] = scores
-    if allowed is not None:
-        scores = np.where(allowed[rows], scores, -np.inf)
-        cosines = np.where(allowed, cosines, np.nan).astype(np.float32)
-    best = top_k(scores, search.candidates, floor=-np.inf)
+    found = vector_search(arrays.tables[leg], arrays.row_slot, query_vectors[key], search.candidates, allowed)
     stage(stages[1], started)
-    return (rows[best], scores[best]), cosines
+    return (found.rows, found.scores), found
 
 
 def union_idf(query: str, loaded: list[CorpusArrays]) -> dict[str, float]:
@@ -145,5 +143,5 @@ def union_idf(query: str, loaded: list[CorpusArrays]) -> dict[str, float]:
             term_id = arrays.vocabulary.get(term)
             if term_id is not None and term_id < len(arrays.bm25.document_frequency):
                 frequency[position] += arrays.bm25.document_frequency[term_id]
-    idf = bm25_idf(sum(a.rows for a in loaded), frequency)
+    idf = bm25_idf(sum(a.live_rows for a in loaded), frequency)
     return dict(zip(terms, idf.tolist(), strict=True))

@@ -9,7 +9,7 @@ under BM25, never a Python loop over the corpus.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,18 +27,18 @@ class SymbolTable:
     """Definition names, scopes and file facts of one corpus state (rows are the corpus's rows)."""
 
     #: lower-cased definition name (last part of the symbol) -> rows defining it
-    definitions: dict[str, np.ndarray]
+    definitions: Mapping[str, np.ndarray]
     #: identifier part (`cookie` of `extract_cookies_to_jar`) -> rows whose definition name carries it
-    symbol_terms: dict[str, np.ndarray]
+    symbol_terms: Mapping[str, np.ndarray]
     #: lower-cased enclosing scope name (class, impl, module part of the symbol) -> rows inside it
-    scopes: dict[str, np.ndarray]
+    scopes: Mapping[str, np.ndarray]
     #: lower-cased file stem (`cookies` of src/requests/cookies.py; the folder for __init__/index/mod) -> files
-    stems: dict[str, np.ndarray]
+    stems: Mapping[str, np.ndarray]
     #: term -> files whose path carries it (folder and file names, split like code identifiers)
-    path_terms: dict[str, np.ndarray]
+    path_terms: Mapping[str, np.ndarray]
     #: every suffix of a lower-cased file path at a folder boundary (`cookies.py`, `requests/cookies.py`,
     #: `src/requests/cookies.py`) -> the files whose path ends so
-    path_suffixes: dict[str, np.ndarray]
+    path_suffixes: Mapping[str, np.ndarray]
     #: role code per file (roles.ROLES)
     roles: np.ndarray
     #: first row of each file and its row count (rows of one file are adjacent, path-major)
@@ -47,7 +47,7 @@ class SymbolTable:
     #: share of each file's chunks whose exact text also appears in another file (copies, bundles)
     duplicate_share: np.ndarray
     #: BM25 over whole files (a file's chunks' terms summed)
-    file_bm25: BM25Index
+    file_bm25: BM25Index  # or BM25Segments: the base's and the delta's together
     #: how many parts each file's path has (`src/requests/cookies.py`: 3)
     depths: np.ndarray
 
@@ -93,9 +93,10 @@ def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
     return {key: np.array(found, dtype=np.int32) for key, found in groups.items()}
 
 
-def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray,
-                       hashes: Sequence[str], row_term_ids: Sequence[np.ndarray],
-                       row_term_counts: Sequence[np.ndarray], vocabulary_size: int) -> SymbolTable:
+def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray, codes: np.ndarray,
+                       file_bm25) -> SymbolTable:
+    """The table of one segment's rows (`codes`: each row's content-hash code; `file_bm25`: the segment's
+    whole-file BM25)."""
     rows = len(symbols)
     definition_keys: list[str] = []
     scope_rows: dict[str, list[int]] = {}
@@ -130,33 +131,64 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     file_start = np.zeros(len(files), dtype=np.int32)
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
-    duplicate_share = _duplicate_share(hashes, row_file, len(files))
+    shares = duplicate_share(codes, row_file, len(files))
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, role_codes(files),
-                       file_start, file_rows, duplicate_share,
-                       _file_bm25(row_file, row_term_ids, row_term_counts, len(files), vocabulary_size), depths)
+                       file_start, file_rows, shares, file_bm25, depths)
 
 
-def _duplicate_share(hashes: Sequence[str], row_file: np.ndarray, files: int) -> np.ndarray:
-    """Per file, the share of its rows whose content hash occurs in some other file too."""
-    if not len(hashes):
+class _Joined(Mapping):
+    """Two segments' postings (base ids, then delta ids shifted past the base's) as one read-only map."""
+
+    def __init__(self, base: Mapping[str, np.ndarray], delta: Mapping[str, np.ndarray], shift: int) -> None:
+        self._base, self._delta, self._shift = base, delta, shift
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        found = [self._base[key]] if key in self._base else []
+        if key in self._delta:
+            found.append(self._delta[key] + self._shift)
+        if not found:
+            raise KeyError(key)
+        return found[0] if len(found) == 1 else np.concatenate(found).astype(np.int32)
+
+    def __contains__(self, key) -> bool:
+        return key in self._base or key in self._delta
+
+    def __iter__(self):
+        raise TypeError("joined postings are looked up, not iterated")
+
+    def __len__(self) -> int:
+        raise TypeError("joined postings are looked up, not counted")
+
+
+def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_bm25,
+                delta_duplicate_share: np.ndarray) -> SymbolTable:
+    """The table of base rows then delta rows. Base rows of changed files stay in it (their files are
+    never candidates: the retrieval masks them), so nothing of the base is rebuilt."""
+    base_files = len(base.file_rows)
+    rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
+               for name in ("definitions", "symbol_terms", "scopes")}
+    files_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_files)
+                for name in ("stems", "path_terms", "path_suffixes")}
+    return SymbolTable(**rows_of, **files_of, roles=np.concatenate([base.roles, delta.roles]),
+                       file_start=np.concatenate([base.file_start, delta.file_start + base_rows]).astype(np.int32),
+                       file_rows=np.concatenate([base.file_rows, delta.file_rows]),
+                       duplicate_share=np.concatenate([base.duplicate_share, delta_duplicate_share]).astype(np.float32),
+                       file_bm25=file_bm25, depths=np.concatenate([base.depths, delta.depths]))
+
+
+def duplicate_share(codes: np.ndarray, row_file: np.ndarray, files: int,
+                     elsewhere: np.ndarray | None = None) -> np.ndarray:
+    """Per file, the share of its rows whose content occurs in some other file too: another file of these
+    rows, or (for a delta segment) any of `elsewhere`, the sorted codes of the live base rows."""
+    if not len(codes):
         return np.zeros(files, dtype=np.float32)
-    _, inverse = np.unique(np.asarray(hashes), return_inverse=True)
-    pairs = np.unique(np.stack([inverse, row_file.astype(np.int64)]), axis=1)  # (hash, file) once each
+    _, inverse = np.unique(codes, return_inverse=True)
+    pairs = np.unique(np.stack([inverse.astype(np.int64), row_file.astype(np.int64)]), axis=1)  # (hash, file) once
     files_per_hash = np.bincount(pairs[0], minlength=inverse.max() + 1)
     shared = files_per_hash[inverse] > 1
+    if elsewhere is not None and len(elsewhere):
+        position = np.minimum(np.searchsorted(elsewhere, codes), len(elsewhere) - 1)
+        shared |= elsewhere[position] == codes
     counts = np.bincount(row_file, minlength=files).astype(np.float32)
     return (np.bincount(row_file, weights=shared, minlength=files) / np.maximum(counts, 1)).astype(np.float32)
 
-
-def _file_bm25(row_file: np.ndarray, row_term_ids: Sequence[np.ndarray], row_term_counts: Sequence[np.ndarray],
-               files: int, vocabulary_size: int) -> BM25Index:
-    """Whole-file BM25: every (file, term) count summed over the file's chunks."""
-    if not len(row_term_ids) or not files:
-        return BM25Index([], [], vocabulary_size)
-    lengths = [len(t) for t in row_term_ids]
-    docs = np.repeat(row_file.astype(np.int64), lengths)
-    terms = np.concatenate(row_term_ids).astype(np.int64)
-    counts = np.concatenate(row_term_counts).astype(np.float32)
-    keys, inverse = np.unique(docs * vocabulary_size + terms, return_inverse=True)
-    summed = np.bincount(inverse, weights=counts)
-    return BM25Index.from_postings(files, keys // vocabulary_size, keys % vocabulary_size, summed, vocabulary_size)

@@ -137,6 +137,10 @@ class BackgroundIndexer:
                 self.on_progress(Progress("scanning", str(job.root)))
                 report = workspace.indexer.update(paths=paths)
                 workspace.embed_static(should_stop=lambda: self._stopping)  # every chunk dense at once
+                if paths is None:  # a whole pass (opening, a rescan): the next open starts from here
+                    problem = workspace.checkpoint()
+                    if problem:
+                        self.on_problem(problem)
                 if report.skipped and paths is None:
                     logger.info("%s: %d files skipped (binary, too large or unreadable)", job.root, len(report.skipped))
         except IndexLocked as busy:

@@ -6,6 +6,8 @@ Sub-databases:
   lexical : chunk key -> {term: count}   (what BM25 needs, so loading never re-tokenises)
   vectors : "<model key>\\0<content hash>" -> float32 bytes   (never embedded twice)
   meta    : schema version, workspace root, generation counter
+  changes : generation -> {paths: [files changed], vectors: {model key: [content hashes]}}   (the newest
+            CHANGE_LOG_KEEP writes: a reader that follows the store reads what changed, not everything)
 
 Every change goes through `apply(batch)`: one write transaction that commits whole or not at all, so a
 kill -9 at any moment leaves the previous consistent state. A full map is grown and the batch retried.
@@ -44,7 +46,10 @@ from noul_lsp.chunking.chunk import path_key
 #: 2: every value is sealed with a checksum (an index of schema 1 is rebuilt).
 SCHEMA_VERSION = 2
 INITIAL_MAP_BYTES = 256 << 20
-_SUBDBS = (b"files", b"chunks", b"lexical", b"vectors", b"meta")
+_SUBDBS = (b"files", b"chunks", b"lexical", b"vectors", b"meta", b"changes")
+#: writes the change log keeps (one per `apply`; the background embedder commits about one a second)
+CHANGE_LOG_KEEP = 4096
+_GENERATION_KEY = struct.Struct(">Q")
 #: damaged copies of one index kept beside it (older ones are deleted)
 KEEP_DAMAGED = 2
 _SEAL = struct.Struct("<I")
@@ -147,6 +152,15 @@ class WriteBatch:
 
     def __len__(self) -> int:
         return len(self.files) + len(self.chunks) + len(self.vectors) + len(self.meta)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What the writes after some generation changed: the files (added, changed or removed) and, per
+    model key, the content hashes that got a vector."""
+
+    paths: frozenset[str]
+    vectors: dict[str, frozenset[str]]
 
 
 def vector_key(model_key: str, content_hash: str) -> bytes:
@@ -445,6 +459,22 @@ class ChunkStore:
         counters = [b"generation", b"chunk_generation"] if batch.files or batch.chunks else [b"generation"]
         for counter in counters:
             txn.put(counter, seal(b"meta", counter, str(_counter(txn, meta, counter) + 1).encode()), db=meta)
+        self._log_change(txn, batch)
+
+    def _log_change(self, txn: lmdb.Transaction, batch: WriteBatch) -> None:
+        """One change-log entry under this write's generation; the entry CHANGE_LOG_KEEP writes older goes."""
+        generation = _counter(txn, self._dbs["meta"], b"generation")
+        paths = set(batch.files)
+        paths.update(chunk.path for chunk in batch.chunks.values() if chunk is not None)
+        vectors: dict[str, list[str]] = {}
+        for key in batch.vectors:
+            model_key, _, content_hash = key.decode().partition("\0")
+            vectors.setdefault(model_key, []).append(content_hash)
+        changes = self._dbs["changes"]
+        raw = _GENERATION_KEY.pack(generation)
+        txn.put(raw, seal(b"changes", raw, _dump({"paths": sorted(paths), "vectors": vectors})), db=changes)
+        if generation > CHANGE_LOG_KEEP:
+            txn.delete(_GENERATION_KEY.pack(generation - CHANGE_LOG_KEEP), db=changes)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -490,16 +520,49 @@ class ChunkStore:
             meta = self._dbs["meta"]
             return _counter(txn, meta, b"generation"), _counter(txn, meta, b"chunk_generation")
 
+    def changes_since(self, generation: int) -> Changes | None:
+        """What every write after `generation` changed, or None when the log does not reach back that far
+        (an index older than the log, or more than CHANGE_LOG_KEEP writes ago): the caller reads it all."""
+        paths: set[str] = set()
+        vectors: dict[str, set[str]] = {}
+        with self._read() as txn:
+            current = _counter(txn, self._dbs["meta"], b"generation")
+            if generation >= current:
+                return Changes(frozenset(), {})
+            cursor = txn.cursor(db=self._dbs["changes"])
+            if not cursor.set_key(_GENERATION_KEY.pack(generation + 1)):
+                return None
+            expected = generation + 1
+            for raw_key, raw in cursor:
+                if _GENERATION_KEY.unpack(bytes(raw_key))[0] != expected:
+                    return None  # a hole: the log is not whole
+                value = _load(unseal(b"changes", bytes(raw_key), raw))
+                paths.update(str(p) for p in value["paths"])
+                for model_key, hashes in value["vectors"].items():
+                    vectors.setdefault(str(model_key), set()).update(str(h) for h in hashes)
+                expected += 1
+            if expected != current + 1:
+                return None
+        return Changes(frozenset(paths), {k: frozenset(v) for k, v in vectors.items()})
+
+    def file_records(self, paths: Iterable[str]) -> dict[str, FileRecord | None]:
+        """The records of these files (None for a file the index no longer holds)."""
+        found: dict[str, FileRecord | None] = {}
+        with self._read() as txn:
+            for path in paths:
+                raw_path = path_key(path).encode("utf-8", "surrogateescape")
+                raw = txn.get(raw_path, db=self._dbs["files"])
+                found[path] = None if raw is None else _file_record(_load(unseal(b"files", raw_path, raw)))
+        return found
+
     def files(self) -> dict[str, FileRecord]:
         found: dict[str, FileRecord] = {}
         with self._read() as txn:
             seen = 0
             for raw_key, raw in txn.cursor(db=self._dbs["files"]):
                 seen += 1
-                value = _load(unseal(b"files", bytes(raw_key), raw))
-                path = value["path"]
-                found[path] = FileRecord(path, int(value["mtime_ns"]), int(value["size"]), str(value["hash"]),
-                                         tuple(str(k) for k in value["chunks"]), str(value.get("skipped", "")))
+                record = _file_record(_load(unseal(b"files", bytes(raw_key), raw)))
+                found[record.path] = record
             self._count_check(txn, "files", seen)
         return found
 
@@ -598,6 +661,11 @@ class ChunkStore:
 def _counter(txn: lmdb.Transaction, meta, name: bytes) -> int:
     raw = txn.get(name, db=meta)
     return 0 if raw is None else int(unseal(b"meta", name, raw))
+
+
+def _file_record(value: dict) -> FileRecord:
+    return FileRecord(str(value["path"]), int(value["mtime_ns"]), int(value["size"]), str(value["hash"]),
+                      tuple(str(k) for k in value["chunks"]), str(value.get("skipped", "")))
 
 
 def _chunk_record(raw_key: bytes, raw: bytes) -> ChunkRecord:

@@ -1,0 +1,253 @@
+"""A segment: the chunk table of a run of corpus rows as columns, and the lexical indexes over it.
+
+The corpus is one large *base* segment (built once, persisted beside the store, reopened without reading a
+chunk record) and one small *delta* segment holding the files changed since (rebuilt on every change from
+those files alone). Neither holds one Python object per chunk: strings live in one UTF-8 blob with offsets,
+numbers in numpy arrays, and the BM25 terms of every row in flat row-major arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
+from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
+
+_NO_INDEX = BM25Index([], [], 0)
+
+
+class Strings:
+    """Many strings in one UTF-8 blob: a Python string exists only for the entries read."""
+
+    __slots__ = ("blob", "offsets")
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self.blob = blob  # uint8
+        self.offsets = offsets  # int64 [n + 1]
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> Strings:
+        encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        if encoded:
+            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index: int) -> str:
+        start, end = int(self.offsets[index]), int(self.offsets[index + 1])
+        return self.blob[start:end].tobytes().decode("utf-8", "surrogatepass")
+
+    def tolist(self) -> list[str]:
+        whole = self.blob.tobytes()
+        bounds = self.offsets.tolist()
+        return [whole[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def hash_codes(hashes: Iterable[str]) -> np.ndarray:
+    """A stable 64-bit code of each content hash: the slot key of the vector tables (vocabulary.py)."""
+    return key_codes(hashes)
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """Where one row's chunk is (its text stays in the store)."""
+
+    key: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Rows 0..n-1 of one segment; file ids are the segment's own (rows of one file are adjacent)."""
+
+    keys: Strings
+    files: list[str]
+    row_file: np.ndarray  # int32
+    start_line: np.ndarray  # int32
+    end_line: np.ndarray  # int32
+    symbols: Strings
+    kind_codes: np.ndarray  # uint8 into `kinds`
+    kinds: list[str]
+    hashes: Strings
+    codes: np.ndarray  # uint64 hash_codes(hashes)
+    term_offsets: np.ndarray  # int64 [n + 1]: row i's terms are term_ids[term_offsets[i]:term_offsets[i + 1]]
+    term_ids: np.ndarray  # int32
+    term_counts: np.ndarray  # float32
+    bm25: BM25Index
+    #: BM25 over whole files (a file's chunks' terms summed)
+    file_bm25: BM25Index
+
+    @property
+    def rows(self) -> int:
+        return len(self.row_file)
+
+    def chunk(self, row: int) -> ChunkRef:
+        return ChunkRef(self.keys[row], self.files[int(self.row_file[row])], int(self.start_line[row]),
+                        int(self.end_line[row]), self.symbols[row], self.kinds[int(self.kind_codes[row])],
+                        self.hashes[row])
+
+    def row_terms(self, rows: np.ndarray) -> np.ndarray:
+        """The term ids of the given rows (one entry per row and distinct term)."""
+        return self.term_ids[_ragged_positions(self.term_offsets, rows)[1]]
+
+    @cached_property
+    def symbol_table(self) -> SymbolTable:
+        """Definitions, scopes, paths and roles of this segment (built on first use: only the ranking stage
+        reads them)."""
+        return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
+                                  codes=self.codes, file_bm25=self.file_bm25)
+
+
+@dataclass
+class Row:
+    """One chunk as the store gives it, before it becomes a segment row."""
+
+    key: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    hash: str
+    terms: dict[str, int]
+
+
+def term_arrays(rows: Sequence[Row], vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets, term ids, counts) of the rows' BM25 terms; new terms extend `vocabulary`."""
+    lengths = np.fromiter((len(r.terms) for r in rows), dtype=np.int64, count=len(rows))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    term_id = vocabulary.assign(t for r in rows for t in r.terms)
+    ids = np.fromiter((term_id[t] for r in rows for t in r.terms), dtype=np.int32, count=total)
+    counts = np.fromiter((c for r in rows for c in r.terms.values()), dtype=np.float32, count=total)
+    return offsets, ids, counts
+
+
+def build_segment(rows: Sequence[Row], vocabulary: Vocabulary, *, indexes: bool = True,
+                  like: Segment | None = None) -> Segment:
+    """The segment of `rows` (grouped by file, in the order given); `indexes=False` leaves its BM25
+    indexes empty (a part that `merge` joins with others builds them once); `like` normalises BM25
+    lengths by that segment's averages (a delta scored beside its base)."""
+    file_index: dict[str, int] = {}
+    row_file = np.fromiter((file_index.setdefault(r.path, len(file_index)) for r in rows), dtype=np.int32,
+                           count=len(rows))
+    kind_index: dict[str, int] = {}
+    kind_codes = np.fromiter((kind_index.setdefault(r.kind, len(kind_index)) for r in rows), dtype=np.uint8,
+                             count=len(rows))
+    offsets, ids, counts = term_arrays(rows, vocabulary)
+    return assemble(keys=Strings.of(r.key for r in rows), files=list(file_index), row_file=row_file,
+                    start_line=np.fromiter((r.start_line for r in rows), dtype=np.int32, count=len(rows)),
+                    end_line=np.fromiter((r.end_line for r in rows), dtype=np.int32, count=len(rows)),
+                    symbols=Strings.of(r.symbol for r in rows), kind_codes=kind_codes, kinds=list(kind_index),
+                    hashes=Strings.of(r.hash for r in rows), codes=hash_codes(r.hash for r in rows),
+                    term_offsets=offsets, term_ids=ids, term_counts=counts, vocabulary_size=len(vocabulary),
+                    **({} if indexes else {"bm25": _NO_INDEX, "file_bm25": _NO_INDEX}),
+                    average_lengths=(like.bm25.average_length, like.file_bm25.average_length) if like else None)
+
+
+def assemble(*, vocabulary_size: int, bm25: BM25Index | None = None, file_bm25: BM25Index | None = None,
+             average_lengths: tuple[float, float] | None = None, **columns) -> Segment:
+    """A segment of these columns, with its BM25 indexes built unless given (a persisted segment has them);
+    `average_lengths` (chunks, files) normalise their lengths."""
+    rows = len(columns["row_file"])
+    chunk_average, file_average = average_lengths or (None, None)
+    if bm25 is None:
+        docs = np.repeat(np.arange(rows, dtype=np.int32), np.diff(columns["term_offsets"]))
+        bm25 = BM25Index.from_postings(rows, docs, columns["term_ids"], columns["term_counts"], vocabulary_size,
+                                       average_length=chunk_average)
+    if file_bm25 is None:
+        file_bm25 = _file_bm25(columns["row_file"], columns["term_offsets"], columns["term_ids"],
+                               columns["term_counts"], len(columns["files"]), vocabulary_size, file_average)
+    return Segment(bm25=bm25, file_bm25=file_bm25, **columns)
+
+
+def _file_bm25(row_file: np.ndarray, offsets: np.ndarray, term_ids: np.ndarray, counts: np.ndarray, files: int,
+               vocabulary_size: int, average_length: float | None = None) -> BM25Index:
+    """Whole-file BM25: every (file, term) count summed over the file's chunks."""
+    if not len(term_ids) or not files:
+        return BM25Index.from_postings(files, np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float32),
+                                       vocabulary_size, average_length=average_length)
+    docs = np.repeat(row_file.astype(np.int64), np.diff(offsets))
+    keys, inverse = np.unique(docs * vocabulary_size + term_ids.astype(np.int64), return_inverse=True)
+    summed = np.bincount(inverse, weights=counts)
+    return BM25Index.from_postings(files, keys // vocabulary_size, keys % vocabulary_size, summed, vocabulary_size,
+                                   average_length=average_length)
+
+
+def merge(parts: Sequence[tuple[Segment, np.ndarray]], vocabulary_size: int) -> Segment:
+    """One segment of the kept rows of several (a compaction: base rows still live, then the delta's),
+    from their columns alone: nothing is read from the store or tokenised again."""
+    keys, symbols, hashes, files = [], [], [], []
+    row_files, starts, ends, kind_codes, codes, lengths, ids, counts = [], [], [], [], [], [], [], []
+    kind_index: dict[str, int] = {}
+    for segment, keep in parts:
+        rows = np.flatnonzero(keep)
+        if not len(rows):
+            continue
+        kept_files, local = np.unique(segment.row_file[rows], return_inverse=True)
+        row_files.append(local.astype(np.int32) + len(files))
+        files.extend(segment.files[f] for f in kept_files.tolist())
+        keys.append(_take_strings(segment.keys, rows))
+        symbols.append(_take_strings(segment.symbols, rows))
+        hashes.append(_take_strings(segment.hashes, rows))
+        starts.append(segment.start_line[rows])
+        ends.append(segment.end_line[rows])
+        remap = np.array([kind_index.setdefault(k, len(kind_index)) for k in segment.kinds] or [0], dtype=np.uint8)
+        kind_codes.append(remap[segment.kind_codes[rows]])
+        codes.append(segment.codes[rows])
+        row_lengths, positions = _ragged_positions(segment.term_offsets, rows)
+        lengths.append(row_lengths)
+        ids.append(segment.term_ids[positions])
+        counts.append(segment.term_counts[positions])
+
+    def joined(arrays: list[np.ndarray], dtype) -> np.ndarray:
+        return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
+
+    length = joined(lengths, np.int64)
+    offsets = np.zeros(len(length) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    return assemble(keys=_join_strings(keys), files=files, row_file=joined(row_files, np.int32),
+                    start_line=joined(starts, np.int32), end_line=joined(ends, np.int32),
+                    symbols=_join_strings(symbols), kind_codes=joined(kind_codes, np.uint8), kinds=list(kind_index),
+                    hashes=_join_strings(hashes), codes=joined(codes, np.uint64), term_offsets=offsets,
+                    term_ids=joined(ids, np.int32), term_counts=joined(counts, np.float32),
+                    vocabulary_size=vocabulary_size)
+
+
+def _ragged_positions(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(length of each row, positions of the rows' entries) in a ragged array given by `offsets`."""
+    starts = offsets[rows]
+    lengths = offsets[rows + 1] - starts
+    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return lengths, np.repeat(starts, lengths) + within
+
+
+def _take_strings(strings: Strings, rows: np.ndarray) -> Strings:
+    lengths, positions = _ragged_positions(strings.offsets, rows)
+    blob = strings.blob[positions]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Strings(blob, offsets)
+
+
+def _join_strings(parts: list[Strings]) -> Strings:
+    if not parts:
+        return Strings(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    blob = np.concatenate([p.blob for p in parts])
+    shifts = np.cumsum([0] + [len(p.blob) for p in parts[:-1]])
+    offsets = np.concatenate([parts[0].offsets[:1]] + [p.offsets[1:] + s for p, s in zip(parts, shifts, strict=True)])
+    return Strings(blob, offsets.astype(np.int64))

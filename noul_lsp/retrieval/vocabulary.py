@@ -1,0 +1,133 @@
+"""Term ids and other string-keyed lookups without one Python string per key.
+
+A corpus of a million chunks has over a million distinct BM25 terms; as a dict that is a few hundred MB
+and seconds to rebuild on every open. Here the keys of a frozen table are 64-bit codes (blake2b), sorted,
+looked up with `searchsorted`; keys added since live in a small dict until the next freeze. Two distinct
+keys sharing a code among a million has a chance of about 1 in 10^7; a query word that is no term could
+then score as one, which is harmless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+
+def key_code(key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+def key_codes(keys: Iterable[str]) -> np.ndarray:
+    return np.fromiter((key_code(k) for k in keys), dtype=np.uint64)
+
+
+class Vocabulary:
+    """Term -> id, ids 0..n-1 in the order terms were first seen; only ever extended."""
+
+    def __init__(self, codes: np.ndarray | None = None, ids: np.ndarray | None = None) -> None:
+        self._codes = np.zeros(0, np.uint64) if codes is None else codes  # sorted
+        self._ids = np.zeros(0, np.int64) if ids is None else ids  # id of each code
+        self._added: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._codes) + len(self._added)
+
+    def get(self, term: str, default: int | None = None) -> int | None:
+        found = self._added.get(term)
+        if found is not None:
+            return found
+        if len(self._codes):
+            code = np.uint64(key_code(term))
+            position = int(np.searchsorted(self._codes, code))
+            if position < len(self._codes) and self._codes[position] == code:
+                return int(self._ids[position])
+        return default
+
+    def __contains__(self, term: str) -> bool:
+        return self.get(term) is not None
+
+    def __getitem__(self, term: str) -> int:
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def assign(self, terms: Iterable[str]) -> dict[str, int]:
+        """The id of each term, new ids for terms not seen yet."""
+        terms = list(dict.fromkeys(terms))
+        found: dict[str, int] = {}
+        unknown: list[str] = []
+        for term in terms:
+            if term in self._added:
+                found[term] = self._added[term]
+            else:
+                unknown.append(term)
+        if unknown and len(self._codes):
+            codes = key_codes(unknown)
+            position = np.minimum(np.searchsorted(self._codes, codes), len(self._codes) - 1)
+            hit = self._codes[position] == codes
+            ids = self._ids[position]
+            for term, is_known, term_id in zip(unknown, hit.tolist(), ids.tolist(), strict=True):
+                if is_known:
+                    found[term] = term_id
+            unknown = [t for t in unknown if t not in found]
+        for term in unknown:
+            found[term] = self._added[term] = len(self)
+        return found
+
+    def freeze(self) -> Vocabulary:
+        """Move the added terms into the sorted codes (after a full read; before a snapshot)."""
+        if self._added:
+            codes = np.concatenate([self._codes, key_codes(self._added)])
+            ids = np.concatenate([self._ids, np.fromiter(self._added.values(), dtype=np.int64)])
+            order = np.argsort(codes, kind="stable")
+            self._codes, self._ids, self._added = codes[order], ids[order], {}
+        return self
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        self.freeze()
+        return self._codes, self._ids
+
+
+class PackedMap(Mapping):
+    """Key -> int32 array, packed: sorted key codes, offsets, one values array (what a snapshot stores of
+    the symbol table's maps). Read-only; iteration is not offered (nothing needs it)."""
+
+    def __init__(self, codes: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+        self.codes, self.offsets, self.values = codes, offsets, values
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, np.ndarray]) -> PackedMap:
+        keys = list(mapping)
+        codes = key_codes(keys)
+        order = np.argsort(codes, kind="stable")
+        arrays = [np.asarray(mapping[keys[i]], dtype=np.int32) for i in order.tolist()]
+        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+        if arrays:
+            np.cumsum([len(a) for a in arrays], out=offsets[1:])
+        values = np.concatenate(arrays).astype(np.int32) if arrays else np.zeros(0, np.int32)
+        return cls(codes[order], offsets, values)
+
+    def _position(self, key: str) -> int:
+        if not len(self.codes):
+            return -1
+        code = np.uint64(key_code(key))
+        position = int(np.searchsorted(self.codes, code))
+        return position if position < len(self.codes) and self.codes[position] == code else -1
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        position = self._position(key)
+        if position < 0:
+            raise KeyError(key)
+        return self.values[self.offsets[position]:self.offsets[position + 1]]
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, str) and self._position(key) >= 0
+
+    def __iter__(self):
+        raise TypeError("a PackedMap holds key codes, not keys: it cannot be iterated")
+
+    def __len__(self) -> int:
+        return len(self.codes)
