@@ -60,18 +60,21 @@ class Tree:
 
 
 def plan_trees(mirrors: Path) -> list[Tree]:
-    """Every mirror's HEAD, then older releases (tags, newest first, spread over the history) in turn."""
-    heads: list[Tree] = []
+    """Every mirror's HEAD, smallest first (so that a small size is many repositories, not one large one),
+    then older releases (tags, newest first, spread over the history) in turn."""
+    heads: list[tuple[int, Tree]] = []
     older: list[list[Tree]] = []
     for folder in sorted(p for p in mirrors.iterdir() if (p / "repo" / "HEAD").is_file()):
         git_dir = folder / "repo"
-        heads.append(Tree(folder.name, git_dir, "HEAD"))
+        listing = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", "HEAD"],
+                                 capture_output=True, text=True).stdout
+        heads.append((listing.count("\n"), Tree(folder.name, git_dir, "HEAD")))
         tags = subprocess.run(["git", f"--git-dir={git_dir}", "for-each-ref", "--sort=-creatordate",
                                "--format=%(refname:short)", "refs/tags"], capture_output=True, text=True).stdout.split()
         step = max(1, len(tags) // RELEASES_PER_MIRROR)
         older.append([Tree(folder.name, git_dir, tag) for tag in tags[step::step][:RELEASES_PER_MIRROR]])
     rounds = [tree for round_ in _round_robin(older) for tree in round_]
-    return heads + rounds
+    return [tree for _, tree in sorted(heads, key=lambda item: item[0])] + rounds
 
 
 def _round_robin(lists: list[list[Tree]]) -> list[list[Tree]]:
