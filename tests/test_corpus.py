@@ -49,11 +49,12 @@ def _bm25_scores(corpus: Corpus, word: str) -> dict[tuple[str, int], float]:
 
 def test_vectors_arriving_rebuild_only_the_vector_table(tmp_path):
     store = ChunkStore(tmp_path / "idx")
-    records = _add_file(store, "a.py", ["retry upload", "cookie jar", "retry upload"])  # one text twice
+    others = [f"word{i} filler" for i in range(5)]
+    records = _add_file(store, "a.py", ["retry upload", "cookie jar", "retry upload", *others])  # one text twice
     corpus = Corpus(store, "m@128")
     assert corpus.sync()
     before = corpus.arrays()
-    assert (corpus.chunk_count, corpus.embedded_chunks, before.covered["dense"]) == (3, 0, 0)
+    assert (corpus.chunk_count, corpus.embedded_chunks, before.covered["dense"]) == (8, 0, 0)
     assert before.row_slot[0] == before.row_slot[2]  # one slot per distinct text
 
     batch = WriteBatch()
@@ -70,7 +71,7 @@ def test_vectors_arriving_rebuild_only_the_vector_table(tmp_path):
     changed = corpus.arrays()
     assert changed.base is before.base and changed.delta is not None  # the base is not rebuilt
     assert changed.files == ["a.py", "b.py"]
-    assert corpus.chunk_count == 4 and corpus.embedded_chunks == 2
+    assert corpus.chunk_count == 9 and corpus.embedded_chunks == 2
 
 
 def test_a_changed_file_kills_its_base_rows_and_the_delta_answers(tmp_path):

@@ -78,3 +78,16 @@ def test_an_invalid_gitignore_line_is_passed_over_not_fatal(tmp_path):
     found = {f.path for f in discover(tmp_path, IndexSettings())}
     assert "sub/kept.py" in found
     assert "sub/run.log" not in found
+
+
+@pytest.mark.parametrize("layout", ["polyglot", "polyglot_git"])
+def test_named_paths_are_discovered_by_the_same_rules_as_the_whole_tree(layout, request):
+    """A save looks only at what was saved: the answer for those paths is the whole walk's, restricted."""
+    root: Path = request.getfixturevalue(layout)
+    whole = {f.path for f in discover(root, IndexSettings())}
+    asked = ["src/net/retry.py", "run.log", "src", "generated/out.py", "docs/private.md", "missing.py",
+             "loop/inner.py", "outside_link.py", ".git/config"]
+    named = {f.path for f in discover(root, IndexSettings(), paths=asked)}
+    expected = {p for p in whole if p in asked or p.startswith("src/")}
+    assert named == expected
+    assert "src/net/retry.py" in named and "run.log" not in named

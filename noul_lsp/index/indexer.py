@@ -96,9 +96,9 @@ class Indexer:
         report = UpdateReport()
         identity = settings_identity(self.settings)
         look_again = self.store.meta(SETTINGS_KEY) != identity  # settings changed: no file is "unchanged"
-        known = self.store.files()
+        known = self.store.files() if paths is None else self.store.files_at(paths)
         passed_over: list[str] = []
-        found = discover(self.root, self.settings, passed_over)
+        found = discover(self.root, self.settings, passed_over, paths=paths)
         if paths is None:
             report.passed_over = passed_over
         if paths is not None:

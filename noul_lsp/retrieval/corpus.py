@@ -33,9 +33,9 @@ from noul_lsp.store import ChunkStore
 
 #: chunk keys read from the store per step of a full read (bounds the Python objects alive at once)
 READ_BATCH = 20_000
-#: the delta is folded into the base when it has more rows than this share of the base's (and COMPACT_MIN)
+#: the delta is folded into the base when it has more rows than this share of the base's (a fresh
+#: workspace's first rows, against an empty base, are folded at once)
 COMPACT_SHARE = 0.25
-COMPACT_MIN = 5_000
 #: the legs' names and which key of the corpus each one's vectors are stored under
 LEG_TABLES = ("dense", "static")
 
@@ -233,7 +233,8 @@ class Corpus:
             self._changed[path] = sorted((Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, t)
                                           for r, t in zip(records_of, terms, strict=True)), key=lambda row: row.key)
         rows = [row for path in sorted(self._changed) for row in self._changed[path]]
-        self._delta = build_segment(rows, self._vocabulary, like=self._base) if self._changed else None
+        self._delta = build_segment(rows, self._vocabulary, like=self._base if self._base.rows else None) \
+            if self._changed else None
         self._delta_slot = self._slots.assign(self._delta.codes, self._delta.hashes) if self._delta else \
             np.zeros(0, np.int32)
         for vectors in self.tables.values():
@@ -308,7 +309,7 @@ class Corpus:
     def arrays(self) -> CorpusArrays:
         with self._lock:
             delta_rows = self._delta.rows if self._delta is not None else 0
-            if delta_rows > max(COMPACT_MIN, COMPACT_SHARE * self._base.rows):
+            if delta_rows > COMPACT_SHARE * self._base.rows:
                 self._compact()
             if self._arrays is None:
                 self._arrays = self._state()

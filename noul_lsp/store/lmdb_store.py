@@ -527,7 +527,9 @@ class ChunkStore:
         vectors: dict[str, set[str]] = {}
         with self._read() as txn:
             current = _counter(txn, self._dbs["meta"], b"generation")
-            if generation >= current:
+            if generation > current:  # the index was rebuilt since: nothing of the old one holds
+                return None
+            if generation == current:
                 return Changes(frozenset(), {})
             cursor = txn.cursor(db=self._dbs["changes"])
             if not cursor.set_key(_GENERATION_KEY.pack(generation + 1)):
@@ -553,6 +555,39 @@ class ChunkStore:
                 raw_path = path_key(path).encode("utf-8", "surrogateescape")
                 raw = txn.get(raw_path, db=self._dbs["files"])
                 found[path] = None if raw is None else _file_record(_load(unseal(b"files", raw_path, raw)))
+        return found
+
+    def files_at(self, paths: Iterable[str]) -> dict[str, FileRecord]:
+        """The records of these files and of every file under them (a path may be a folder that moved
+        or went): a save looks these up, not every record."""
+        paths = list(paths)
+        found: dict[str, FileRecord] = {}
+        with self._read() as txn:
+            db = self._dbs["files"]
+            for path in paths:
+                raw_path = path_key(path).encode("utf-8", "surrogateescape")
+                raw = txn.get(raw_path, db=db)
+                if raw is not None:
+                    record = _file_record(_load(unseal(b"files", raw_path, raw)))
+                    found[record.path] = record
+                prefix = (path.rstrip("/") + "/").encode("utf-8", "surrogateescape")
+                cursor = txn.cursor(db=db)
+                if cursor.set_range(prefix):
+                    for raw_key, raw in cursor:
+                        if not bytes(raw_key).startswith(prefix):
+                            break
+                        record = _file_record(_load(unseal(b"files", bytes(raw_key), raw)))
+                        found[record.path] = record
+            # files whose path is too long for a key are keyed by a digest ("#..."): rare, so scanned
+            folders = tuple(p.rstrip("/") + "/" for p in paths)
+            cursor = txn.cursor(db=db)
+            if cursor.set_range(b"#"):
+                for raw_key, raw in cursor:
+                    if not bytes(raw_key).startswith(b"#"):
+                        break
+                    record = _file_record(_load(unseal(b"files", bytes(raw_key), raw)))
+                    if record.path in paths or record.path.startswith(folders):
+                        found[record.path] = record
         return found
 
     def files(self) -> dict[str, FileRecord]:

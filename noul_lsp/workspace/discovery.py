@@ -65,11 +65,14 @@ def _valid_pattern(line) -> bool:
     return True
 
 
-def _git_listing(root: Path) -> list[str] | None:
-    """Paths from git, or None when `root` is not inside a git work tree or git is unusable."""
+def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None:
+    """Paths from git (only under `paths` when given), or None when `root` is not inside a git work tree
+    or git is unusable."""
     # core.fsmonitor could name a program from the workspace's config: never let git run it.
     command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
                "--cached", "--others", "--exclude-standard"]
+    if paths is not None:
+        command += ["--", *(f":(literal){p}" for p in paths)]
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, timeout=120, check=True)
     except (OSError, subprocess.SubprocessError):
@@ -77,8 +80,9 @@ def _git_listing(root: Path) -> list[str] | None:
     return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
-def _walk_listing(root: Path) -> list[str]:
-    """Relative paths under root, honouring nested .gitignore files; directory symlinks not followed."""
+def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
+    """Relative paths under root (or under `paths`), honouring nested .gitignore files; directory
+    symlinks not followed."""
     found: list[str] = []
     # Each entry: (directory relative to root with trailing slash or "", its compiled .gitignore).
     ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
@@ -122,8 +126,44 @@ def _walk_listing(root: Path) -> list[str]:
         if pushed:
             ignore_stack.pop()
 
-    visit(root, "")
-    return found
+    if paths is None:
+        visit(root, "")
+        return found
+    for path in paths:
+        parts = [p for p in path.strip("/").split("/") if p]
+        if not parts or ".git" in parts or ".." in parts:
+            continue
+        ignore_stack.clear()
+        directory, relative_dir, followed = root, "", True
+        for part in parts[:-1]:  # the .gitignore files on the way, as the walk would have met them
+            _push_gitignore(directory, relative_dir, ignore_stack)
+            directory, relative_dir = directory / part, relative_dir + part + "/"
+            if directory.is_symlink() or not directory.is_dir():
+                followed = False  # the walk never enters a linked folder
+                break
+        if not followed:
+            continue
+        _push_gitignore(directory, relative_dir, ignore_stack)
+        target = directory / parts[-1]
+        relative = relative_dir + parts[-1]
+        is_dir = target.is_dir() and not target.is_symlink()
+        if ignored(relative, is_dir):
+            continue
+        if is_dir:
+            visit(target, relative + "/")
+        elif target.exists() or target.is_symlink():
+            found.append(relative)
+    return sorted(set(found))
+
+
+def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> None:
+    gitignore = directory / ".gitignore"
+    if gitignore.is_file():
+        try:
+            lines = gitignore.read_text("utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        stack.append((relative_dir, gitignore_spec(lines)))
 
 
 def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
@@ -146,15 +186,17 @@ def is_inside(root: Path, candidate: Path) -> bool:
     return resolved == root or root in resolved.parents
 
 
-def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None = None) -> list[DiscoveredFile]:
-    """Every indexable file under `root`, sorted by path. Stat-only: contents are not read here.
+def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None = None,
+             paths: list[str] | None = None) -> list[DiscoveredFile]:
+    """Every indexable file under `root` (or only at and under the relative `paths`: a save looks at what
+    was saved, not at the whole tree), sorted by path. Stat-only: contents are not read here.
 
     Listed paths that are not regular files inside the root (links out of it, broken or looping links,
     FIFOs, sockets, devices) are left out; with `passed_over` each gets a line saying why."""
     root = root.resolve()
-    listing = _git_listing(root)
+    listing = _git_listing(root, paths)
     if listing is None:
-        listing = _walk_listing(root)
+        listing = _walk_listing(root, paths)
     excluded = exclusion_spec(root, settings)
     files: list[DiscoveredFile] = []
 
