@@ -30,8 +30,10 @@ from noul_lsp.bench.trees import write_tree
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.dense import CANDIDATES
 
-#: chunks per indexed file, to pick how many trees make a size before indexing them (then measured)
+#: chunks per indexed file, to pick how many trees make a size before indexing them (then measured), and
+#: the margin taken over the size (files of later trees yield fewer chunks than the first ones' did)
 FIRST_CHUNKS_PER_FILE = 9.0
+MARGIN = 1.3
 #: older releases taken per mirror, at most
 RELEASES_PER_MIRROR = 12
 
@@ -109,7 +111,7 @@ def run_scale(config: ScaleConfig, log=print) -> dict:
         files = 0
         trees = 0
         for tree in plan:
-            if files * chunks_per_file >= size:
+            if files * chunks_per_file >= MARGIN * size:
                 break
             source = pool / tree.folder
             if not source.exists():
