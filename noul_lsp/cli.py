@@ -317,6 +317,8 @@ def _status(workspace: Workspace) -> dict:
         **_devices(workspace),
         "indexBytes": workspace.store.size_bytes(),
         "location": str(workspace.store.directory),
+        # the generation of the corpus snapshot this process opened (null: it read every chunk record)
+        "openedFromSnapshot": workspace.corpus.opened_from_snapshot,
     }
     if rebuilt:
         status["rebuilt"] = rebuilt

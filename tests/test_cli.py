@@ -51,6 +51,22 @@ def test_index_then_status(polyglot, tmp_path):
     assert status["embedderDevice"] == "cpu" and status["reranker"] == "none"
     assert "GPU" in status["embedderFallback"] or "CUDA" in status["embedderFallback"]  # asked for, not there: said
     assert Path(status["location"]).is_dir() and status["indexBytes"] > 0
+    # `noul index` ended by writing the corpus snapshot: a new process opens from it, not from every record
+    assert (Path(status["location"]) / "corpus-snapshot" / "meta.json").is_file()
+    assert status["openedFromSnapshot"] is not None
+
+
+def test_a_find_after_a_save_answers_from_the_edit(polyglot, tmp_path):
+    """The snapshot plus the change log: the saved file's new text answers, its old text no longer does."""
+    cache = tmp_path / "c"
+    assert noul("index", str(polyglot), "-q", cache=cache).returncode == 0
+    (polyglot / "src" / "net" / "retry.py").write_text("def ziggurat_quaternion():\n    return 42\n")
+    done = noul("find", "ziggurat quaternion", "--path", str(polyglot), "--json", "--limit", "1", cache=cache)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["path"] == "src/net/retry.py"
+    gone = noul("find", "exponential backoff retry", "--path", str(polyglot), "--json", "--limit", "5",
+                "--mode", "chunks", cache=cache)
+    assert all("upload_with_retry" not in r["symbol"] for r in json.loads(gone.stdout)["results"])
 
 
 @pytest.mark.parametrize("args,code,message", [
