@@ -202,7 +202,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
                 progress.update(task, completed=done, total=total, info=f"{rate:.1f} chunks/s on {embedder.device}")
 
         try:
-            result = workspace.indexer.embed_pending(embedder, progress=on_embed)
+            result = workspace.embed_missing(embedder, progress=on_embed)
         except KeyboardInterrupt:
             raise CliError("interrupted: every finished batch is saved; run the command again to continue", 130) from None
         if result.embedded:
@@ -359,7 +359,7 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
     if not mirrors.is_dir():
         raise CliError(f"{mirrors}: no such folder of mirrors", EXIT_USAGE)
     config = ScaleConfig(mirrors=mirrors, work=Path(args.work), out=Path(args.out), sizes=sizes, labels=labels,
-                         settings=_settings(args))
+                         settings=_settings(args), probe_only=args.probe_only)
     run_scale(config, log=lambda line: print(line, flush=True))
     print(f"wrote {config.out / 'scale.md'}")
     return 0
@@ -657,6 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--sizes", default="10000,100000,1000000", help="chunk counts to grow to (comma-separated)")
     scale.add_argument("--labels", nargs="*", default=[],
                        help="label files whose query texts are asked (only the texts are used)")
+    scale.add_argument("--probe-only", action="store_true",
+                       help="reuse the workspaces and indexes an earlier run left in WORK: checkpoint and probe them")
     scale.set_defaults(handler=cmd_bench_scale)
 
     models = sub.add_parser("models", parents=[common],

@@ -197,3 +197,27 @@ def test_the_approximate_index_returns_the_exact_top_hit(monkeypatch):
     allowed = np.zeros(3000, dtype=bool)
     allowed[[5, 17, 2999]] = True  # a narrow filter: scanned exactly
     assert set(search(approximate, row_slot, queries[0], 10, allowed).rows.tolist()) == {5, 17, 2999}
+
+
+def test_a_save_asks_vectors_only_for_the_saved_file(polyglot, tmp_path):
+    """After an edit, the texts without a vector are the saved file's new ones: the corpus says so, and
+    the static pass embeds just those (not a scan of every chunk record)."""
+    from noul_lsp.config import Settings
+    from noul_lsp.session.workspace import Workspace
+
+    workspace = Workspace(polyglot, Settings(cache_dir=str(tmp_path / "c")))
+    with workspace.store.indexing_lock():
+        workspace.indexer.update()
+        workspace.embed_static()
+    assert workspace.corpus.pending_keys("static") == []
+    (polyglot / "src" / "net" / "retry.py").write_text("def ziggurat():\n    return 1\n\n\ndef quaternion():\n    return 2\n")
+    with workspace.store.indexing_lock():
+        workspace.indexer.update(paths=["src/net/retry.py"])
+        workspace.corpus.sync()
+        pending = workspace.corpus.pending_keys("static")
+        assert pending and all(key.startswith("src/net/retry.py\0") for key in pending)
+        report = workspace.embed_static()
+    assert report.embedded == len(pending)
+    assert workspace.corpus.pending_keys("static") == []
+    assert workspace.corpus.arrays().base.rows > 0 and workspace.corpus.arrays().delta is not None
+    workspace.close()

@@ -48,6 +48,8 @@ class ScaleConfig:
     settings: Settings
     #: warm finds per shape of query
     queries: int = 60
+    #: reuse each size's workspace and index from an earlier run: checkpoint it with this code, then probe
+    probe_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,10 @@ def run_scale(config: ScaleConfig, log=print) -> dict:
     queries_file = config.out / "queries.json"
     queries_file.write_text(json.dumps(_queries(config.labels, config.queries)))
     for size in config.sizes:
+        if config.probe_only:
+            results.append(_reprobe(config, size, queries_file, log))
+            (config.out / "scale.json").write_text(json.dumps(results, indent=1))
+            continue
         root = config.work / f"root-{size}"
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
@@ -149,11 +155,8 @@ def run_scale(config: ScaleConfig, log=print) -> dict:
                "index_mb": round(_disk_bytes(index_folder) / 1e6, 1),
                "snapshot_mb": round(_disk_bytes(index_folder / "corpus-snapshot") / 1e6, 1)}
         log(f"size {size}: {chunks} chunks indexed in {row['cold_index_s']} s; probing a fresh process")
-        probe = subprocess.run([sys.executable, "-m", "noul_lsp.bench.scale", "probe", str(root), str(cache),
-                                str(queries_file)], capture_output=True, text=True, env=os.environ.copy())
-        if probe.returncode != 0:
-            raise RuntimeError(f"the probe at {size} failed: {probe.stderr[-2000:]}")
-        row.update(json.loads(probe.stdout.strip().splitlines()[-1]))
+        (cache / "cold.json").write_text(json.dumps(row))
+        row.update(_probe_process(root, cache, queries_file, size))
         results.append(row)
         (config.out / "scale.json").write_text(json.dumps(results, indent=1))
         log(json.dumps(row))
@@ -161,6 +164,37 @@ def run_scale(config: ScaleConfig, log=print) -> dict:
     (config.out / "scale.md").write_text(_markdown(results))
     _plot(results, config.out / "scale.png", log)
     return summary
+
+
+def _probe_process(root: Path, cache: Path, queries_file: Path, size: int) -> dict:
+    probe = subprocess.run([sys.executable, "-m", "noul_lsp.bench.scale", "probe", str(root), str(cache),
+                            str(queries_file)], capture_output=True, text=True, env=os.environ.copy())
+    if probe.returncode != 0:
+        raise RuntimeError(f"the probe at {size} failed: {probe.stderr[-2000:]}")
+    return json.loads(probe.stdout.strip().splitlines()[-1])
+
+
+def _reprobe(config: ScaleConfig, size: int, queries_file: Path, log) -> dict:
+    """An earlier run's workspace of this size: its cold figures as recorded, a checkpoint with this code
+    (a snapshot of this format, the approximate index where this code builds one), then a fresh probe."""
+    from noul_lsp.session.workspace import Workspace
+
+    root, cache = config.work / f"root-{size}", config.work / f"cache-{size}"
+    row = json.loads((cache / "cold.json").read_text())
+    workspace = Workspace(root, replace(config.settings, cache_dir=str(cache)))
+    started = time.perf_counter()
+    workspace.corpus.sync()
+    workspace.corpus._saved_generation = -1  # write it again, in this code's format
+    row["checkpoint_problem"] = workspace.checkpoint()
+    row["recheckpoint_s"] = round(time.perf_counter() - started, 1)
+    workspace.close()
+    index_folder = next((cache / "indexes").iterdir())
+    row["index_mb"] = round(_disk_bytes(index_folder) / 1e6, 1)
+    row["snapshot_mb"] = round(_disk_bytes(index_folder / "corpus-snapshot") / 1e6, 1)
+    log(f"size {size}: checkpointed again in {row['recheckpoint_s']} s; probing a fresh process")
+    row.update(_probe_process(root, cache, queries_file, size))
+    log(json.dumps(row))
+    return row
 
 
 def _queries(labels: tuple[Path, ...], per_shape: int) -> dict[str, list[str]]:

@@ -180,11 +180,13 @@ class Indexer:
 
     # -- embeddings --------------------------------------------------------------------------------
 
-    def pending_embeddings(self, model_key: str, *, include_last: bool = True) -> list[ChunkRecord]:
+    def pending_embeddings(self, model_key: str, *, include_last: bool = True,
+                           keys: list[str] | None = None) -> list[ChunkRecord]:
         """Chunks whose text has no vector for this model, one per distinct text, in embedding order:
         source before tests and docs (`embed_last`, left out entirely without `include_last`), and by
-        length within each group."""
-        chunks = self.store.chunks()
+        length within each group. `keys` names the candidates (the workspace's corpus knows which texts
+        lack a vector: reading every chunk record after each save would cost the whole index)."""
+        chunks = self.store.chunks(keys)
         missing = self.store.missing_vectors(model_key, {c.hash for c in chunks})
         unique: dict[str, ChunkRecord] = {}
         for chunk in chunks:
@@ -196,12 +198,13 @@ class Indexer:
 
     def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
                       progress: Callable[[int, int], None] | None = None, limit: int | None = None,
-                      include_last: bool = True, batch_size: int | None = None) -> EmbedReport:
+                      include_last: bool = True, batch_size: int | None = None,
+                      keys: list[str] | None = None) -> EmbedReport:
         """Embed missing vectors batch by batch, committing each batch. Stops early when asked.
         `batch_size` overrides the setting (a static model embeds thousands a second: a commit per 32
-        would cost more than the embedding)."""
+        would cost more than the embedding); `keys` limits the candidates (see `pending_embeddings`)."""
         started = time.perf_counter()
-        todo = self.pending_embeddings(embedder.model_key, include_last=include_last)
+        todo = self.pending_embeddings(embedder.model_key, include_last=include_last, keys=keys)
         if limit is not None:
             todo = todo[:limit]
         report = EmbedReport(pending=len(todo))

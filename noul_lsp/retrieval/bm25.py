@@ -116,25 +116,77 @@ def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
     return np.log1p((documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
+class LocalBM25:
+    """A BM25 index over a few rows whose term ids are mapped to local ones: a delta's index costs its own
+    terms, not the size of the whole vocabulary."""
+
+    def __init__(self, terms: np.ndarray, index: BM25Index) -> None:
+        self.terms = terms  # sorted global ids of the terms present; local id = position
+        self.index = index
+        self.rows = index.rows
+        self.average_length = index.average_length
+
+    @classmethod
+    def from_postings(cls, rows: int, docs: np.ndarray, term_ids: np.ndarray, counts: np.ndarray,
+                      average_length: float | None = None) -> LocalBM25:
+        terms, local = np.unique(np.asarray(term_ids, dtype=np.int64), return_inverse=True)
+        index = BM25Index.from_postings(rows, docs, local, counts, len(terms), average_length=average_length)
+        return cls(terms, index)
+
+    def local(self, term_ids: np.ndarray) -> np.ndarray:
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        if not len(self.terms):
+            return np.full(len(term_ids), -1, dtype=np.int64)
+        position = np.minimum(np.searchsorted(self.terms, term_ids), len(self.terms) - 1)
+        return np.where(self.terms[position] == term_ids, position, -1)
+
+    def postings(self, term: int) -> np.ndarray:
+        local = int(self.local(np.array([term]))[0])
+        return self.index.postings(local) if local >= 0 else np.zeros(0, dtype=np.int32)
+
+    def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
+        return self.index.scores(self.local(query_term_ids), idf)
+
+    @property
+    def document_frequency(self) -> tuple[np.ndarray, np.ndarray]:
+        """(global term ids, their document frequencies)."""
+        return self.terms, self.index.document_frequency
+
+
+class _Idf:
+    """The idf of any term id, computed when asked (a full array would cost the vocabulary's size on
+    every corpus state)."""
+
+    def __init__(self, documents: int, frequency: np.ndarray) -> None:
+        self.documents, self.frequency = documents, frequency
+
+    def __len__(self) -> int:
+        return len(self.frequency)
+
+    def __getitem__(self, ids):
+        frequency = self.frequency[ids]
+        idf = bm25_idf(self.documents, np.asarray(frequency, dtype=np.float64)).astype(np.float32)
+        return np.where(np.asarray(frequency) > 0, idf, np.float32(0.0))
+
+
 class BM25Segments:
     """A base index whose dead rows are masked, followed by a delta index: the questions of `BM25Index`
     answered over both, with document frequencies (so idf) of the live rows. Rows of the delta are
     numbered after the base's. The delta is built with the base's average length, so its rows score as
     they would inside one index (but for the drift of that average, until the next compaction)."""
 
-    def __init__(self, base: BM25Index, delta: BM25Index, live: np.ndarray, dead_frequency: np.ndarray,
+    def __init__(self, base: BM25Index, delta: LocalBM25, live: np.ndarray, dead_frequency: np.ndarray,
                  vocabulary_size: int) -> None:
         self.base, self.delta, self.live = base, delta, live
         self.rows = base.rows + delta.rows
         self.vocabulary_size = vocabulary_size
         frequency = np.zeros(vocabulary_size, dtype=np.int64)
         frequency[:len(base.document_frequency)] += base.document_frequency
-        frequency[:len(delta.document_frequency)] += delta.document_frequency
-        frequency[:len(dead_frequency)] -= dead_frequency
+        frequency[:len(dead_frequency)] -= dead_frequency[:vocabulary_size]
+        delta_terms, delta_frequency = delta.document_frequency
+        frequency[delta_terms] += delta_frequency
         self.document_frequency = frequency
-        live_rows = int(live.sum()) + delta.rows
-        self.idf = bm25_idf(live_rows, frequency.astype(np.float64)).astype(np.float32)
-        self.idf[frequency <= 0] = 0.0
+        self.idf = _Idf(int(live.sum()) + delta.rows, frequency)
 
     def postings(self, term: int) -> np.ndarray:
         base = self.base.postings(term)
@@ -143,7 +195,8 @@ class BM25Segments:
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
         if idf is None:
             known = (query_term_ids >= 0) & (query_term_ids < self.vocabulary_size)
-            idf = np.where(known, self.idf[np.clip(query_term_ids, 0, max(self.vocabulary_size - 1, 0))], 0.0)
+            idf = np.where(known, self.idf[np.clip(query_term_ids, 0, max(self.vocabulary_size - 1, 0))], 0.0) \
+                if self.vocabulary_size else np.zeros(len(query_term_ids))
         scores = np.empty(self.rows, dtype=np.float32)
         scores[:self.base.rows] = self.base.scores(query_term_ids, idf)
         scores[:self.base.rows] *= self.live

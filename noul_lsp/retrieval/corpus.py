@@ -233,8 +233,7 @@ class Corpus:
             self._changed[path] = sorted((Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, t)
                                           for r, t in zip(records_of, terms, strict=True)), key=lambda row: row.key)
         rows = [row for path in sorted(self._changed) for row in self._changed[path]]
-        self._delta = build_segment(rows, self._vocabulary, like=self._base if self._base.rows else None) \
-            if self._changed else None
+        self._delta = build_segment(rows, self._vocabulary, delta_of=self._base) if self._changed else None
         self._delta_slot = self._slots.assign(self._delta.codes, self._delta.hashes) if self._delta else \
             np.zeros(0, np.int32)
         for vectors in self.tables.values():
@@ -324,7 +323,7 @@ class Corpus:
             files, row_file, row_slot = base.files, base.row_file, self._base_slot
             bm25, file_bm25, live_base_codes = base.bm25, base.file_bm25, None
         else:
-            delta = delta if delta is not None else empty_segment()
+            delta = delta if delta is not None else build_segment([], self._vocabulary, delta_of=base)
             files = base.files + delta.files
             row_file = np.concatenate([base.row_file, delta.row_file + len(base.files)]).astype(np.int32)
             row_slot = np.concatenate([self._base_slot, self._delta_slot]).astype(np.int32)
@@ -332,7 +331,8 @@ class Corpus:
             live_files = np.zeros(len(base.files), dtype=bool)
             live_files[base.row_file[self._live]] = True
             file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
-            live_base_codes = np.sort(base.codes[self._live])
+            order = base.code_order
+            live_base_codes = base.codes[order[self._live[order]]]
         covered = {}
         for leg, table in self.tables.items():
             if table.model_key is None or not len(row_slot):
@@ -346,6 +346,20 @@ class Corpus:
         return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
                             self._vocabulary, live_files + empty_files, len(self._rowless) - empty_files,
                             live_base_codes)
+
+    def pending_keys(self, leg: str) -> list[str]:
+        """One chunk key per distinct live text that has no vector of this leg's model yet (caught up with
+        the store first)."""
+        self.sync()
+        arrays = self.arrays()
+        if not arrays.rows:
+            return []
+        missing = ~arrays.tables[leg].present[arrays.row_slot]
+        if arrays.live is not None:
+            missing &= arrays.live
+        rows = np.flatnonzero(missing)
+        _, first = np.unique(arrays.row_slot[rows], return_index=True)
+        return [arrays.key(int(row)) for row in rows[np.sort(first)]]
 
     # -- counts ----------------------------------------------------------------------------------
 

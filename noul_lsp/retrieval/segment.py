@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from noul_lsp.retrieval.bm25 import BM25Index
+from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
 
@@ -86,9 +86,9 @@ class Segment:
     term_offsets: np.ndarray  # int64 [n + 1]: row i's terms are term_ids[term_offsets[i]:term_offsets[i + 1]]
     term_ids: np.ndarray  # int32
     term_counts: np.ndarray  # float32
-    bm25: BM25Index
+    bm25: BM25Index | LocalBM25  # a delta's over its own terms
     #: BM25 over whole files (a file's chunks' terms summed)
-    file_bm25: BM25Index
+    file_bm25: BM25Index | LocalBM25
 
     @property
     def rows(self) -> int:
@@ -102,6 +102,11 @@ class Segment:
     def row_terms(self, rows: np.ndarray) -> np.ndarray:
         """The term ids of the given rows (one entry per row and distinct term)."""
         return self.term_ids[_ragged_positions(self.term_offsets, rows)[1]]
+
+    @cached_property
+    def code_order(self) -> np.ndarray:
+        """The rows ordered by content code (so the sorted codes of any subset of rows is one filter)."""
+        return np.argsort(self.codes, kind="stable")
 
     @cached_property
     def symbol_table(self) -> SymbolTable:
@@ -138,10 +143,10 @@ def term_arrays(rows: Sequence[Row], vocabulary: Vocabulary) -> tuple[np.ndarray
 
 
 def build_segment(rows: Sequence[Row], vocabulary: Vocabulary, *, indexes: bool = True,
-                  like: Segment | None = None) -> Segment:
+                  delta_of: Segment | None = None) -> Segment:
     """The segment of `rows` (grouped by file, in the order given); `indexes=False` leaves its BM25
-    indexes empty (a part that `merge` joins with others builds them once); `like` normalises BM25
-    lengths by that segment's averages (a delta scored beside its base)."""
+    indexes empty (a part that `merge` joins with others builds them once). `delta_of` makes a delta of
+    that base: BM25 over its own terms, lengths normalised by the base's averages (when it has rows)."""
     file_index: dict[str, int] = {}
     row_file = np.fromiter((file_index.setdefault(r.path, len(file_index)) for r in rows), dtype=np.int32,
                            count=len(rows))
@@ -156,36 +161,43 @@ def build_segment(rows: Sequence[Row], vocabulary: Vocabulary, *, indexes: bool 
                     hashes=Strings.of(r.hash for r in rows), codes=hash_codes(r.hash for r in rows),
                     term_offsets=offsets, term_ids=ids, term_counts=counts, vocabulary_size=len(vocabulary),
                     **({} if indexes else {"bm25": _NO_INDEX, "file_bm25": _NO_INDEX}),
-                    average_lengths=(like.bm25.average_length, like.file_bm25.average_length) if like else None)
+                    local=delta_of is not None,
+                    average_lengths=(delta_of.bm25.average_length, delta_of.file_bm25.average_length)
+                    if delta_of is not None and delta_of.rows else None)
 
 
 def assemble(*, vocabulary_size: int, bm25: BM25Index | None = None, file_bm25: BM25Index | None = None,
-             average_lengths: tuple[float, float] | None = None, **columns) -> Segment:
+             average_lengths: tuple[float, float] | None = None, local: bool = False, **columns) -> Segment:
     """A segment of these columns, with its BM25 indexes built unless given (a persisted segment has them);
     `average_lengths` (chunks, files) normalise their lengths."""
     rows = len(columns["row_file"])
     chunk_average, file_average = average_lengths or (None, None)
     if bm25 is None:
         docs = np.repeat(np.arange(rows, dtype=np.int32), np.diff(columns["term_offsets"]))
-        bm25 = BM25Index.from_postings(rows, docs, columns["term_ids"], columns["term_counts"], vocabulary_size,
-                                       average_length=chunk_average)
+        bm25 = (LocalBM25.from_postings(rows, docs, columns["term_ids"], columns["term_counts"], chunk_average)
+                if local else BM25Index.from_postings(rows, docs, columns["term_ids"], columns["term_counts"],
+                                                      vocabulary_size))
     if file_bm25 is None:
         file_bm25 = _file_bm25(columns["row_file"], columns["term_offsets"], columns["term_ids"],
-                               columns["term_counts"], len(columns["files"]), vocabulary_size, file_average)
+                               columns["term_counts"], len(columns["files"]), vocabulary_size, file_average,
+                               local=local)
     return Segment(bm25=bm25, file_bm25=file_bm25, **columns)
 
 
 def _file_bm25(row_file: np.ndarray, offsets: np.ndarray, term_ids: np.ndarray, counts: np.ndarray, files: int,
-               vocabulary_size: int, average_length: float | None = None) -> BM25Index:
-    """Whole-file BM25: every (file, term) count summed over the file's chunks."""
+               vocabulary_size: int, average_length: float | None = None, *, local: bool = False):
+    """Whole-file BM25: every (file, term) count summed over the file's chunks (`local`: a LocalBM25)."""
     if not len(term_ids) or not files:
-        return BM25Index.from_postings(files, np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float32),
-                                       vocabulary_size, average_length=average_length)
-    docs = np.repeat(row_file.astype(np.int64), np.diff(offsets))
-    keys, inverse = np.unique(docs * vocabulary_size + term_ids.astype(np.int64), return_inverse=True)
-    summed = np.bincount(inverse, weights=counts)
-    return BM25Index.from_postings(files, keys // vocabulary_size, keys % vocabulary_size, summed, vocabulary_size,
-                                   average_length=average_length)
+        docs, terms, summed = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    else:
+        size = max(vocabulary_size, int(term_ids.max()) + 1)
+        file_of = np.repeat(row_file.astype(np.int64), np.diff(offsets))
+        keys, inverse = np.unique(file_of * size + term_ids.astype(np.int64), return_inverse=True)
+        summed = np.bincount(inverse, weights=counts)
+        docs, terms = keys // size, keys % size
+    if local:
+        return LocalBM25.from_postings(files, docs, terms, summed, average_length)
+    return BM25Index.from_postings(files, docs, terms, summed, vocabulary_size)
 
 
 def merge(parts: Sequence[tuple[Segment, np.ndarray]], vocabulary_size: int) -> Segment:

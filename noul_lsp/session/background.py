@@ -166,7 +166,7 @@ class BackgroundIndexer:
 
             try:
                 with workspace.store.indexing_lock():
-                    result = workspace.indexer.embed_pending(
+                    result = workspace.embed_missing(
                         embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._stopping)
             except IndexLocked as busy:
                 self.on_problem(str(busy))

@@ -137,7 +137,14 @@ class Workspace:
         model = self.static_embedder()
         if model is None:
             return None
-        return self.indexer.embed_pending(model, batch_size=STATIC_BATCH, **options)
+        return self.embed_missing(model, batch_size=STATIC_BATCH, **options)
+
+    def embed_missing(self, model, **options) -> EmbedReport:
+        """Embed the texts that have no vector of `model` yet. The corpus says which (after a save: the
+        saved file's new texts), so nothing else is read from the store."""
+        leg = next((leg for leg, table in self.corpus.tables.items() if table.model_key == model.model_key), None)
+        keys = self.corpus.pending_keys(leg) if leg is not None else None
+        return self.indexer.embed_pending(model, keys=keys, **options)
 
     @property
     def model_pair(self) -> str:

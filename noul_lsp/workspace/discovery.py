@@ -11,6 +11,7 @@ read (`read_text_file`) so that discovery stays a cheap stat-only pass.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
@@ -167,13 +168,19 @@ def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, p
 
 
 def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
-    """Configured excludes, the defaults (unless turned off) and the root's .noulignore, as one spec."""
+    """Configured excludes, the defaults (unless turned off) and the root's .noulignore, as one spec
+    (compiled once per distinct set of lines: compiling them costs more than a save's whole update)."""
     lines = list(settings.exclude)
     if settings.use_default_excludes:
         lines.extend(DEFAULT_EXCLUDES)
     noulignore = root / ".noulignore"
     if noulignore.is_file():
         lines.extend(noulignore.read_text("utf-8", errors="replace").splitlines())
+    return _compiled(tuple(lines))
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(lines: tuple[str, ...]) -> pathspec.PathSpec:
     return gitignore_spec(lines)
 
 
