@@ -67,14 +67,22 @@ class RootFeatures:
     row_owner: np.ndarray  # int32 position in `files` of each row's file
 
 
-def _positions(size: int, members: np.ndarray) -> np.ndarray:
-    """A lookup array: position of each member id in `members`, -1 elsewhere."""
-    lookup = np.full(size, -1, dtype=np.int64)
-    lookup[members] = np.arange(len(members))
-    return lookup
+class _Positions:
+    """`lookup[ids]`: the position of each id among the sorted `members`, -1 for the others. A binary
+    search over the candidates, not an array the size of the corpus per query."""
+
+    def __init__(self, members: np.ndarray) -> None:
+        self.members = members
+
+    def __getitem__(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(self.members):
+            return np.full(ids.shape, -1, dtype=np.int64)
+        position = np.minimum(np.searchsorted(self.members, ids), len(self.members) - 1)
+        return np.where(self.members[position] == ids, position, -1)
 
 
-def _marked(lookup: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
+def _marked(lookup: _Positions, ids: np.ndarray, count: int) -> np.ndarray:
     """A bool mask over positions: which members are among `ids`."""
     mask = np.zeros(count, dtype=bool)
     if len(ids):
@@ -83,7 +91,7 @@ def _marked(lookup: np.ndarray, ids: np.ndarray, count: int) -> np.ndarray:
     return mask
 
 
-def _weighted_share(lookup: np.ndarray, postings: dict[str, np.ndarray], terms: tuple[str, ...],
+def _weighted_share(lookup: _Positions, postings: dict[str, np.ndarray], terms: tuple[str, ...],
                     idf: dict[str, float], count: int) -> np.ndarray:
     """Per position, the idf-weighted share of query terms whose postings contain it."""
     total = sum(idf.get(t, 0.0) for t in terms)
@@ -110,7 +118,6 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
     leg, `fused_rows`/`fused_scores` this root's rows in the fused ranking and their RRF scores, `allowed`
     the include/exclude row mask."""
-    total_rows = len(row_file)
     file_count = len(table.file_rows)
     known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
     term_idf = {t: float(idf[term_ids[t]]) for t in known}
@@ -138,7 +145,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         keep = allowed[rows]
         rows, owner = rows[keep], owner[keep]
     n = len(rows)
-    row_lookup = _positions(total_rows, rows)
+    row_lookup = _Positions(rows)  # rows ascend: files ascend, and each file's rows are adjacent
 
     chunk = np.zeros((n, len(CHUNK_COLUMNS)), dtype=np.float32)
     column = {name: index for index, name in enumerate(CHUNK_COLUMNS)}
@@ -172,7 +179,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
 
     file_part = np.zeros((len(files), len(FILE_COLUMNS)), dtype=np.float32)
     fcol = {name: index for index, name in enumerate(FILE_COLUMNS)}
-    file_lookup = _positions(file_count, files)
+    file_lookup = _Positions(files)
     top_file = float(file_lexical.max()) if file_count else 0.0
     if top_file > 0:
         scores = file_lexical[files]
