@@ -10,6 +10,7 @@ the store), never trusted.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import zlib
@@ -24,7 +25,7 @@ from noul_lsp.retrieval.segment import Segment, Strings, assemble
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 
-FORMAT = 1
+FORMAT = 2  # 2: the slots' code order and each table's mean vector
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
@@ -54,6 +55,7 @@ def save_snapshot(corpus, folder: Path | None = None) -> Path:
     for prefix, index in (("bm25", base.bm25), ("file_bm25", base.file_bm25)):
         arrays.update({f"{prefix}.{k}": v for k, v in index.state().items()})
     arrays["slots.codes"] = corpus._slots.codes
+    arrays["slots.order"] = corpus._slots.order
     _put_strings(arrays, "slots.hashes", corpus._slots.all_hashes())
     arrays["base_slot"] = corpus._base_slot
     rowless = sorted(corpus._rowless.items())
@@ -79,6 +81,9 @@ def save_snapshot(corpus, folder: Path | None = None) -> Path:
         vectors.grow(slots)
         arrays[f"{leg}.present"] = vectors.present[:slots]
         arrays[f"{leg}.matrix"] = vectors.matrix[:slots].astype(np.float16)
+        mean = vectors.mean_vector()
+        if mean is not None:
+            arrays[f"{leg}.mean"] = mean
         tables[leg] = vectors.model_key
         if vectors.ann is not None:
             path = temporary / f"{leg}.faiss"
@@ -118,7 +123,7 @@ def load_snapshot(corpus) -> int | None:
                         file_bm25=BM25Index.from_state(_prefixed(arrays, "file_bm25")), **columns)
         vocabulary = Vocabulary(np.asarray(arrays["vocabulary.codes"]), np.asarray(arrays["vocabulary.ids"]))
         slot_hashes = _packed_strings(arrays, "slots.hashes")
-        slots = HashSlots(np.asarray(arrays["slots.codes"]), slot_hashes)
+        slots = HashSlots(np.asarray(arrays["slots.codes"]), slot_hashes, order=np.asarray(arrays["slots.order"]))
         base_slot = np.asarray(arrays["base_slot"])
         if (len(vocabulary) != vocabulary_size or len(base_slot) != base.rows or len(base.codes) != base.rows
                 or len(slot_hashes) != len(slots) or (len(base_slot) and int(base_slot.max()) >= len(slots))):
@@ -147,6 +152,8 @@ def load_snapshot(corpus) -> int | None:
             table.matrix = np.zeros((len(table.present), matrix.shape[1]), dtype=np.float16 if large else np.float32)
             table.matrix[:len(matrix)] = matrix
             table.present[:len(present)] = present
+            if f"{leg}.mean" in arrays:
+                table.remember_mean(np.asarray(arrays[f"{leg}.mean"], dtype=np.float32))
             crc = meta["checksums"].get(f"{leg}.faiss")
             if crc is not None and _crc_of(folder / f"{leg}.faiss") == crc:
                 table.ann = ApproximateIndex.load(folder / f"{leg}.faiss")
@@ -156,17 +163,19 @@ def load_snapshot(corpus) -> int | None:
 
 
 def _crc_of(path: Path) -> int:
-    crc = 0
+    """CRC-32 of a file, read through a map (no copy of it into Python bytes)."""
     with open(path, "rb") as handle:
-        while block := handle.read(4 << 20):
-            crc = zlib.crc32(block, crc)
-    return crc
+        if os.fstat(handle.fileno()).st_size == 0:
+            return 0
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return zlib.crc32(mapped)
 
 
 def _checked(path: Path, crc: int) -> np.ndarray:
     if _crc_of(path) != crc:
         raise ValueError(f"{path.name} fails its checksum")
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+    # a plain array over the mapped file: numpy's memmap subclass costs a Python call per indexing
+    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
 
 
 def _put_strings(arrays: dict[str, np.ndarray], name: str, values) -> None:
