@@ -2,8 +2,8 @@
 (IVF-SQ8), whose candidates the vector leg rescores exactly (dense.py).
 
 Why IVF and not a graph: on this 2-core machine, over the 385k static vectors of 39 repositories, faiss
-built IVF-SQ8 in 6 s where usearch's HNSW took 118 s, at the same recall for about a millisecond a query
-(docs/benchmarks.md, "Scale"). An inverted file also takes new vectors by assigning each to its nearest
+built IVF-SQ8 in 6 s (1,024 lists) and reached recall@50 0.991 after rescoring, where usearch's HNSW took
+118 s to build and reached 0.96 (docs/benchmarks.md, "Scale"). An inverted file also takes new vectors by assigning each to its nearest
 centroid, so the index stays incremental as the background pass fills vectors in, and it needs no
 rebuild until the corpus has grown several times past what its centroids were trained on.
 """
