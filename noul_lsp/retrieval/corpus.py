@@ -219,7 +219,7 @@ class Corpus:
         records = self.store.file_records(sorted(paths))
         if self._base_files is None:
             self._base_files = {path: index for index, path in enumerate(self._base.files)}
-        starts, counts = self._file_spans()
+        starts, counts = self._base.file_spans
         for path, record in records.items():
             self._kill_base_file(path, starts, counts)
             self._rowless.pop(path, None)
@@ -242,13 +242,6 @@ class Corpus:
                 wanted = np.unique(self._delta_slot)
                 self._load_vectors(vectors, wanted[~vectors.present[wanted]])
 
-    def _file_spans(self) -> tuple[np.ndarray, np.ndarray]:
-        counts = np.bincount(self._base.row_file, minlength=len(self._base.files))
-        starts = np.zeros(len(counts), dtype=np.int64)
-        if len(counts):
-            np.cumsum(counts[:-1], out=starts[1:])
-        return starts, counts
-
     def _kill_base_file(self, path: str, starts: np.ndarray, counts: np.ndarray) -> None:
         index = self._base_files.get(path)
         if index is None:
@@ -263,8 +256,8 @@ class Corpus:
             if len(frequency) < size:
                 setattr(self, name, np.concatenate([frequency, np.zeros(size - len(frequency), np.int64)]))
         terms = self._base.row_terms(rows)
-        self._dead_frequency[:] += np.bincount(terms, minlength=size)[:size]
-        self._dead_file_frequency[:] += np.bincount(np.unique(terms), minlength=size)[:size]
+        np.add.at(self._dead_frequency, terms, 1)  # the file's terms, not an array of the vocabulary's size
+        np.add.at(self._dead_file_frequency, np.unique(terms), 1)
 
     def _load_vectors(self, table: VectorTable, slots: np.ndarray) -> None:
         """Read the vectors of these slots (those the store has) into the table."""

@@ -104,6 +104,15 @@ class Segment:
         return self.term_ids[_ragged_positions(self.term_offsets, rows)[1]]
 
     @cached_property
+    def file_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first row, row count) of each file."""
+        counts = np.bincount(self.row_file, minlength=len(self.files))
+        starts = np.zeros(len(counts), dtype=np.int64)
+        if len(counts):
+            np.cumsum(counts[:-1], out=starts[1:])
+        return starts, counts
+
+    @cached_property
     def code_order(self) -> np.ndarray:
         """The rows ordered by content code (so the sorted codes of any subset of rows is one filter)."""
         return np.argsort(self.codes, kind="stable")
