@@ -100,13 +100,16 @@ class VectorTable:
         self.model_key = model_key
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.present = np.zeros(0, dtype=bool)
-        #: an approximate index over slots [0, ann.count), when the table is large (see ann.py)
+        #: the approximate index over every slot with a vector, once the table is large (see ann.py)
         self.ann = None
+        #: (vectors counted, their sampled mean), see `mean_vector`
+        self._mean: tuple[int, np.ndarray] | None = None
 
     def reset(self) -> None:
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.present = np.zeros(0, dtype=bool)
         self.ann = None
+        self._mean = None
 
     def grow(self, slots: int) -> None:
         """Room for `slots` slots, and an eighth more (so that the texts of the next saves fit without
@@ -144,7 +147,7 @@ class VectorTable:
     def mean_vector(self) -> np.ndarray | None:
         """The mean of a fixed sample of the vectors (recomputed when the table has grown by 1%)."""
         count = int(self.present.sum())
-        cached = getattr(self, "_mean", None)
+        cached = self._mean
         if cached is not None and abs(cached[0] - count) <= 0.01 * count:
             return cached[1]
         slots = np.flatnonzero(self.present)
