@@ -70,8 +70,9 @@ def save_snapshot(corpus, folder: Path | None = None) -> Path:
     for name in _TABLE_ARRAYS:
         arrays[f"symbols.{name}"] = getattr(table, name)
     tables = {}
+    for stale in [*folder.parent.glob(f"{folder.name}.new-*"), *folder.parent.glob(f"{folder.name}.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a writer killed mid-way
     temporary = folder.with_name(f"{folder.name}.new-{os.getpid()}")
-    shutil.rmtree(temporary, ignore_errors=True)
     temporary.mkdir(parents=True)
     checksums = {}
     for leg, vectors in corpus.tables.items():
