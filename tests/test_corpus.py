@@ -139,6 +139,25 @@ def test_reopened_from_its_snapshot_the_corpus_answers_the_same(tmp_path):
     assert arrays.chunk(0).path == "a.py" and arrays.key(0) == first[0].key
 
 
+def test_a_checkpoint_leaves_a_small_edit_to_the_change_log(tmp_path):
+    store = ChunkStore(tmp_path / "idx")
+    for name in "abcdefghijklmnopqrstuvwxyz":
+        _add_file(store, f"{name}.py", [f"{name} one", f"{name} two"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    assert corpus.checkpoint()  # no snapshot yet: written
+    _add_file(store, "zz.py", ["one more"])
+    corpus.sync()
+    assert not corpus.checkpoint()  # 1 row of 52: the next open replays it from the log
+    reopened = Corpus(store, None)
+    reopened.sync()
+    assert reopened.opened_from_snapshot is not None and reopened.chunk_count == 53
+    for name in ("y1.py", "y2.py"):
+        _add_file(store, name, ["many", "more", "rows"])
+    corpus.sync()
+    assert corpus.checkpoint() and corpus.arrays().delta is None  # 7 rows of 52: folded and written
+
+
 def test_a_damaged_snapshot_is_passed_over(tmp_path):
     store = ChunkStore(tmp_path / "idx")
     _add_file(store, "a.py", ["retry upload", "cookie jar"])

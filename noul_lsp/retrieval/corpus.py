@@ -29,13 +29,15 @@ from noul_lsp.retrieval.dense import HashSlots, VectorTable
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
-from noul_lsp.store import ChunkStore
+from noul_lsp.store import CHANGE_LOG_KEEP, ChunkStore
 
 #: chunk keys read from the store per step of a full read (bounds the Python objects alive at once)
 READ_BATCH = 20_000
 #: the delta is folded into the base when it has more rows than this share of the base's (a fresh
 #: workspace's first rows, against an empty base, are folded at once)
 COMPACT_SHARE = 0.25
+#: `checkpoint` folds and writes once the rows changed since the snapshot pass this share of the base
+SNAPSHOT_DELTA_SHARE = 0.05
 #: the legs' names and which key of the corpus each one's vectors are stored under
 LEG_TABLES = ("dense", "static")
 
@@ -286,6 +288,18 @@ class Corpus:
                 self._saved_generation = self._generation
                 return True
             return folded
+
+    def checkpoint(self) -> bool:
+        """`compact` and write the snapshot when it is worth it: there is none yet, the delta has grown
+        past SNAPSHOT_DELTA_SHARE of the base, or the change log would soon no longer reach back to the
+        snapshot. A small edit is left to the log: the next open replays it (a CLI find after one edit
+        must not rebuild a large base). True when it wrote."""
+        with self._lock:
+            changed = (self._delta.rows if self._delta is not None else 0) + int((~self._live).sum())
+            log_behind = self._generation - self._saved_generation > CHANGE_LOG_KEEP // 2
+            if self._saved_generation >= 0 and not log_behind and changed <= SNAPSHOT_DELTA_SHARE * self._base.rows:
+                return False
+        return self.compact()
 
     def _compact(self) -> None:
         parts = [(self._base, self._live)]

@@ -217,12 +217,13 @@ class Workspace:
         return find_across([self], query, **options)
 
     def checkpoint(self) -> str | None:
-        """Fold what changed into the corpus's base and write its snapshot beside the index, so the next
-        open reads arrays instead of every chunk record (the end of an indexing pass calls it). Returns
-        why it could not (the snapshot is a cache: search works without it), or None."""
+        """Fold what changed into the corpus's base and write its snapshot beside the index when it is
+        worth it (Corpus.checkpoint), so the next open reads arrays instead of every chunk record (the end
+        of an indexing pass calls it). Returns why it could not (the snapshot is a cache: search works
+        without it), or None."""
         try:
             self.corpus.sync()
-            self.corpus.compact()
+            self.corpus.checkpoint()
         except OSError as error:
             return f"the corpus snapshot of {self.root} was not written ({error.strerror or error})"
         return None

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from noul_lsp.store.lmdb_store import (
+    CHANGE_LOG_KEEP,
     ChunkRecord,
     ChunkStore,
     FileRecord,
@@ -18,7 +19,7 @@ from noul_lsp.store.lmdb_store import (
     set_aside,
 )
 
-__all__ = ["ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
+__all__ = ["CHANGE_LOG_KEEP", "ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
            "cache_root", "delete_index", "index_directory", "set_aside"]
 
 
