@@ -5,7 +5,8 @@ the store, snapshot.py, without reading a chunk record), and the *delta*, the cu
 file changed since, rebuilt from those files alone on each change. A changed file's base rows stay where
 they are, marked dead: every leg masks them, so a save costs the next query O(what changed). A
 compaction folds the delta into a new base (from the columns, reading nothing) when the delta grows past
-a quarter of the base, and when an indexing pass ends (`compact`, which also writes the snapshot).
+a quarter of the base; at the end of an indexing pass `checkpoint` folds it and writes the snapshot when
+there is none yet or enough changed (a small edit is left to the change log).
 
 The store's change log (`ChunkStore.changes_since`) says what changed since the generation this corpus
 has seen: the files, and per model the content hashes that got a vector. Without a log that reaches back
