@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from noul_lsp.retrieval.fusion import top_k
+from noul_lsp.retrieval.vocabulary import key_codes
 
 #: candidates the approximate index returns for exact rescoring
 CANDIDATES = 400
@@ -66,9 +67,7 @@ class HashSlots:
 
     def lookup_hashes(self, hashes) -> np.ndarray:
         """The slots of these content hashes (those the corpus holds)."""
-        from noul_lsp.retrieval.segment import hash_codes
-
-        slots = self.lookup(hash_codes(hashes))
+        slots = self.lookup(key_codes(hashes))
         return slots[slots >= 0]
 
     def assign(self, codes: np.ndarray, hashes) -> np.ndarray:
