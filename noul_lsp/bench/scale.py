@@ -29,6 +29,7 @@ import numpy as np
 from noul_lsp.bench.trees import write_tree
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.dense import CANDIDATES
+from noul_lsp.retrieval.snapshot import save_snapshot
 
 #: chunks per indexed file, to pick how many trees make a size before indexing them (then measured), and
 #: the margin taken over the size (files of later trees yield fewer chunks than the first ones' did)
@@ -184,8 +185,9 @@ def _reprobe(config: ScaleConfig, size: int, queries_file: Path, log) -> dict:
     workspace = Workspace(root, replace(config.settings, cache_dir=str(cache)))
     started = time.perf_counter()
     workspace.corpus.sync()
-    workspace.corpus._saved_generation = -1  # write it again, in this code's format
-    row["checkpoint_problem"] = workspace.checkpoint()
+    workspace.corpus.compact(save=False)
+    save_snapshot(workspace.corpus)  # again, in this code's format, even when nothing changed
+    row["checkpoint_problem"] = None
     row["recheckpoint_s"] = round(time.perf_counter() - started, 1)
     workspace.close()
     index_folder = next((cache / "indexes").iterdir())

@@ -30,7 +30,7 @@ from noul_lsp.retrieval.dense import HashSlots, VectorTable
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
-from noul_lsp.store import CHANGE_LOG_KEEP, ChunkStore
+from noul_lsp.store import CHANGE_LOG_KEEP, Changes, ChunkStore
 
 #: chunk keys read from the store per step of a full read (bounds the Python objects alive at once)
 READ_BATCH = 20_000
@@ -147,11 +147,7 @@ class Corpus:
             if changes is None:
                 self._read_everything()
             else:
-                if changes.paths:
-                    self._apply_files(changes.paths)
-                for table in self.tables.values():
-                    if table.model_key is not None and table.model_key in changes.vectors:
-                        self._load_vectors(table, self._slots.lookup_hashes(changes.vectors[table.model_key]))
+                self._apply(changes)
             for table in self.tables.values():
                 table.index_if_large()
             self._generation = generation
@@ -167,14 +163,18 @@ class Corpus:
             changes = self.store.changes_since(opened)
             if changes is not None:
                 self.opened_from_snapshot = self._saved_generation = opened
-                if changes.paths:
-                    self._apply_files(changes.paths)
-                for table in self.tables.values():
-                    if table.model_key is not None and table.model_key in changes.vectors:
-                        self._load_vectors(table, self._slots.lookup_hashes(changes.vectors[table.model_key]))
+                self._apply(changes)
                 return
         self.opened_from_snapshot = None
         self._read_store()
+
+    def _apply(self, changes: Changes) -> None:
+        """What the change log says changed: the files, then the vectors that arrived, per model."""
+        if changes.paths:
+            self._apply_files(changes.paths)
+        for table in self.tables.values():
+            if table.model_key is not None and table.model_key in changes.vectors:
+                self._load_vectors(table, self._slots.lookup_hashes(changes.vectors[table.model_key]))
 
     def _read_store(self) -> None:
         records = self.store.files()
@@ -202,8 +202,7 @@ class Corpus:
 
     def _segment_of_keys(self, keys: list[str], vocabulary: Vocabulary, *, indexes: bool = True) -> Segment:
         records = self.store.chunks(keys)
-        rows = [Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, terms)
-                for r, terms in zip(records, self.store.lexical(r.key for r in records), strict=True)]
+        rows = list(zip(records, self.store.lexical(r.key for r in records), strict=True))
         return build_segment(rows, vocabulary, indexes=indexes)
 
     def _set_base(self, base: Segment, base_slot: np.ndarray) -> None:
@@ -219,11 +218,12 @@ class Corpus:
 
     def _apply_files(self, paths) -> None:
         """Files changed: their base rows die, their current chunks make the delta."""
-        records = self.store.file_records(sorted(paths))
+        found = self.store.files_at(paths)  # a changed path the store no longer holds is a file gone
         if self._base_files is None:
             self._base_files = {path: index for index, path in enumerate(self._base.files)}
         starts, counts = self._base.file_spans
-        for path, record in records.items():
+        for path in sorted(paths):
+            record = found.get(path)
             self._kill_base_file(path, starts, counts)
             self._rowless.pop(path, None)
             if record is None or not record.chunks:
@@ -233,8 +233,7 @@ class Corpus:
                 continue
             records_of = self.store.chunks(list(record.chunks))
             terms = self.store.lexical(r.key for r in records_of)
-            self._changed[path] = sorted((Row(r.key, r.path, r.start_line, r.end_line, r.symbol, r.kind, r.hash, t)
-                                          for r, t in zip(records_of, terms, strict=True)), key=lambda row: row.key)
+            self._changed[path] = sorted(zip(records_of, terms, strict=True), key=lambda row: row[0].key)
         rows = [row for path in sorted(self._changed) for row in self._changed[path]]
         self._delta = build_segment(rows, self._vocabulary, delta_of=self._base) if self._changed else None
         self._delta_slot = self._slots.assign(self._delta.codes, self._delta.hashes) if self._delta else \

@@ -145,7 +145,7 @@ class VectorTable:
 
     def mean_vector(self) -> np.ndarray | None:
         """The mean of a fixed sample of the vectors (recomputed when the table has grown by 1%)."""
-        count = int(self.present.sum())
+        count = self.ann.count if self.ann is not None else int(self.present.sum())  # the index holds them all
         cached = self._mean
         if cached is not None and abs(cached[0] - count) <= 0.01 * count:
             return cached[1]
@@ -161,9 +161,9 @@ class VectorTable:
     def index_if_large(self) -> bool:
         """Past APPROXIMATE_FROM vectors: keep them as float16 (half the memory; the rescoring reads them)
         and build the approximate index over them. True when it built one."""
-        slots = np.flatnonzero(self.present)
-        if self.ann is not None or len(slots) <= APPROXIMATE_FROM:
+        if self.ann is not None or int(self.present.sum()) <= APPROXIMATE_FROM:
             return False
+        slots = np.flatnonzero(self.present)
         from noul_lsp.retrieval.ann import ApproximateIndex
 
         if self.matrix.dtype != np.float16:

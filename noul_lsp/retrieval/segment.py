@@ -17,6 +17,7 @@ import numpy as np
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
+from noul_lsp.store import ChunkRecord
 
 _NO_INDEX = BM25Index([], [], 0)
 
@@ -51,11 +52,6 @@ class Strings:
         return [whole[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def hash_codes(hashes: Iterable[str]) -> np.ndarray:
-    """A stable 64-bit code of each content hash: the slot key of the vector tables (vocabulary.py)."""
-    return key_codes(hashes)
-
-
 @dataclass(frozen=True)
 class ChunkRef:
     """Where one row's chunk is (its text stays in the store)."""
@@ -82,7 +78,7 @@ class Segment:
     kind_codes: np.ndarray  # uint8 into `kinds`
     kinds: list[str]
     hashes: Strings
-    codes: np.ndarray  # uint64 hash_codes(hashes)
+    codes: np.ndarray  # uint64 key_codes(hashes): the slot key of the vector tables
     term_offsets: np.ndarray  # int64 [n + 1]: row i's terms are term_ids[term_offsets[i]:term_offsets[i + 1]]
     term_ids: np.ndarray  # int32
     term_counts: np.ndarray  # float32
@@ -125,29 +121,19 @@ class Segment:
                                   codes=self.codes, file_bm25=self.file_bm25)
 
 
-@dataclass
-class Row:
-    """One chunk as the store gives it, before it becomes a segment row."""
-
-    key: str
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    kind: str
-    hash: str
-    terms: dict[str, int]
+#: one chunk as the store gives it, with its BM25 terms, before it becomes a segment row
+Row = tuple[ChunkRecord, dict[str, int]]
 
 
 def term_arrays(rows: Sequence[Row], vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets, term ids, counts) of the rows' BM25 terms; new terms extend `vocabulary`."""
-    lengths = np.fromiter((len(r.terms) for r in rows), dtype=np.int64, count=len(rows))
+    lengths = np.fromiter((len(terms) for _, terms in rows), dtype=np.int64, count=len(rows))
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    term_id = vocabulary.assign(t for r in rows for t in r.terms)
-    ids = np.fromiter((term_id[t] for r in rows for t in r.terms), dtype=np.int32, count=total)
-    counts = np.fromiter((c for r in rows for c in r.terms.values()), dtype=np.float32, count=total)
+    term_id = vocabulary.assign(t for _, terms in rows for t in terms)
+    ids = np.fromiter((term_id[t] for _, terms in rows for t in terms), dtype=np.int32, count=total)
+    counts = np.fromiter((c for _, terms in rows for c in terms.values()), dtype=np.float32, count=total)
     return offsets, ids, counts
 
 
@@ -157,17 +143,17 @@ def build_segment(rows: Sequence[Row], vocabulary: Vocabulary, *, indexes: bool 
     indexes empty (a part that `merge` joins with others builds them once). `delta_of` makes a delta of
     that base: BM25 over its own terms, lengths normalised by the base's averages (when it has rows)."""
     file_index: dict[str, int] = {}
-    row_file = np.fromiter((file_index.setdefault(r.path, len(file_index)) for r in rows), dtype=np.int32,
+    row_file = np.fromiter((file_index.setdefault(r.path, len(file_index)) for r, _ in rows), dtype=np.int32,
                            count=len(rows))
     kind_index: dict[str, int] = {}
-    kind_codes = np.fromiter((kind_index.setdefault(r.kind, len(kind_index)) for r in rows), dtype=np.uint8,
+    kind_codes = np.fromiter((kind_index.setdefault(r.kind, len(kind_index)) for r, _ in rows), dtype=np.uint8,
                              count=len(rows))
     offsets, ids, counts = term_arrays(rows, vocabulary)
-    return assemble(keys=Strings.of(r.key for r in rows), files=list(file_index), row_file=row_file,
-                    start_line=np.fromiter((r.start_line for r in rows), dtype=np.int32, count=len(rows)),
-                    end_line=np.fromiter((r.end_line for r in rows), dtype=np.int32, count=len(rows)),
-                    symbols=Strings.of(r.symbol for r in rows), kind_codes=kind_codes, kinds=list(kind_index),
-                    hashes=Strings.of(r.hash for r in rows), codes=hash_codes(r.hash for r in rows),
+    return assemble(keys=Strings.of(r.key for r, _ in rows), files=list(file_index), row_file=row_file,
+                    start_line=np.fromiter((r.start_line for r, _ in rows), dtype=np.int32, count=len(rows)),
+                    end_line=np.fromiter((r.end_line for r, _ in rows), dtype=np.int32, count=len(rows)),
+                    symbols=Strings.of(r.symbol for r, _ in rows), kind_codes=kind_codes, kinds=list(kind_index),
+                    hashes=Strings.of(r.hash for r, _ in rows), codes=key_codes(r.hash for r, _ in rows),
                     term_offsets=offsets, term_ids=ids, term_counts=counts, vocabulary_size=len(vocabulary),
                     **({} if indexes else {"bm25": _NO_INDEX, "file_bm25": _NO_INDEX}),
                     local=delta_of is not None,

@@ -40,7 +40,9 @@ def snapshot_folder(store_directory: Path) -> Path:
 
 
 def save_snapshot(corpus, folder: Path | None = None) -> Path:
-    """Write the corpus's base (it must have no delta: call it after a compaction) and its tables."""
+    """Write the corpus's base and its tables (after a compaction: a delta would be lost)."""
+    if corpus._delta is not None or not corpus._live.all():
+        raise ValueError("a snapshot is of a compacted corpus: compact it first")
     folder = folder or snapshot_folder(corpus.store.directory)
     base: Segment = corpus._base
     arrays: dict[str, np.ndarray] = {}

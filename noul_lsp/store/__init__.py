@@ -9,6 +9,7 @@ from pathlib import Path
 
 from noul_lsp.store.lmdb_store import (
     CHANGE_LOG_KEEP,
+    Changes,
     ChunkRecord,
     ChunkStore,
     FileRecord,
@@ -19,7 +20,7 @@ from noul_lsp.store.lmdb_store import (
     set_aside,
 )
 
-__all__ = ["CHANGE_LOG_KEEP", "ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
+__all__ = ["CHANGE_LOG_KEEP", "Changes", "ChunkRecord", "ChunkStore", "FileRecord", "IndexDamaged", "IndexLocked", "StoreError", "WriteBatch",
            "cache_root", "delete_index", "index_directory", "set_aside"]
 
 

@@ -547,16 +547,6 @@ class ChunkStore:
                 return None
         return Changes(frozenset(paths), {k: frozenset(v) for k, v in vectors.items()})
 
-    def file_records(self, paths: Iterable[str]) -> dict[str, FileRecord | None]:
-        """The records of these files (None for a file the index no longer holds)."""
-        found: dict[str, FileRecord | None] = {}
-        with self._read() as txn:
-            for path in paths:
-                raw_path = path_key(path).encode("utf-8", "surrogateescape")
-                raw = txn.get(raw_path, db=self._dbs["files"])
-                found[path] = None if raw is None else _file_record(_load(unseal(b"files", raw_path, raw)))
-        return found
-
     def files_at(self, paths: Iterable[str]) -> dict[str, FileRecord]:
         """The records of these files and of every file under them (a path may be a folder that moved
         or went): a save looks these up, not every record."""

@@ -97,15 +97,7 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
         return False
 
     def visit(directory: Path, relative_dir: str) -> None:
-        gitignore = directory / ".gitignore"
-        pushed = False
-        if gitignore.is_file():
-            try:
-                lines = gitignore.read_text("utf-8", errors="replace").splitlines()
-            except OSError:
-                lines = []
-            ignore_stack.append((relative_dir, gitignore_spec(lines)))
-            pushed = True
+        pushed = _push_gitignore(directory, relative_dir, ignore_stack)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
@@ -157,14 +149,17 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
     return sorted(set(found))
 
 
-def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> None:
+def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
+    """Push the folder's .gitignore, if it has one, onto the walk's stack; True when it pushed."""
     gitignore = directory / ".gitignore"
-    if gitignore.is_file():
-        try:
-            lines = gitignore.read_text("utf-8", errors="replace").splitlines()
-        except OSError:
-            lines = []
-        stack.append((relative_dir, gitignore_spec(lines)))
+    if not gitignore.is_file():
+        return False
+    try:
+        lines = gitignore.read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    stack.append((relative_dir, gitignore_spec(lines)))
+    return True
 
 
 def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
