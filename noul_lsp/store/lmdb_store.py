@@ -456,10 +456,9 @@ class ChunkStore:
         for name, value in batch.meta.items():
             raw = b"m:" + name.encode()
             txn.put(raw, seal(b"meta", raw, value.encode()), db=meta)
-        counters = [b"generation", b"chunk_generation"] if batch.files or batch.chunks else [b"generation"]
-        for counter in counters:
-            txn.put(counter, seal(b"meta", counter, str(_counter(txn, meta, counter) + 1).encode()), db=meta)
-        self._log_change(txn, batch)
+        txn.put(b"generation", seal(b"meta", b"generation", str(_counter(txn, meta, b"generation") + 1).encode()),
+                db=meta)
+        self._log_change(txn, batch)  # what a follower needs beyond the count: which files and vectors
 
     def _log_change(self, txn: lmdb.Transaction, batch: WriteBatch) -> None:
         """One change-log entry under this write's generation; the entry CHANGE_LOG_KEEP writes older goes."""
@@ -510,15 +509,9 @@ class ChunkStore:
             raise IndexDamaged(self.directory, f"a scan of {name} found {seen} records of {expected}")
 
     def generation(self) -> int:
-        """Bumped by every write."""
-        return self.generations()[0]
-
-    def generations(self) -> tuple[int, int]:
-        """(every write, writes that changed files or chunks): a reader that sees only the first move
-        knows that only vectors arrived."""
+        """Bumped by every write (`changes_since` says what each changed)."""
         with self._read() as txn:
-            meta = self._dbs["meta"]
-            return _counter(txn, meta, b"generation"), _counter(txn, meta, b"chunk_generation")
+            return _counter(txn, self._dbs["meta"], b"generation")
 
     def changes_since(self, generation: int) -> Changes | None:
         """What every write after `generation` changed, or None when the log does not reach back that far
