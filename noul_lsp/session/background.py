@@ -59,6 +59,9 @@ class BackgroundIndexer:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._workspaces: dict[Path, Workspace] = {}
         self._lock = threading.Lock()
+        #: held while the thread works on a workspace: `remove` waits on it, so a root is never closed
+        #: under a write (the work stops at its next batch once the root is gone)
+        self._working = threading.Lock()
         self.on_progress = on_progress
         self.on_problem = on_problem
         #: told when a root's index fails a check (the owner sets it aside and rescans)
@@ -74,8 +77,15 @@ class BackgroundIndexer:
             self._workspaces[workspace.root] = workspace
 
     def remove(self, root: Path) -> None:
+        """Forget `root`; returns once the thread no longer uses it (the caller may then close it)."""
         with self._lock:
             self._workspaces.pop(root, None)
+        if threading.current_thread() is not self._thread:
+            with self._working:
+                pass
+
+    def _gone(self, workspace: Workspace) -> bool:
+        return self._stopping or self._workspace(workspace.root) is not workspace
 
     def scan(self, root: Path) -> None:
         """Queue a full scan of `root`; `idle` is set again once it and its embedding are done."""
@@ -117,7 +127,8 @@ class BackgroundIndexer:
             if first is None:
                 break
             for job in self._next_batch(first):
-                self._update(job)
+                with self._working:
+                    self._update(job)
             finished = self._embed()
             if finished and self._queue.empty():
                 self.idle.set()
@@ -136,7 +147,9 @@ class BackgroundIndexer:
                 paths = sorted(job.paths) if job.paths is not None else None
                 self.on_progress(Progress("scanning", str(job.root)))
                 report = workspace.indexer.update(paths=paths)
-                workspace.embed_static(should_stop=lambda: self._stopping)  # every chunk dense at once
+                if self._gone(workspace):
+                    return
+                workspace.embed_static(should_stop=lambda: self._gone(workspace))  # every chunk dense at once
                 if paths is None:  # a whole pass (opening, a rescan): the next open starts from here
                     problem = workspace.checkpoint()
                     if problem:
@@ -155,28 +168,36 @@ class BackgroundIndexer:
         with self._lock:
             workspaces = list(self._workspaces.values())
         for workspace in workspaces:
-            embedder = workspace.embedder()
-            if embedder is None:
-                continue
-            state = workspace.state()
-
-            def report(done: int, total: int, workspace=workspace, state=state) -> None:
-                self.on_progress(Progress("embedding", str(workspace.root), state.files, state.chunks,
-                                          state.embedded + done, total - done))
-
-            try:
-                with workspace.store.indexing_lock():
-                    result = workspace.embed_missing(
-                        embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._stopping)
-            except IndexLocked as busy:
-                self.on_problem(str(busy))
-                continue
-            except IndexDamaged as damage:
-                self.on_damage(workspace, damage)
-                continue
-            except (StoreError, OSError) as error:
-                self.on_problem(f"embedding {workspace.root} failed: {error}")
-                continue
-            if result.stopped:
+            with self._working:  # `remove` waits for this: a root is not closed under a write
+                if self._gone(workspace):
+                    continue
+                done = self._embed_one(workspace)
+            if not done:
                 return False
         return True
+
+    def _embed_one(self, workspace: Workspace) -> bool:
+        """Embed one root's missing vectors; False when stopped for newer work."""
+        embedder = workspace.embedder()
+        if embedder is None:
+            return True
+        state = workspace.state()
+
+        def report(done: int, total: int) -> None:
+            self.on_progress(Progress("embedding", str(workspace.root), state.files, state.chunks,
+                                      state.embedded + done, total - done))
+
+        try:
+            with workspace.store.indexing_lock():
+                result = workspace.embed_missing(
+                    embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._gone(workspace))
+        except IndexLocked as busy:
+            self.on_problem(str(busy))
+            return True
+        except IndexDamaged as damage:
+            self.on_damage(workspace, damage)
+            return True
+        except (StoreError, OSError) as error:
+            self.on_problem(f"embedding {workspace.root} failed: {error}")
+            return True
+        return not result.stopped
