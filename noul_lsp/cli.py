@@ -6,6 +6,10 @@
   noul bench ...         quality and speed on labeled queries, with baselines
   noul calibrate ...     fit the "not here" probability on bench records
   noul rank-fit ...      fit the ranking stage on bench records (measured leave-one-repository-out)
+  noul team init|grant|revoke
+                         a team's shared store (PostgreSQL + pgvector): tables, policies, who sees what
+  noul org index MIRROR[@COMMIT]...
+                         publish repositories to the organisation index (`noul find --org` searches it)
   noul models list|pull|export|use
                          known models; download one from the hub (the only network use); turn a
                          transformers checkpoint into ONNX (+ checked int8); choose a workspace's models
@@ -35,7 +39,7 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
-COMMANDS = ("index", "find", "status", "bench", "bench-scale", "calibrate", "rank-fit", "models", "mcp")
+COMMANDS = ("index", "find", "status", "bench", "bench-scale", "bench-org", "calibrate", "rank-fit", "models", "mcp", "team", "org")
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 #: the exit status of a command whose reader went away (as if killed by SIGPIPE)
@@ -112,7 +116,8 @@ def _settings(args: argparse.Namespace) -> Settings:
              if v is not None}
     models = {k: v for k, v in (("embedder", args.embedder), ("reranker", args.reranker), ("static", args.static))
               if v}
-    settings = with_overrides(settings, index=index, models=models)
+    team = {"shared_store": args.shared_store} if getattr(args, "shared_store", None) else {}
+    settings = with_overrides(settings, index=index, models=models, team=team)
     return dataclasses.replace(settings, cache_dir=args.cache_dir) if args.cache_dir else settings
 
 
@@ -184,9 +189,11 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
             return
         static = workspace.embed_static()
         _checkpoint(workspace, quiet)  # every chunk has a dense leg: the next open starts from here
-        if static is not None and static.embedded and not quiet:
-            console.print(f"static vectors for {static.embedded} chunks in {static.seconds:.1f}s "
-                          f"({static.rate:.0f} chunks/s): every chunk has a dense leg now")
+        if static is not None and (static.embedded or static.fetched) and not quiet:
+            console.print(f"static vectors for {static.embedded + static.fetched} chunks in {static.seconds:.1f}s"
+                          f"{_rate_part(static)}: every chunk has a dense leg now")
+        if static is not None and static.share_problem and not quiet:
+            console.print(f"[yellow]noul: embedding locally: {escape(static.share_problem)}[/]")
         elif workspace.static_problem and not quiet:
             console.print(f"[yellow]noul: no static leg: {escape(workspace.static_problem)}[/]")
         embedder = workspace.embedder()
@@ -205,13 +212,23 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool) -> None:
             result = workspace.embed_missing(embedder, progress=on_embed)
         except KeyboardInterrupt:
             raise CliError("interrupted: every finished batch is saved; run the command again to continue", 130) from None
-        if result.embedded:
+        if result.embedded or result.fetched:
             _checkpoint(workspace, quiet)
-        if result.embedded and not quiet:
-            console.print(f"embedded {result.embedded} chunks in {result.seconds:.1f}s "
-                          f"({result.rate:.1f} chunks/s on {embedder.device})")
-            if embedder.fallback_reason and workspace.settings.models.use_gpu:
+        if result.share_problem and not quiet and not (static is not None and static.share_problem):
+            console.print(f"[yellow]noul: embedding locally: {escape(result.share_problem)}[/]")
+        if (result.embedded or result.fetched) and not quiet:
+            console.print(f"embedded {result.embedded} chunks in {result.seconds:.1f}s"
+                          f"{_rate_part(result, f' on {embedder.device}')}")
+            if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu:
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
+
+
+def _rate_part(report, unit: str = "") -> str:
+    """"(N from the shared store, R chunks/s ...)": what was fetched and how fast the rest was computed."""
+    parts = [f"{report.fetched} from the shared store"] if report.fetched else []
+    if report.embedded:
+        parts.append(f"{report.rate:.1f} chunks/s{unit}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -263,6 +280,8 @@ def _print_human(result: FindResult, console=None) -> None:
 def cmd_find(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CliError("the query is empty: describe the code you are looking for", EXIT_USAGE)
+    if args.org:
+        return _find_org(args)
 
     def work(workspace: Workspace) -> int:
         notes = []
@@ -281,6 +300,79 @@ def cmd_find(args: argparse.Namespace) -> int:
         return 0
 
     return _on_workspace(args.path, _settings(args), work)
+
+
+def _team_url(args: argparse.Namespace) -> str:
+    from noul_lsp.team.schema import ENVIRONMENT, configured_store
+
+    url = configured_store(getattr(args, "shared_store", None) or "")
+    if not url:
+        raise CliError(f"no shared store: give --shared-store URL or set ${ENVIRONMENT}", EXIT_USAGE)
+    return url
+
+
+def _find_org(args: argparse.Namespace) -> int:
+    from noul_lsp.team.org import find_org
+    from noul_lsp.team.schema import SharedStoreError
+
+    try:
+        result = find_org(_team_url(args), args.query, _settings(args), limit=args.limit, mode=args.mode,
+                          include=args.include or (), exclude=args.exclude or ())
+    except SharedStoreError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        _print_json(result.report())
+    else:
+        for hit in result.hits:
+            hit.path = f"{hit.repository}:{hit.path}"
+        _print_human(result)
+    return 0
+
+
+def cmd_team(args: argparse.Namespace) -> int:
+    from noul_lsp.team import schema
+
+    url = _team_url(args)
+    if args.action != "init" and not args.role:
+        raise CliError(f"team {args.action} needs a ROLE", EXIT_USAGE)
+    try:
+        if args.action == "init":
+            schema.initialise(url)
+            print(f"the shared store {schema.redacted(url)} is ready (schema noul, role {schema.MEMBER_ROLE})")
+        elif args.action == "grant":
+            schema.grant(url, args.role, args.repo or [])
+            print(f"{args.role} may use the shared store" + (f" and see {', '.join(args.repo)}" if args.repo else ""))
+        else:
+            schema.revoke(url, args.role, args.repo or [])
+            print(f"{args.role} no longer sees {', '.join(args.repo or []) or 'any more repositories'}")
+    except schema.SharedStoreError as error:
+        raise CliError(str(error)) from None
+    return 0
+
+
+def cmd_org(args: argparse.Namespace) -> int:
+    from noul_lsp.team.org_index import index_organisation
+    from noul_lsp.team.schema import SharedStoreError
+
+    try:
+        reports = index_organisation(_team_url(args), args.mirrors, Path(args.work), _settings(args),
+                                     leg=args.leg, log=None if args.quiet else _console().print)
+    except SharedStoreError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        _print_json([dataclasses.asdict(r) for r in reports])
+    return 0
+
+
+def cmd_bench_org(args: argparse.Namespace) -> int:
+    from noul_lsp.bench.org import run_org_bench
+    from noul_lsp.team.schema import SharedStoreError
+
+    try:
+        run_org_bench(_team_url(args), [Path(p) for p in args.labels], Path(args.work), _settings(args), Path(args.out))
+    except SharedStoreError as error:
+        raise CliError(str(error)) from None
+    return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -609,6 +701,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or pulled hub id (`none`: off)")
     common.add_argument("--token-budget", type=int, help="tokens of each chunk the embedder sees (default 128)")
     common.add_argument("--max-file-bytes", type=int, help="skip files larger than this (default 1000000)")
+    common.add_argument("--shared-store", metavar="URL", help="a team's PostgreSQL + pgvector store (default: "
+                        "$NOUL_SHARED_STORE; none): vectors teammates computed are taken from it, and published to it")
 
     index = sub.add_parser("index", parents=[common], help="build or update the index of a folder")
     index.add_argument("path", nargs="?", default=".")
@@ -627,7 +721,34 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("--json", action="store_true", help="print the agent report as JSON")
     find.add_argument("--no-wait", action="store_true",
                       help="answer at once from what is embedded (BM25 covers everything regardless)")
+    find.add_argument("--org", action="store_true",
+                      help="search the shared store's organisation index (the repositories you are granted)")
     find.set_defaults(handler=cmd_find)
+
+    team = sub.add_parser("team", parents=[common], help="set up a team's shared store; say who sees what")
+    team.add_argument("action", choices=("init", "grant", "revoke"))
+    team.add_argument("role", nargs="?", default="", help="the PostgreSQL role (grant, revoke)")
+    team.add_argument("--repo", action="append", metavar="OWNER/NAME", help="a repository the role sees (repeatable)")
+    team.set_defaults(handler=cmd_team)
+
+    bench_org = sub.add_parser("bench-org", parents=[common],
+                               help="the organisation search against each repository's own, on labeled descriptions")
+    bench_org.add_argument("--labels", nargs="+", required=True, help="label files (JSON lines)")
+    bench_org.add_argument("--work", required=True, help="the work folder of `noul org index` (trees, local indexes)")
+    bench_org.add_argument("--out", required=True, help="where per_query.jsonl and summary.json go")
+    bench_org.set_defaults(handler=cmd_bench_org)
+
+    org = sub.add_parser("org", parents=[common], help="publish repositories to the organisation index")
+    org.add_argument("action", choices=("index",))
+    org.add_argument("mirrors", nargs="+", metavar="MIRROR[@COMMIT]",
+                     help="a git mirror or clone (its HEAD, or COMMIT); a repository already published at that "
+                          "commit is skipped")
+    org.add_argument("--work", required=True, help="where the repositories' trees and local indexes are kept")
+    org.add_argument("--leg", choices=("static", "dense"), default="static",
+                     help="which vectors the organisation index holds (default: the static model's)")
+    org.add_argument("--json", action="store_true")
+    org.add_argument("--quiet", "-q", action="store_true")
+    org.set_defaults(handler=cmd_org)
 
     status = sub.add_parser("status", parents=[common], help="show what the index holds")
     status.add_argument("path", nargs="?", default=".")

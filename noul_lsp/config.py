@@ -86,10 +86,21 @@ class ModelSettings:
 
 
 @dataclass(frozen=True)
+class TeamSettings:
+    """A team's shared store (PostgreSQL + pgvector); off unless a connection is given."""
+
+    #: a libpq URL or keyword string; "" = $NOUL_SHARED_STORE, and without it no shared store
+    shared_store: str = ""
+    #: search the organisation index of the shared store as one more root (the repositories one is granted)
+    org: bool = False
+
+
+@dataclass(frozen=True)
 class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     models: ModelSettings = field(default_factory=ModelSettings)
+    team: TeamSettings = field(default_factory=TeamSettings)
     #: Where indexes live; empty means the user's cache dir ($XDG_CACHE_HOME/noul).
     cache_dir: str = ""
 

@@ -18,6 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
+
+import numpy as np
 
 from noul_lsp.chunking import Chunk, FileChunker
 from noul_lsp.config import IndexSettings
@@ -27,6 +30,8 @@ from noul_lsp.workspace.discovery import DiscoveredFile, SkippedFile, discover, 
 
 #: Files per write transaction while indexing.
 FILES_PER_BATCH = 200
+#: shared vectors per write transaction (a few MB)
+SHARED_PER_BATCH = 4096
 #: the store's meta key of `settings_identity`
 SETTINGS_KEY = "index_settings"
 
@@ -54,12 +59,26 @@ class UpdateReport:
     seconds: float = 0.0
 
 
+class VectorSource(Protocol):
+    """Vectors computed elsewhere (a team's shared store): asked for before embedding, offered after.
+    It never raises: when it cannot be used it answers nothing and says why in `problem`."""
+
+    problem: str
+
+    def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]: ...
+    def publish(self, model_key: str, items: list[tuple[str, np.ndarray]]) -> None: ...
+
+
 @dataclass
 class EmbedReport:
     embedded: int = 0
     pending: int = 0
     seconds: float = 0.0
     stopped: bool = False
+    #: vectors taken from the shared store instead of being computed
+    fetched: int = 0
+    #: why the shared store was not used ("" when it was, or when none is configured)
+    share_problem: str = ""
 
     @property
     def rate(self) -> float:
@@ -199,16 +218,21 @@ class Indexer:
     def embed_pending(self, embedder, *, should_stop: Callable[[], bool] = lambda: False,
                       progress: Callable[[int, int], None] | None = None, limit: int | None = None,
                       include_last: bool = True, batch_size: int | None = None,
-                      keys: list[str] | None = None) -> EmbedReport:
+                      keys: list[str] | None = None, share: VectorSource | None = None) -> EmbedReport:
         """Embed missing vectors batch by batch, committing each batch. Stops early when asked.
         `batch_size` overrides the setting (a static model embeds thousands a second: a commit per 32
-        would cost more than the embedding); `keys` limits the candidates (see `pending_embeddings`)."""
+        would cost more than the embedding); `keys` limits the candidates (see `pending_embeddings`).
+        With a `share`, the vectors a teammate already computed are taken from it first (committed like
+        any batch), and each computed batch is offered to it."""
         started = time.perf_counter()
-        todo = self.pending_embeddings(embedder.model_key, include_last=include_last, keys=keys)
+        model_key = embedder.model_key
+        todo = self.pending_embeddings(model_key, include_last=include_last, keys=keys)
         if limit is not None:
             todo = todo[:limit]
         report = EmbedReport(pending=len(todo))
         batch_size = batch_size or self.settings.embed_batch
+        if share is not None and todo:
+            todo = self._take_shared(share, embedder, todo, report)
         for start in range(0, len(todo), batch_size):
             if should_stop():
                 report.stopped = True
@@ -217,11 +241,33 @@ class Indexer:
             vectors = embedder.embed_documents([c.embed_text for c in part])
             batch = WriteBatch()
             for chunk, vector in zip(part, vectors, strict=True):
-                batch.put_vector(embedder.model_key, chunk.hash, vector)
+                batch.put_vector(model_key, chunk.hash, vector)
             self.store.apply(batch)
+            if share is not None:
+                share.publish(model_key, [(c.hash, v) for c, v in zip(part, vectors, strict=True)])
             report.embedded += len(part)
             report.pending = len(todo) - report.embedded
             if progress:
                 progress(report.embedded, len(todo))
+        if share is not None:
+            report.share_problem = share.problem
         report.seconds = time.perf_counter() - started
         return report
+
+    def _take_shared(self, share: VectorSource, embedder, todo: list[ChunkRecord],
+                     report: EmbedReport) -> list[ChunkRecord]:
+        """Store the shared vectors of `todo`'s texts; what is left to compute. A vector of another
+        width than this model's, or not finite, is not taken (that text is embedded here)."""
+        model_key = embedder.model_key
+        found = share.fetch(model_key, [c.hash for c in todo])
+        if found:
+            width = len(embedder.embed_documents([todo[0].embed_text])[0])
+            found = {h: v for h, v in found.items() if v.shape == (width,) and bool(np.isfinite(v).all())}
+        hashes = list(found)
+        for start in range(0, len(hashes), SHARED_PER_BATCH):
+            batch = WriteBatch()
+            for content_hash in hashes[start:start + SHARED_PER_BATCH]:
+                batch.put_vector(model_key, content_hash, found[content_hash])
+            self.store.apply(batch)
+        report.fetched = len(found)
+        return [c for c in todo if c.hash not in found]

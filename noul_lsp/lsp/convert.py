@@ -4,6 +4,7 @@ noul_lsp.labels', shared with the CLI)."""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -14,6 +15,14 @@ from noul_lsp.retrieval.result import FindResult
 
 def uri_of(root: str, path: str) -> str:
     return from_fs_path(str(Path(root) / path)) or ""
+
+
+#: the scheme of an organisation hit's uri: the code is in the shared store, not on this disk
+ORG_SCHEME = "noul-org"
+
+
+def org_uri(repository: str, path: str) -> str:
+    return f"{ORG_SCHEME}://{quote(repository)}/{quote(path)}"
 
 
 def path_of(uri: str) -> Path | None:
@@ -57,8 +66,10 @@ def to_find_result(result: FindResult, encoding: str, lines_of: FileLines | None
     lines_of = lines_of or FileLines()
     hits = []
     for hit in result.hits:
-        lines = lines_of(hit.root, hit.path)
-        hits.append(FindHit(uri=uri_of(hit.root, hit.path), range=line_range(lines, hit.start_line, hit.end_line, encoding),
+        # an organisation hit has no file here: its range is counted in its own preview's terms
+        lines = [] if hit.repository else lines_of(hit.root, hit.path)
+        hits.append(FindHit(uri=org_uri(hit.repository, hit.path) if hit.repository else uri_of(hit.root, hit.path),
+                            repository=hit.repository or None, range=line_range(lines, hit.start_line, hit.end_line, encoding),
                             rank=hit.rank, score=round(hit.score, 6), probability=hit.probability, preview=hit.preview,
                             signals=FindSignals(hit.bm25_rank, hit.dense_rank, hit.rerank_score, hit.role or None,
                                                 hit.static_rank), symbol=hit.symbol or None))

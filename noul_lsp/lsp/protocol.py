@@ -165,6 +165,8 @@ class FindHit:
     preview: str
     signals: FindSignals
     symbol: str | None = None
+    #: the repository of an organisation hit (its uri is then `noul-org://REPOSITORY/PATH`, no file here)
+    repository: str | None = None
 
 
 @attrs.define

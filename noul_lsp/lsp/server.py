@@ -351,8 +351,13 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     stale = not ls.indexer.idle.is_set()
 
     def run():
-        return find_across(workspaces, params.query, limit=params.limit, mode=params.mode, include=params.include,
-                           exclude=params.exclude, stale=stale, should_stop=cancelled.is_set)
+        options = {"limit": params.limit, "mode": params.mode, "include": params.include, "exclude": params.exclude,
+                   "stale": stale, "should_stop": cancelled.is_set}
+        if ls.settings.team.org:  # the organisation index is one more root (imported only when asked for)
+            from noul_lsp.team.org import find_with_org
+
+            return find_with_org(workspaces, params.query, ls.settings, **options)
+        return find_across(workspaces, params.query, **options)
 
     try:
         result = await asyncio.get_running_loop().run_in_executor(ls.find_executor, run)
@@ -374,7 +379,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
         shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, [], score_is_share(result),
                                                         max(h.score for h in result.hits)))
-        lines = lines_of(hit.root, hit.path)
+        lines = [] if hit.repository else lines_of(hit.root, hit.path)
         for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
             shown.hits.append((line_range(lines, start, end, encoding), hit))
     return converted

@@ -20,6 +20,7 @@ FLAT_KEYS = {
     "useGpu": ("models", "use_gpu"), "use_gpu": ("models", "use_gpu"),
     "exclude": ("index", "exclude"), "excludes": ("index", "exclude"),
     "maxFileBytes": ("index", "max_file_bytes"), "tokenBudget": ("index", "token_budget"),
+    "sharedStore": ("team", "shared_store"), "org": ("team", "org"),
 }
 #: keys that belong to the editor client, not to the server
 CLIENT_KEYS = frozenset({"serverPath", "server_path", "serverCommand", "cmd", "python", "pythonPath", "trace"})

@@ -101,14 +101,17 @@ def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Seq
 def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = None, mode: str | None = None,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
                 legs: Sequence[str] = LEGS, rerank: bool = True, rank: bool = True, record_candidates: bool = False,
-                static_aside: bool = True, should_stop: Callable[[], bool] = lambda: False) -> FindResult:
+                static_aside: bool = True, should_stop: Callable[[], bool] = lambda: False,
+                term_idf: dict[str, float] | None = None) -> FindResult:
     """Ranked files (or chunks) for a description, over one or several workspace roots.
 
     `legs` picks the retrievers ("bm25", "dense" for the transformer, "static"; the benchmark runs each
     alone as a baseline); the fitted ranker runs when BM25 and a vector leg do (it was fitted on their
     evidence, with and without the transformer), and `rank=False` skips it; `static_aside=False` keeps the
     static leg in once the transformer covers every chunk (the benchmark measures both); `rerank=False`
-    skips the cross-encoder even when one is configured (the first root's settings decide). `record_candidates` keeps the ranking stage's feature rows in the result (the
+    skips the cross-encoder even when one is configured (the first root's settings decide); `term_idf`
+    gives BM25 the idf of the query's terms over a larger collection than the roots (an organisation
+    search ranks a few candidate files with the idf of every repository the reader may see). `record_candidates` keeps the ranking stage's feature rows in the result (the
     benchmark records them for `noul rank-fit`). Raises QueryError for an unusable request and
     FindCancelled when `should_stop` turns true between stages."""
     search = roots[0].settings.search
@@ -126,7 +129,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
 
     started = time.perf_counter()
     loaded = [r.loaded() for r in roots]
-    term_idf = union_idf(query, loaded) if len(loaded) > 1 else None
+    if term_idf is None and len(loaded) > 1:
+        term_idf = union_idf(query, loaded)
     analysis = analyse(query)
     stage("load", started)
     root_legs = [_legs_of(r, arrays, legs, static_aside) for r, arrays in zip(roots, loaded, strict=True)]

@@ -41,6 +41,8 @@ class Hit:
     rank_score: float | None = None
     #: the hit's rank in the static leg's list (None when it was not in it)
     static_rank: int | None = None
+    #: the repository of an organisation hit (its path is inside it); "" for a workspace's own files
+    repository: str = ""
 
 
 @dataclass
@@ -78,13 +80,13 @@ class FindResult:
         """The agent report printed by `noul find --json`."""
         files: dict[str, list[list[int]]] = {}
         for hit in self.hits:
-            files.setdefault(hit.path, []).extend([list(r) for r in (hit.ranges or [(hit.start_line, hit.end_line)])])
+            files.setdefault(f"{hit.repository}:{hit.path}" if hit.repository else hit.path, []).extend([list(r) for r in (hit.ranges or [(hit.start_line, hit.end_line)])])
         return {
             "query": self.query,
             "hereProbability": self.here_probability,
             "files": files,
             "results": [
-                {"path": h.path, "startLine": h.start_line, "endLine": h.end_line, "rank": h.rank,
+                {**({"repository": h.repository} if h.repository else {}), "path": h.path, "startLine": h.start_line, "endLine": h.end_line, "rank": h.rank,
                  "score": round(h.score, 6), "probability": h.probability, "symbol": h.symbol, "kind": h.kind,
                  "role": h.role, "preview": h.preview,
                  "signals": {k: v for k, v in (("bm25Rank", h.bm25_rank), ("denseRank", h.dense_rank),

@@ -94,6 +94,20 @@ class Workspace:
         self._rank_models: dict[str, RankModel | None] = {}  # per embedder key, looked up once
         #: the include/exclude mask of the last filtered query, kept for the corpus state it was made for
         self.row_filter = RowFilter()
+        self._share = None  # the team's shared vectors, opened on the first embedding pass that has one
+
+    def vector_share(self):
+        """The team's shared vectors when a shared store is configured (setting or $NOUL_SHARED_STORE),
+        else None. Only then is the team package (and psycopg) imported."""
+        if self._share is None:
+            from noul_lsp.team.schema import configured_store
+
+            url = configured_store(self.settings.team.shared_store)
+            if url:
+                from noul_lsp.team.vectors import VectorShare
+
+                self._share = VectorShare(url)
+        return self._share
 
     @property
     def model_key(self) -> str | None:
@@ -144,7 +158,7 @@ class Workspace:
         saved file's new texts), so nothing else is read from the store."""
         leg = next((leg for leg, table in self.corpus.tables.items() if table.model_key == model.model_key), None)
         keys = self.corpus.pending_keys(leg) if leg is not None else None
-        return self.indexer.embed_pending(model, keys=keys, **options)
+        return self.indexer.embed_pending(model, keys=keys, share=self.vector_share(), **options)
 
     @property
     def model_pair(self) -> str:
@@ -189,6 +203,8 @@ class Workspace:
         return self._reranker
 
     def close(self) -> None:
+        if self._share is not None:
+            self._share.close()
         self.store.close()
 
     @property

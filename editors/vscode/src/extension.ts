@@ -20,6 +20,8 @@ function settings() {
     model: config.get<string>("model", ""),
     reranker: config.get<string>("reranker", ""),
     staticModel: config.get<string>("staticModel", ""),
+    sharedStore: config.get<string>("sharedStore", ""),
+    org: config.get<boolean>("org", false),
     excludes: config.get<string[]>("excludes", []),
     useGpu: config.get<boolean>("useGpu", true),
   };

@@ -23,6 +23,10 @@ export interface EngineSettings {
   reranker: string;
   /** the static model of the instant dense leg ("" = the server's default, "none" = off) */
   staticModel?: string;
+  /** a team's PostgreSQL + pgvector store ("" = the server's $NOUL_SHARED_STORE, else none) */
+  sharedStore?: string;
+  /** also search the shared store's organisation index */
+  org?: boolean;
   excludes: string[];
   useGpu: boolean;
 }
@@ -38,6 +42,12 @@ export function serverSettings(settings: EngineSettings): Record<string, unknown
   }
   if ((settings.staticModel ?? "").trim() !== "") {
     section.staticModel = settings.staticModel!.trim();
+  }
+  if ((settings.sharedStore ?? "").trim() !== "") {
+    section.sharedStore = settings.sharedStore!.trim();
+  }
+  if (settings.org) {
+    section.org = true;
   }
   return { noul: section };
 }

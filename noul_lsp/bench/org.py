@@ -1,0 +1,77 @@
+"""`noul bench-org`: the organisation search against each repository's own, on labeled descriptions.
+
+Every label's query is asked twice with the same pipeline (BM25 + the organisation index's vector leg, the
+fitted ranker): once of the organisation index (`find_org`, every repository the reader may see), once of
+the label's repository alone (its local index, written by `noul org index` under the same work folder).
+A hit counts when its repository is the label's and its path a gold file. The figures: Acc@1/Acc@5 per
+label file for both, and the organisation search's latency per stage (p50/p95), from one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.config import Settings
+from noul_lsp.session.workspace import Workspace
+from noul_lsp.team.org import find_org
+
+#: hits looked at per query
+DEPTH = 10
+
+
+def _rank(hits: list[tuple[str, str]], repo: str, gold: set[str]) -> int | None:
+    for position, (hit_repo, path) in enumerate(hits, start=1):
+        if hit_repo == repo and path in gold:
+            return position
+    return None
+
+
+def _accuracy(ranks: list[int | None], k: int) -> float:
+    return round(sum(1 for r in ranks if r is not None and r <= k) / max(len(ranks), 1), 3)
+
+
+def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, out: Path,
+                  log: Callable[[str], None] = print) -> dict:
+    settings = settings if settings.cache_dir else dataclasses.replace(settings, cache_dir=str(work / "cache"))
+    out.mkdir(parents=True, exist_ok=True)
+    queries = [(path.stem, json.loads(line)) for path in labels for line in path.read_text().splitlines() if line.strip()]
+    workspaces: dict[str, Workspace] = {}
+    records, timings = [], []
+    find_org(url, "warm up the models", settings)  # model loading is not a query's cost
+    for label_file, label in queries:
+        repo, gold = label["repo"], set(label["gold_files"])
+        started = time.perf_counter()
+        org = find_org(url, label["query"], settings, limit=DEPTH)
+        wall = (time.perf_counter() - started) * 1000
+        timings.append(org.timings | {"wall": wall})
+        if repo not in workspaces:
+            workspaces[repo] = Workspace(work / "trees" / repo.replace("/", "+"), settings)
+        own = workspaces[repo].find(label["query"], limit=DEPTH, legs=("bm25", "static"))
+        record = {"id": label["id"], "labels": label_file, "repo": repo,
+                  "org_rank": _rank([(h.repository, h.path) for h in org.hits], repo, gold),
+                  "own_rank": _rank([(repo, h.path) for h in own.hits], repo, gold),
+                  "org_repos_in_top5": sorted({h.repository for h in org.hits[:5]}), "org_ms": round(wall, 1)}
+        records.append(record)
+    for workspace in workspaces.values():
+        workspace.close()
+    summary: dict = {"queries": len(records), "per_label_file": {}}
+    for name in dict.fromkeys(r["labels"] for r in records):
+        part = [r for r in records if r["labels"] == name]
+        summary["per_label_file"][name] = {
+            "queries": len(part),
+            "org": {"acc@1": _accuracy([r["org_rank"] for r in part], 1), "acc@5": _accuracy([r["org_rank"] for r in part], 5)},
+            "own": {"acc@1": _accuracy([r["own_rank"] for r in part], 1), "acc@5": _accuracy([r["own_rank"] for r in part], 5)}}
+    stages = sorted({k for t in timings for k in t})
+    summary["latency_ms"] = {stage: {"p50": round(float(np.percentile([t.get(stage, 0.0) for t in timings], 50)), 1),
+                                     "p95": round(float(np.percentile([t.get(stage, 0.0) for t in timings], 95)), 1)}
+                             for stage in stages}
+    (out / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    log(json.dumps(summary, indent=2))
+    return summary

@@ -1,0 +1,273 @@
+"""Searching the organisation index (published by `org_index.py`) with noul's own stages.
+
+A search (`find_org`) runs in two steps:
+1. *Retrieval in PostgreSQL*, under the reader's row-level security: BM25 over the chunks that hold one of
+   the query's rarer terms (the GIN index on `lexemes` finds them; the score is computed from each chunk's
+   term counts with the org-wide idf), and pgvector's HNSW index for the query's vector.
+2. *Ranking on this machine*: every chunk of the candidate files is written to a scratch LMDB index and the
+   local pipeline runs over it (the fitted ranker, the reranker when one is configured, calibration),
+   with the org-wide idf, exactly as a multi-root find does.
+Nothing the database did not return to this reader is ever seen by step 2, so no result, preview, hover
+or message can carry text of a repository the reader is not granted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from noul_lsp.config import Settings
+from noul_lsp.retrieval.bm25 import BM25Parameters, bm25_idf
+from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.store import ChunkRecord, FileRecord, WriteBatch
+from noul_lsp.team.schema import SharedStoreError, as_array, connect
+from noul_lsp.text.terms import query_terms
+
+#: chunks each leg brings from the database
+CANDIDATES = 200
+#: files whose chunks the local stages rank (in the order the two legs found them, alternating)
+CANDIDATE_FILES = 100
+#: query terms that score BM25 in the database (the rarest; an issue text has hundreds)
+SCORED_TERMS = 48
+#: a term held by more than this share of the chunks does not select candidates (it still scores them)
+SELECTING_SHARE = 0.05
+#: the fewest terms that select candidates, however common
+SELECTING_LEAST = 3
+#: HNSW's search breadth (pgvector's default is 40; row-level security filters after the index scan)
+EF_SEARCH = 400
+
+
+@dataclass
+class _Visible:
+    """What the reader may see of the organisation index."""
+
+    repos: int
+    chunks: int
+    length: int
+    model: str
+    dimensions: int
+
+
+def _visible(connection) -> _Visible:
+    row = connection.execute("SELECT count(*), coalesce(sum(chunks), 0), coalesce(sum(length), 0), "
+                             "min(model), max(dimensions) FROM noul.repos").fetchone()
+    return _Visible(int(row[0]), int(row[1]), int(row[2]), row[3] or "", int(row[4] or 0))
+
+
+def _org_frequencies(connection, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each query term, over the repositories the reader may see (absent: none)."""
+    rows = connection.execute("SELECT term, sum(documents) FROM noul.documents WHERE term = ANY (%s) GROUP BY term",
+                              (terms,)).fetchall()
+    return {term: int(count) for term, count in rows if count}
+
+
+def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequency: dict[str, int]) -> list[tuple]:
+    """The top chunks by BM25 (Lucene's, as the local index scores it) among those holding a rarer
+    query term. Returns (repo, path) per chunk, best first."""
+    if not idf:
+        return []
+    scored = sorted(idf, key=idf.get, reverse=True)[:SCORED_TERMS]
+    rare = [t for t in scored if frequency[t] <= SELECTING_SHARE * visible.chunks]
+    selecting = rare if len(rare) >= SELECTING_LEAST else scored[:SELECTING_LEAST]
+    parameters = BM25Parameters()
+    average = max(visible.length / max(visible.chunks, 1), 1e-9)
+    parts, params = [], []
+    for term in scored:
+        parts.append("%s * coalesce((terms->>%s)::float8, 0) / (coalesce((terms->>%s)::float8, 0) + norm)")
+        params += [idf[term], term, term]
+    tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in selecting)
+    statement = (f"SELECT repo, path FROM (SELECT repo, path, terms, "
+                 f"{parameters.k1} * (1 - {parameters.b} + {parameters.b} * length / {average!r}) AS norm "
+                 f"FROM noul.chunks WHERE lexemes @@ %s::tsquery) c "
+                 f"ORDER BY {' + '.join(parts)} DESC LIMIT {CANDIDATES}")
+    return connection.execute(statement, [tsquery, *params]).fetchall()
+
+
+def _dense_candidates(connection, query_vector: np.ndarray, dimensions: int) -> list[tuple]:
+    connection.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+    return connection.execute(f"SELECT repo, path FROM noul.chunks WHERE embedding IS NOT NULL "
+                              f"ORDER BY embedding::vector({dimensions}) <=> %s::vector({dimensions}) "
+                              f"LIMIT {CANDIDATES}", (np.asarray(query_vector, dtype=np.float32),)).fetchall()
+
+
+def _candidate_files(*lists: list[tuple]) -> list[tuple[str, str]]:
+    """Files in the order the legs found them, taking from each leg in turn."""
+    files: dict[tuple[str, str], None] = {}
+    for position in range(max((len(found) for found in lists), default=0)):
+        for found in lists:
+            if position < len(found):
+                files.setdefault((found[position][0], found[position][1]), None)
+    return list(files)[:CANDIDATE_FILES]
+
+
+@dataclass
+class OrgRoot:
+    """The organisation's candidates for one query, as a scratch workspace root the pipeline can rank
+    alone (`find_org`) or beside the editor's own roots (the language server's `team.org` setting)."""
+
+    workspace: object
+    #: the legs the organisation's vectors serve: ("bm25", "static") or ("bm25", "dense")
+    legs: tuple[str, ...]
+    #: BM25 idf of the query's terms over every repository the reader may see
+    idf: dict[str, float]
+    #: each scratch path's (repository, path)
+    where: dict[str, tuple[str, str]]
+    timings: dict[str, float]
+    signal: str = ""
+    note: str = ""
+
+    def label(self, result: FindResult) -> FindResult:
+        """Give the scratch root's hits their repository and path, and the result the retrieval's timings."""
+        root = str(self.workspace.root)
+        for hit in result.hits:
+            if hit.root == root and hit.path in self.where:
+                hit.repository, hit.path = self.where[hit.path]
+                hit.root = ""
+        result.timings = self.timings | result.timings
+        result.timings["total"] = sum(v for k, v in result.timings.items() if k != "total")
+        if self.signal:
+            result.signals["org"] = self.signal
+        if self.note:
+            result.notes.append(self.note)
+        return result
+
+
+@contextmanager
+def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
+    """Retrieve the query's candidates from the organisation index (as the reader of `url` may see it)
+    into a scratch root, removed on exit. Raises SharedStoreError when the store cannot answer."""
+    from noul_lsp.session.workspace import Workspace
+
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty: describe the code you are looking for")
+    timings: dict[str, float] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="noul-org-"))
+    workspace = None
+    try:
+        started = time.perf_counter()
+        root = scratch / "org"
+        root.mkdir()
+        workspace = Workspace(root, dataclasses.replace(settings, cache_dir=str(scratch / "cache")))
+        import psycopg
+
+        try:
+            with connect(url) as connection:
+                found = _retrieve(connection, workspace, query, settings, timings, started)
+        except psycopg.Error as error:
+            raise SharedStoreError(f"the organisation search failed ({(str(error).strip().splitlines() or ['?'])[0]})") \
+                from None
+        if found is None:
+            yield OrgRoot(workspace, ("bm25",), {}, {}, timings, note="the organisation index has no repository "
+                                                                        "you are granted")
+            return
+        visible, leg, idf, files, rows = found
+        started = time.perf_counter()
+        where = _write_scratch(workspace, rows, leg)
+        timings["org_scratch"] = (time.perf_counter() - started) * 1000
+        yield OrgRoot(workspace, ("bm25", leg), idf, where, timings,
+                      signal=f"{visible.repos} repositories, {visible.chunks} chunks; {len(files)} candidate files")
+    finally:
+        if workspace is not None:
+            workspace.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _retrieve(connection, workspace, query: str, settings: Settings, timings: dict[str, float], started: float):
+    """Both legs' candidates in the database; None when the reader may see no repository."""
+    visible = _visible(connection)
+    if not visible.repos:
+        return None
+    leg = "static" if visible.model == workspace.static_key else "dense" if visible.model == workspace.model_key else ""
+    if not leg:
+        raise SharedStoreError(f"the organisation index holds {visible.model} vectors; this noul has "
+                               f"{workspace.model_key} and {workspace.static_key}")
+    model = workspace.static_embedder() if leg == "static" else workspace.embedder()
+    if model is None:
+        raise SharedStoreError(f"the organisation index's model {visible.model} did not load")
+    frequency = _org_frequencies(connection, query_terms(query))
+    terms = list(frequency)
+    idf = dict(zip(terms, bm25_idf(visible.chunks, np.array([frequency[t] for t in terms], dtype=np.float64)).tolist(),
+                   strict=True))
+    timings["org_setup"] = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    lexical = _bm25_candidates(connection, idf, visible, frequency)
+    timings["org_bm25"] = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
+    dense = _dense_candidates(connection, query_vector, visible.dimensions) if visible.dimensions else []
+    timings["org_dense"] = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    files = _candidate_files(lexical, dense)
+    rows = _chunks_of(connection, files)
+    timings["org_fetch"] = (time.perf_counter() - started) * 1000
+    return visible, leg, idf, files, rows
+
+
+def find_org(url: str, query: str, settings: Settings, **options) -> FindResult:
+    """Ranked files (or chunks) of the organisation index for a description, as the reader of `url` may
+    see them. `options` are those of `find_across` (limit, mode, rerank, ...). Hits carry their
+    repository; their path is inside it."""
+    from noul_lsp.retrieval.engine import find_across
+
+    with org_root(url, query, settings) as org:
+        return org.label(find_across([org.workspace], query, legs=org.legs, term_idf=org.idf or None, **options))
+
+
+def _chunks_of(connection, files: list[tuple[str, str]]) -> list[tuple]:
+    if not files:
+        return []
+    return connection.execute(
+        "SELECT c.repo, c.key, c.path, c.start_line, c.end_line, c.symbol, c.language, c.kind, c.header, c.text, "
+        "c.hash, c.terms, c.embedding FROM noul.chunks c JOIN unnest(%s::text[], %s::text[]) AS f(repo, path) "
+        "ON c.repo = f.repo AND c.path = f.path",
+        ([r for r, _ in files], [p for _, p in files])).fetchall()
+
+
+def _write_scratch(workspace, rows: list[tuple], leg: str) -> dict[str, tuple[str, str]]:
+    """The candidate chunks as a local index (paths `repo/path`); returns each local path's (repo, path)."""
+    model_key = workspace.static_key if leg == "static" else workspace.model_key
+    where: dict[str, tuple[str, str]] = {}
+    files: dict[str, list[str]] = {}
+    batch = WriteBatch()
+    for repo, key, path, start, end, symbol, language, kind, header, text, content_hash, terms, vector in rows:
+        local = f"{repo}/{path}"
+        where[local] = (repo, path)
+        local_key = f"{repo}/{key}"
+        files.setdefault(local, []).append(local_key)
+        counts = terms if isinstance(terms, dict) else json.loads(terms)
+        batch.put_chunk(ChunkRecord(local_key, local, start, end, symbol, language, kind, header, text, content_hash),
+                        {str(t): int(n) for t, n in counts.items()})
+        if vector is not None:
+            batch.put_vector(model_key, content_hash, as_array(vector))
+    for local, keys in files.items():
+        batch.put_file(FileRecord(local, 0, 0, local, tuple(keys)))
+    workspace.store.apply(batch)
+    return where
+
+
+def find_with_org(roots: list, query: str, settings: Settings, **options) -> FindResult:
+    """A find over the editor's roots and the organisation index together (the `team.org` setting). When
+    the shared store cannot answer, the roots answer alone and a note says why."""
+    from noul_lsp.retrieval.engine import find_across
+    from noul_lsp.team.schema import ENVIRONMENT, configured_store
+
+    url = configured_store(settings.team.shared_store)
+    problem = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
+    if url:
+        try:
+            with org_root(url, query, settings) as org:
+                return org.label(find_across([*roots, org.workspace], query, **options))
+        except SharedStoreError as error:
+            problem = f"the organisation was not searched: {error}"
+    result = find_across(roots, query, **options)
+    result.notes.append(problem)
+    return result

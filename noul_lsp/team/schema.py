@@ -1,0 +1,162 @@
+"""The shared store's connection, tables and access rules.
+
+Who may see what is PostgreSQL's business, not the client's: every table that holds chunk text (or says
+which repositories exist) has row-level security, and a row is visible only to a role granted its
+repository in `noul.grants` (directly or through a group role). The vectors table has no SELECT grant at
+all: a member asks for the vectors of content hashes it already has (`noul.fetch_vectors`), so nobody can
+list the organisation's vectors, and a hash is only known to whoever holds the text it was made from.
+The owner (whoever ran `noul team init`) bypasses the policies, as PostgreSQL's owners do; members do not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+#: the setting's environment variable (a libpq URL or keyword string)
+ENVIRONMENT = "NOUL_SHARED_STORE"
+#: the group role whose members may use the store (fetch and publish vectors, search what they are granted)
+MEMBER_ROLE = "noul_member"
+#: seconds to wait for the server before working locally
+CONNECT_TIMEOUT = 3
+
+SCHEMA_SQL = f"""
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE SCHEMA IF NOT EXISTS noul;
+DO $$ BEGIN CREATE ROLE {MEMBER_ROLE} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+
+CREATE TABLE IF NOT EXISTS noul.vectors (
+    model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL, PRIMARY KEY (model, hash));
+
+CREATE TABLE IF NOT EXISTS noul.repos (
+    repo text PRIMARY KEY, commit text NOT NULL, model text NOT NULL, dimensions integer NOT NULL,
+    chunks integer NOT NULL, length bigint NOT NULL, indexed_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS noul.grants (
+    repo text NOT NULL, grantee name NOT NULL, PRIMARY KEY (repo, grantee));  -- may precede the repository
+CREATE TABLE IF NOT EXISTS noul.chunks (
+    repo text NOT NULL REFERENCES noul.repos ON DELETE CASCADE, key text NOT NULL, path text NOT NULL,
+    start_line integer NOT NULL, end_line integer NOT NULL, symbol text NOT NULL, language text NOT NULL,
+    kind text NOT NULL, header text NOT NULL, text text NOT NULL, hash text NOT NULL,
+    length integer NOT NULL, terms jsonb NOT NULL, lexemes tsvector NOT NULL, embedding vector,
+    PRIMARY KEY (repo, key));
+CREATE INDEX IF NOT EXISTS chunks_lexemes ON noul.chunks USING gin (lexemes);
+CREATE INDEX IF NOT EXISTS chunks_file ON noul.chunks (repo, path);
+-- per repository and term, how many chunks hold it: BM25's idf over exactly the repositories one may see
+CREATE TABLE IF NOT EXISTS noul.documents (
+    repo text NOT NULL REFERENCES noul.repos ON DELETE CASCADE, term text NOT NULL, documents integer NOT NULL,
+    PRIMARY KEY (term, repo));
+
+-- a grant is visible to the roles it names (so a policy's subquery sees exactly the caller's grants);
+-- pg_roles by oid, because pg_has_role on a dropped role's name would raise instead of saying no
+ALTER TABLE noul.grants ENABLE ROW LEVEL SECURITY;
+ALTER TABLE noul.repos ENABLE ROW LEVEL SECURITY;
+ALTER TABLE noul.chunks ENABLE ROW LEVEL SECURITY;
+ALTER TABLE noul.documents ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS own_grants ON noul.grants;
+CREATE POLICY own_grants ON noul.grants FOR SELECT
+    USING (EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = grantee AND pg_has_role(r.oid, 'MEMBER')));
+DROP POLICY IF EXISTS granted ON noul.repos;
+CREATE POLICY granted ON noul.repos FOR SELECT USING (repo IN (SELECT repo FROM noul.grants));
+DROP POLICY IF EXISTS granted ON noul.chunks;
+CREATE POLICY granted ON noul.chunks FOR SELECT USING (repo IN (SELECT repo FROM noul.grants));
+DROP POLICY IF EXISTS granted ON noul.documents;
+CREATE POLICY granted ON noul.documents FOR SELECT USING (repo IN (SELECT repo FROM noul.grants));
+
+CREATE OR REPLACE FUNCTION noul.fetch_vectors(p_model text, p_hashes text[])
+    RETURNS TABLE (hash text, embedding vector) LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, public
+    AS $$ SELECT v.hash, v.embedding FROM noul.vectors v WHERE v.model = p_model AND v.hash = ANY (p_hashes) $$;
+REVOKE ALL ON FUNCTION noul.fetch_vectors(text, text[]) FROM PUBLIC;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA noul FROM PUBLIC;
+GRANT USAGE ON SCHEMA noul TO {MEMBER_ROLE};
+GRANT EXECUTE ON FUNCTION noul.fetch_vectors(text, text[]) TO {MEMBER_ROLE};
+GRANT INSERT ON noul.vectors TO {MEMBER_ROLE};
+GRANT SELECT ON noul.grants, noul.repos, noul.chunks, noul.documents TO {MEMBER_ROLE};
+"""
+
+
+class SharedStoreError(RuntimeError):
+    """The shared store cannot be used: unreachable, not initialised, no permission, psycopg missing.
+    The message never carries a password or any chunk text."""
+
+
+def configured_store(setting: str = "") -> str:
+    """The connection the user asked for: the setting, else $NOUL_SHARED_STORE, else "" (no shared store)."""
+    return setting or os.environ.get(ENVIRONMENT, "")
+
+
+def redacted(url: str) -> str:
+    """The connection string without its password (for messages)."""
+    url = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", url)
+
+
+def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
+    """A psycopg connection with pgvector's types registered (vectors travel as binary float32);
+    `vectors=False` before the extension exists."""
+    try:
+        import psycopg
+        from pgvector.psycopg import register_vector
+    except ImportError as error:
+        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") from None
+    try:
+        connection = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as error:
+        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable ({_first_line(error)})") from None
+    if not vectors:
+        return connection
+    try:
+        register_vector(connection)
+    except psycopg.Error as error:
+        connection.close()
+        raise SharedStoreError(f"the shared store {redacted(url)} has no pgvector extension; run `noul team init` "
+                               f"({_first_line(error)})") from None
+    return connection
+
+
+def initialise(url: str) -> None:
+    """Create the extension, tables, policies and the member role (idempotent; the owner runs it)."""
+    with connect(url, vectors=False) as connection:
+        _run(connection, SCHEMA_SQL, "initialising the shared store")
+
+
+def grant(url: str, role: str, repos: list[str]) -> None:
+    """Make `role` a member (it may fetch and publish vectors) and let it see these repositories."""
+    with connect(url, vectors=False) as connection:
+        from psycopg import sql
+
+        _run(connection, sql.SQL("GRANT {} TO {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
+             f"granting {MEMBER_ROLE} to {role}")
+        for repo in repos:
+            _run(connection, "INSERT INTO noul.grants (repo, grantee) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                 f"granting {repo} to {role}", (repo, role))
+
+
+def revoke(url: str, role: str, repos: list[str]) -> None:
+    with connect(url, vectors=False) as connection:
+        _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s)", f"revoking from {role}",
+             (role, repos))
+
+
+def _run(connection, statement, what: str, params=None) -> None:
+    import psycopg
+
+    try:
+        connection.execute(statement, params)
+    except psycopg.Error as error:
+        raise SharedStoreError(f"{what}: {_first_line(error)}") from None
+
+
+def _first_line(error: Exception) -> str:
+    """A server message's first line: psycopg adds the statement and context below it."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def as_array(value) -> np.ndarray:
+    """A vector column's value as float32 (pgvector's loader gives numpy arrays or its Vector class)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)

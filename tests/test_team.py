@@ -1,0 +1,201 @@
+"""The team's shared store on a real PostgreSQL with pgvector (started from the pgserver wheel): embed once
+per team, the organisation index and its search, and row-level security for two users, through the
+engine, the CLI and the language server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import pytest_lsp
+from conftest import FIXTURES
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from test_lsp import wait_for_progress_end
+
+from noul_lsp.cli import main
+from noul_lsp.config import Settings, TeamSettings
+from noul_lsp.session.workspace import Workspace
+from noul_lsp.team import schema
+from noul_lsp.team.org import find_org
+from noul_lsp.team.org_index import index_organisation
+
+ALPHA_TEXT = "ALPHA_INVOICE_MARKER"
+BETA_TEXT = "BETA_PAYROLL_MARKER"
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory):
+    """A real PostgreSQL 16 with pgvector, initialised for noul, with two login roles besides the owner."""
+    pgserver = pytest.importorskip("pgserver")
+    data = tmp_path_factory.mktemp("pg") / "data"
+    server = pgserver.get_server(str(data), cleanup_mode="stop")
+    socket = str(data)
+    owner = f"postgresql://postgres:@/postgres?host={socket}"
+    schema.initialise(owner)
+    with schema.connect(owner, vectors=False) as connection:
+        for role in ("alice", "bob"):
+            connection.execute(f"DROP ROLE IF EXISTS {role}")
+            connection.execute(f"CREATE ROLE {role} LOGIN")
+    yield {"owner": owner, "alice": f"postgresql://alice@/postgres?host={socket}",
+           "bob": f"postgresql://bob@/postgres?host={socket}"}
+    server.cleanup()
+
+
+def _settings(cache, url: str = "") -> Settings:
+    # the static leg alone keeps these tests to seconds (the transformer's vectors travel the same way)
+    return dataclasses.replace(Settings(cache_dir=str(cache)), team=TeamSettings(shared_store=url))
+
+
+def test_a_second_machine_embeds_nothing(postgres, tmp_path):
+    schema.grant(postgres["owner"], "alice", [])
+    tree = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", tree)
+    first = Workspace(tree, _settings(tmp_path / "machine-1", postgres["alice"]))
+    first.indexer.update()
+    computed = first.embed_static()
+    assert computed.embedded > 0 and computed.fetched == 0 and not computed.share_problem
+    second = Workspace(tree, _settings(tmp_path / "machine-2", postgres["alice"]))
+    second.indexer.update()
+    shared = second.embed_static()
+    assert (shared.embedded, shared.fetched, shared.share_problem) == (0, computed.embedded, "")
+    hashes = sorted({c.hash for c in first.store.chunks()})
+    key = first.static_key
+    assert np.array_equal(np.stack(first.store.vectors(key, hashes)), np.stack(second.store.vectors(key, hashes)))
+    assert second.find("token bucket rate limiter").hits  # the fetched vectors answer like computed ones
+    first.close()
+    second.close()
+
+
+def test_the_cli_says_what_came_from_the_shared_store(postgres, tmp_path, capsys):
+    tree = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", tree)
+    # the static model as the embedder: the transformer's pass (`embed_missing`), in a second
+    arguments = ["index", str(tree), "--embedder", "noul-code-static-v2", "--shared-store", postgres["alice"]]
+    assert main([*arguments, "--cache-dir", str(tmp_path / "one")]) == 0
+    capsys.readouterr()
+    assert main([*arguments, "--cache-dir", str(tmp_path / "two")]) == 0
+    told = " ".join(capsys.readouterr().err.split())
+    assert "embedded 0 chunks" in told and "from the shared store" in told and "embedding locally" not in told
+
+
+def test_an_unreachable_store_leaves_the_work_local_and_keeps_the_password(tmp_path):
+    tree = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", tree)
+    url = f"postgresql://carol:hunter2@/postgres?host={tmp_path / 'no-server'}"
+    workspace = Workspace(tree, _settings(tmp_path / "cache", url))
+    workspace.indexer.update()
+    report = workspace.embed_static()
+    assert report.embedded > 0 and report.fetched == 0
+    assert "unreachable" in report.share_problem and "hunter2" not in report.share_problem
+    workspace.close()
+
+
+def test_a_member_cannot_list_the_teams_vectors(postgres):
+    schema.grant(postgres["owner"], "alice", [])
+    import psycopg
+
+    with schema.connect(postgres["alice"]) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        connection.execute("SELECT * FROM noul.vectors LIMIT 1")
+    with schema.connect(postgres["bob"]) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        connection.execute("SELECT * FROM noul.fetch_vectors('any', ARRAY['x'])")  # bob is no member yet
+
+
+def _repository(folder, files: dict[str, str]):
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def organisation(postgres, tmp_path_factory):
+    """Two repositories in the organisation index; alice is granted the first, bob (a member) neither."""
+    base = tmp_path_factory.mktemp("org")
+    alpha = _repository(base / "mirrors" / "team+alpha", {
+        "billing/invoice.py": f'def render_invoice_pdf(invoice):\n    """Render an invoice as a PDF: {ALPHA_TEXT}."""\n'
+                              "    return pdf.render(invoice.lines, total=invoice.total)\n",
+        "billing/tax.py": "def sales_tax(amount, region):\n    return amount * RATES[region]\n"})
+    beta = _repository(base / "mirrors" / "team+beta", {
+        "payroll/salary.py": f'def render_salary_pdf(payslip):\n    """Render a payslip as a PDF: {BETA_TEXT}."""\n'
+                             "    return pdf.render(payslip.lines, total=payslip.net)\n"})
+    settings = _settings(base / "cache")
+    reports = index_organisation(postgres["owner"], [str(alpha), str(beta)], base / "work", settings)
+    assert [r.repo for r in reports] == ["team/alpha", "team/beta"] and all(r.chunks for r in reports)
+    again = index_organisation(postgres["owner"], [str(alpha), str(beta)], base / "work", settings)
+    assert all(r.skipped for r in again)  # incremental by commit
+    schema.grant(postgres["owner"], "alice", ["team/alpha"])
+    schema.grant(postgres["owner"], "bob", [])
+    return settings
+
+
+def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, organisation):
+    result = find_org(postgres["owner"], "render a PDF of an invoice", organisation)
+    assert (result.hits[0].repository, result.hits[0].path) == ("team/alpha", "billing/invoice.py")
+    assert result.signals["ranking"].startswith("fitted") and "2 repositories" in result.signals["org"]
+
+
+def test_row_level_security_hides_ungranted_repositories(postgres, organisation):
+    alice = find_org(postgres["alice"], "render a PDF", organisation)
+    assert alice.hits and {h.repository for h in alice.hits} == {"team/alpha"}
+    assert BETA_TEXT not in json.dumps(alice.report())
+    bob = find_org(postgres["bob"], "render a PDF of a payslip", organisation)
+    assert bob.hits == [] and "no repository you are granted" in " ".join(bob.notes)
+    for user in ("alice", "bob"):
+        with schema.connect(postgres[user]) as connection:
+            rows = connection.execute("SELECT text FROM noul.chunks UNION ALL SELECT repo FROM noul.repos "
+                                      "UNION ALL SELECT term FROM noul.documents WHERE repo = 'team/beta'").fetchall()
+        assert not any(BETA_TEXT.lower() in str(r).lower() or "team/beta" in str(r) for r in rows)
+
+
+def test_the_cli_searches_the_org_as_the_connected_user(postgres, organisation, capsys):
+    common = ["--cache-dir", organisation.cache_dir, "--limit", "5", "--json"]
+    assert main(["find", "--org", "render a payslip PDF", "--shared-store", postgres["alice"], *common]) == 0
+    shown = capsys.readouterr().out
+    assert json.loads(shown)["results"][0]["repository"] == "team/alpha" and BETA_TEXT not in shown
+    assert main(["find", "--org", "render a payslip PDF", "--shared-store", postgres["bob"], *common]) == 0
+    shown = capsys.readouterr().out
+    assert json.loads(shown)["results"] == [] and BETA_TEXT not in shown and "salary" not in shown
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),
+                    params=["visual-studio-code"])
+async def org_client(request, lsp_client: LanguageClient, postgres, organisation, tmp_path_factory):
+    lsp_client.client_name = request.param
+    folder = tmp_path_factory.mktemp("editor")
+    (folder / "notes.py").write_text("def remember(note):\n    return note\n")
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        workspace_folders=[types.WorkspaceFolder(from_fs_path(str(folder)), "editor")],
+        initialization_options={"noul": {"cacheDir": organisation.cache_dir, "org": True,
+                                         "sharedStore": postgres["bob"]}}))
+    await wait_for_progress_end(lsp_client)
+    lsp_client.folder = folder
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_server_adds_the_org_as_a_root_and_keeps_its_policies(org_client: LanguageClient, postgres,
+                                                                     organisation):
+    found = await org_client.protocol.send_request_async("workspace/semanticFind", {"query": "render a payslip PDF"})
+    assert all(BETA_TEXT not in h.preview and not h.uri.startswith("noul-org:") for h in found.results)
+    org_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"noul": {"org": True, "sharedStore": postgres["alice"], "cacheDir": organisation.cache_dir}}))
+    for _ in range(50):
+        found = await org_client.protocol.send_request_async("workspace/semanticFind", {"query": "render an invoice PDF"})
+        if any(h.uri.startswith("noul-org:") for h in found.results):
+            break
+    org = [h for h in found.results if h.uri.startswith("noul-org:")]
+    assert org and org[0].uri == "noul-org://team/alpha/billing/invoice.py" and org[0].repository == "team/alpha"
+    assert all(BETA_TEXT not in h.preview for h in found.results)
