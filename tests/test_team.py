@@ -143,6 +143,7 @@ def organisation(postgres, tmp_path_factory):
 def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, organisation):
     result = find_org(postgres["owner"], "render a PDF of an invoice", organisation)
     assert (result.hits[0].repository, result.hits[0].path) == ("team/alpha", "billing/invoice.py")
+    assert "render_invoice_pdf" in result.hits[0].preview  # texts come from the rows the database returned
     assert result.signals["ranking"].startswith("fitted") and "2 repositories" in result.signals["org"]
 
 

@@ -1,8 +1,11 @@
 """`noul bench-org`: the organisation search against each repository's own, on labeled descriptions.
 
-Every label's query is asked twice with the same pipeline (BM25 + the organisation index's vector leg, the
-fitted ranker): once of the organisation index (`find_org`, every repository the reader may see), once of
-the label's repository alone (its local index, written by `noul org index` under the same work folder).
+Every label's query is asked three times with the same pipeline (BM25 + the organisation index's vector
+leg, the fitted ranker): of the organisation index (`find_org`, every repository the reader may see); of
+the organisation index as a role granted only the label's repository (row-level security does the
+narrowing: what the two-step search itself costs, without the other repositories' look-alike code); and
+of the label's repository alone (its local index, written by `noul org index` under the same work folder).
+The reader must own the store (the bench creates one login role per label repository).
 A hit counts when its repository is the label's and its path a gold file. The figures: Acc@1/Acc@5 per
 label file for both, and the organisation search's latency per stage (p50/p95), from one run.
 """
@@ -20,6 +23,7 @@ import numpy as np
 from noul_lsp.config import Settings
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.team.org import find_org
+from noul_lsp.team.schema import connect, grant
 
 #: hits looked at per query
 DEPTH = 10
@@ -36,12 +40,26 @@ def _accuracy(ranks: list[int | None], k: int) -> float:
     return round(sum(1 for r in ranks if r is not None and r <= k) / max(len(ranks), 1), 3)
 
 
+def _alone_url(url: str, repo: str) -> str:
+    """A login role that sees only `repo` (created and granted by the owner's connection `url`)."""
+    from psycopg import conninfo, sql
+
+    role = "noul_bench_" + "".join(c if c.isalnum() else "_" for c in repo.lower())
+    with connect(url, vectors=False) as connection:
+        exists = connection.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+        if not exists:
+            connection.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+    grant(url, role, [repo])
+    return conninfo.make_conninfo(url, user=role)
+
+
 def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, out: Path,
                   log: Callable[[str], None] = print) -> dict:
     settings = settings if settings.cache_dir else dataclasses.replace(settings, cache_dir=str(work / "cache"))
     out.mkdir(parents=True, exist_ok=True)
     queries = [(path.stem, json.loads(line)) for path in labels for line in path.read_text().splitlines() if line.strip()]
     workspaces: dict[str, Workspace] = {}
+    alone: dict[str, str] = {}
     records, timings = [], []
     find_org(url, "warm up the models", settings)  # model loading is not a query's cost
     for label_file, label in queries:
@@ -53,9 +71,13 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         if repo not in workspaces:
             workspaces[repo] = Workspace(work / "trees" / repo.replace("/", "+"), settings)
         own = workspaces[repo].find(label["query"], limit=DEPTH, legs=("bm25", "static"))
+        if repo not in alone:
+            alone[repo] = _alone_url(url, repo)
+        narrowed = find_org(alone[repo], label["query"], settings, limit=DEPTH)
         record = {"id": label["id"], "labels": label_file, "repo": repo,
                   "org_rank": _rank([(h.repository, h.path) for h in org.hits], repo, gold),
                   "own_rank": _rank([(repo, h.path) for h in own.hits], repo, gold),
+                  "alone_rank": _rank([(h.repository, h.path) for h in narrowed.hits], repo, gold),
                   "org_repos_in_top5": sorted({h.repository for h in org.hits[:5]}), "org_ms": round(wall, 1)}
         records.append(record)
     for workspace in workspaces.values():
@@ -66,6 +88,8 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         summary["per_label_file"][name] = {
             "queries": len(part),
             "org": {"acc@1": _accuracy([r["org_rank"] for r in part], 1), "acc@5": _accuracy([r["org_rank"] for r in part], 5)},
+            "org_granted_only_its_repository": {"acc@1": _accuracy([r["alone_rank"] for r in part], 1),
+                                                "acc@5": _accuracy([r["alone_rank"] for r in part], 5)},
             "own": {"acc@1": _accuracy([r["own_rank"] for r in part], 1), "acc@5": _accuracy([r["own_rank"] for r in part], 5)}}
     stages = sorted({k for t in timings for k in t})
     summary["latency_ms"] = {stage: {"p50": round(float(np.percentile([t.get(stage, 0.0) for t in timings], 50)), 1),

@@ -63,11 +63,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
 
 
 def chunk_records(candidates: list[Candidates], keys: list[Key]) -> dict[Key, ChunkRecord]:
-    """The stored chunks (text and header) of `keys`, read back from each root's store: texts are not kept
-    in memory."""
+    """The stored chunks (text and header) of `keys`, read back from each root (a workspace's store: texts
+    are not kept in memory)."""
     found: dict[Key, ChunkRecord] = {}
     for index, candidate in enumerate(candidates):
         mine = {candidate.arrays.key(row): (i, row) for i, row in keys if i == index}
         if mine:
-            found.update((mine[record.key], record) for record in candidate.root.store.chunks(mine))
+            found.update((mine[record.key], record) for record in candidate.root.chunk_records(mine))
     return found

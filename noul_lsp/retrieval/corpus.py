@@ -200,6 +200,30 @@ class Corpus:
             table.grow(len(self._slots))
             self._load_vectors(table, np.arange(len(self._slots)))
 
+    def adopt(self, rows: list[Row], vectors: dict[str, dict[str, np.ndarray]]) -> None:
+        """Hold exactly these rows and, per leg ("dense", "static"), these vectors by content hash: chunks
+        that came from elsewhere (an organisation search's candidates), held in memory, not in the store.
+        Built as a full read builds its base; the corpus then follows the store again from its current
+        generation (an organisation's scratch root never writes to it)."""
+        rows = sorted(rows, key=lambda row: (path_key(row[0].path), row[0].key))
+        with self._lock:
+            vocabulary = Vocabulary()
+            part = build_segment(rows, vocabulary, indexes=False)
+            self._vocabulary = vocabulary.freeze()
+            self._rowless = {}
+            self._slots = HashSlots()
+            base = merge([(part, np.ones(part.rows, dtype=bool))], len(vocabulary))
+            self._set_base(base, self._slots.assign(base.codes, base.hashes))
+            for leg, table in self.tables.items():
+                table.reset()
+                table.grow(len(self._slots))
+                found = vectors.get(leg, {})
+                slots = [slot for slot in range(len(self._slots)) if self._slots.hash_of(slot) in found]
+                if slots:
+                    table.fill(np.asarray(slots, dtype=np.int64), [found[self._slots.hash_of(s)] for s in slots])
+            self._generation = self.store.generation()
+            self._arrays = None
+
     def _segment_of_keys(self, keys: list[str], vocabulary: Vocabulary, *, indexes: bool = True) -> Segment:
         records = self.store.chunks(keys)
         rows = list(zip(records, self.store.lexical(r.key for r in records), strict=True))

@@ -32,7 +32,7 @@ from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
 from noul_lsp.retrieval.retrieve import RowFilter, retrieve, union_idf
-from noul_lsp.store import ChunkStore
+from noul_lsp.store import ChunkRecord
 
 LEGS = ("bm25", "dense", "static")
 
@@ -42,7 +42,6 @@ class SearchRoot(Protocol):
 
     root: object
     settings: Settings
-    store: ChunkStore
     row_filter: RowFilter
     model_key: str | None
     static_key: str | None
@@ -55,6 +54,7 @@ class SearchRoot(Protocol):
     project_names: frozenset[str]
 
     def loaded(self) -> CorpusArrays: ...
+    def chunk_records(self, keys) -> list[ChunkRecord]: ...
     def embedder(self): ...
     def static_embedder(self): ...
     def reranker(self): ...

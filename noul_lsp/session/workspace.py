@@ -28,7 +28,7 @@ from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rank import RankModel, load_rank_model
 from noul_lsp.retrieval.result import FindResult, IndexState
 from noul_lsp.retrieval.retrieve import RowFilter
-from noul_lsp.store import ChunkStore, cache_root, index_directory
+from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
 from noul_lsp.workspace.project import project_names
 
 #: chunks per write transaction of the static pass (a few MB of vectors)
@@ -243,6 +243,10 @@ class Workspace:
         except OSError as error:
             return f"the corpus snapshot of {self.root} was not written ({error.strerror or error})"
         return None
+
+    def chunk_records(self, keys) -> list[ChunkRecord]:
+        """The stored chunks of `keys` (texts for previews and the reranker, read back when asked)."""
+        return self.store.chunks(keys)
 
     def loaded(self) -> CorpusArrays:
         """The corpus arrays, caught up with the store."""

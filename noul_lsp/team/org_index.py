@@ -20,8 +20,8 @@ from pathlib import Path
 from noul_lsp.config import Settings
 from noul_lsp.team.schema import SharedStoreError, connect
 
-#: what a tree folder records of the commit written into it
-TREE_MARK = ".noul-org-commit"
+#: beside each tree folder (not in it: it would be indexed), the commit written into it
+TREE_MARK = ".commit"
 
 
 @dataclass
@@ -176,7 +176,7 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         commit = _resolve(git_dir, revision or "HEAD")
         tree = work / "trees" / repo.replace("/", "+")
         started = time.perf_counter()
-        mark = tree / TREE_MARK
+        mark = tree.with_name(tree.name + TREE_MARK)
         if not (mark.is_file() and mark.read_text().strip() == commit):
             write_tree(git_dir, commit, tree)
             mark.write_text(commit)
@@ -187,10 +187,13 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
                 reports.append(PublishReport(repo, commit, skipped="published at this commit"))
                 say(f"{repo}: already published at {commit[:12]}")
                 continue
+            model = workspace.static_embedder() if leg == "static" else workspace.embedder()
+            if model is None:
+                raise SharedStoreError(f"no {leg} model to index {repo} with: "
+                                       f"{workspace.static_problem if leg == 'static' else workspace.embedder_problem}")
             with workspace.store.indexing_lock():
                 workspace.indexer.update()
-                embedded = workspace.embed_static() if leg == "static" else \
-                    workspace.embed_missing(workspace.embedder())
+                embedded = workspace.embed_static() if leg == "static" else workspace.embed_missing(model)
             report = publish_repository(url, workspace, repo, commit, leg=leg)
         finally:
             workspace.close()

@@ -48,7 +48,7 @@ class VectorShare:
         found: dict[str, np.ndarray] = {}
         try:
             for start in range(0, len(hashes), FETCH_BATCH):
-                rows = connection.execute("SELECT hash, embedding FROM noul.fetch_vectors(%s, %s)",
+                rows = connection.cursor(binary=True).execute("SELECT hash, embedding FROM noul.fetch_vectors(%s, %s)",
                                           (model_key, hashes[start:start + FETCH_BATCH])).fetchall()
                 found.update((h, as_array(v)) for h, v in rows)
         except psycopg.Error as error:
