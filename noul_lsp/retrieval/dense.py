@@ -192,7 +192,10 @@ class LegScores:
         if self.every_row is not None:
             return self.every_row[rows]
         slots = self.row_slot[rows]
-        cosines = (self.table.matrix[slots].astype(np.float32) @ self.query).astype(np.float32)
+        # one product per distinct text, gathered in slot order: the rows of a large workspace repeat texts
+        # (copies, versions), and sorted slots read the matrix front to back
+        distinct, position = np.unique(slots, return_inverse=True)
+        cosines = (self.table.matrix[distinct].astype(np.float32) @ self.query).astype(np.float32)[position]
         missing = ~self.table.present[slots]
         if self.allowed is not None:
             missing |= ~self.allowed[rows]
