@@ -219,3 +219,20 @@ def test_a_named_path_matches_at_folder_boundaries_only(cookie_workspace):
     assert named("cookies.py") == ["src/pkg/cookies.py", "third_party/copy/cookies.py"]
     assert named("/home/me/venv/lib/site-packages/src/pkg/cookies.py") == ["src/pkg/cookies.py"]
     assert named("kg/cookies.py") == [] and named("orders.py") == ["src/pkg/orders.py"]
+
+
+def test_partition_and_counting_agree_with_sorting_every_score():
+    """The ranking stage picks its best files by partition and counts ranks instead of sorting every
+    file's score; ties must fall as a stable sort lets them."""
+    from noul_lsp.retrieval.features import _best, _higher_than
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        scores = rng.integers(0, 6, size=int(rng.integers(0, 400))).astype(np.float32)
+        k = int(rng.integers(1, 40))
+        positive = np.flatnonzero(scores > 0)
+        assert np.array_equal(_best(scores, k), positive[np.argsort(-scores[positive], kind="stable")[:k]])
+        values = scores[scores > 0]
+        thresholds = rng.choice(scores, size=min(len(scores), 15), replace=False) if len(scores) else scores
+        descending = np.sort(values)[::-1]
+        assert np.array_equal(_higher_than(values, thresholds), np.searchsorted(-descending, -thresholds, side="left"))
