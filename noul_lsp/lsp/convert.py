@@ -4,7 +4,7 @@ noul_lsp.labels', shared with the CLI)."""
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -22,7 +22,16 @@ ORG_SCHEME = "noul-org"
 
 
 def org_uri(repository: str, path: str) -> str:
-    return f"{ORG_SCHEME}://{quote(repository)}/{quote(path)}"
+    """`noul-org://REPOSITORY/PATH`, the repository percent-encoded whole (its name holds a slash)."""
+    return f"{ORG_SCHEME}://{quote(repository, safe='')}/{quote(path)}"
+
+
+def org_location(uri: str) -> tuple[str, str] | None:
+    """(repository, path) of an organisation uri; None for any other uri."""
+    parts = urlsplit(uri)
+    if parts.scheme != ORG_SCHEME or not parts.netloc or len(parts.path) < 2:
+        return None
+    return unquote(parts.netloc), unquote(parts.path[1:])
 
 
 def path_of(uri: str) -> Path | None:

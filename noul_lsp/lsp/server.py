@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 PROGRESS_TOKEN = "noul/indexing"
 COMMAND_REINDEX = "noul.reindex"
 COMMAND_STATUS = "noul.status"
+#: the text of an organisation hit's file (`noul-org://` uri), as the configured role may see it
+COMMAND_ORG_DOCUMENT = "noul.orgDocument"
 #: LSP's RequestFailed: the request was valid, the server could not answer it now
 REQUEST_FAILED = -32803
 
@@ -419,6 +421,33 @@ def reindex(ls: NoulServer, *args) -> dict:
 @server.command(COMMAND_STATUS)
 def status(ls: NoulServer, *args) -> dict:
     return ls.status()
+
+
+@server.command(COMMAND_ORG_DOCUMENT)
+async def org_document(ls: NoulServer, *args) -> dict:
+    """`{text}` of an organisation file, rebuilt from its chunks under the store's row-level security. A file
+    that does not exist and one the role may not see get the same answer, so neither leaks."""
+    from noul_lsp.lsp.convert import org_location
+    from noul_lsp.team.schema import ENVIRONMENT, SharedStoreError, configured_store
+
+    if len(args) == 2 and all(isinstance(a, str) and a for a in args):
+        location = (args[0], args[1])  # (repository, path): VS Code's uris case-fold an authority
+    else:
+        location = org_location(args[0]) if len(args) == 1 and isinstance(args[0], str) else None
+    if location is None:
+        raise JsonRpcInvalidParams(f"{COMMAND_ORG_DOCUMENT} takes a noul-org:// uri, or a repository and a path")
+    url = configured_store(ls.settings.team.shared_store)
+    if not url:
+        raise JsonRpcInvalidParams(f"no shared store is configured (sharedStore or ${ENVIRONMENT})")
+    from noul_lsp.team.org import org_document_text
+
+    try:
+        text = await asyncio.get_running_loop().run_in_executor(ls.find_executor, org_document_text, url, *location)
+    except SharedStoreError as error:
+        raise JsonRpcException(str(error), REQUEST_FAILED) from None
+    if text is None:
+        raise JsonRpcInvalidParams(f"{args[0]}: no such file in the organisation index that you may see")
+    return {"text": text}
 
 
 @server.feature(types.SHUTDOWN)

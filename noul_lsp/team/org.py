@@ -278,3 +278,26 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     result = find_across(roots, query, **options)
     result.notes.append(problem)
     return result
+
+
+def org_document_text(url: str, repo: str, path: str) -> str | None:
+    """A file of the organisation index rebuilt from its chunks, as the reader of `url` may see it (None
+    when there is no such file or it is not granted). Lines no chunk holds are left blank."""
+    import psycopg
+
+    try:
+        with connect(url) as connection:
+            rows = connection.execute("SELECT start_line, text FROM noul.chunks WHERE repo = %s AND path = %s "
+                                      "ORDER BY start_line", (repo, path)).fetchall()
+    except psycopg.Error as error:
+        raise SharedStoreError(f"reading {repo}:{path} failed ({(str(error).strip().splitlines() or ['?'])[0]})") \
+            from None
+    if not rows:
+        return None
+    lines: list[str] = []
+    for start, text in rows:
+        chunk_lines = text.split("\n")
+        if len(lines) < start - 1 + len(chunk_lines):
+            lines.extend([""] * (start - 1 + len(chunk_lines) - len(lines)))
+        lines[start - 1:start - 1 + len(chunk_lines)] = chunk_lines
+    return "\n".join(lines)

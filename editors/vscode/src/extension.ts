@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
-import { PickItem, pickItems, pickerTitle, rootTooltip, statusText } from "./format";
+import { orgLocation, PickItem, pickItems, pickerTitle, rootTooltip, statusText } from "./format";
 import { LiveSearch } from "./liveSearch";
 import { SemanticFindResult, semanticFind, ServerStatus } from "./lspExt";
 import { RESTART_SETTINGS, serverCommand, serverSettings } from "./server";
@@ -95,7 +95,12 @@ function findByDescription(): void {
   });
   const reveal = async (item: PickItem, preview: boolean) => {
     const range = client!.protocol2CodeConverter.asRange(item.hit.range);
-    const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(item.hit.uri));
+    // an organisation hit: its repository travels in the query (a uri's authority is case-folded)
+    const org = orgLocation(item.hit);
+    const uri = org
+      ? vscode.Uri.from({ scheme: "noul-org", path: `/${org.path}`, query: `repository=${encodeURIComponent(org.repository)}` })
+      : vscode.Uri.parse(item.hit.uri);
+    const document = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(document, { selection: range, preview, preserveFocus: preview });
   };
   picker.onDidChangeValue((value) => live.update(value));
@@ -131,7 +136,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await client.start();
   statusTimer = setInterval(() => void refreshStatus(), 3000);
 
+  // An organisation hit (noul.org) has no file here: the server rebuilds it from the shared store's chunks,
+  // as the configured database role may see it, and VS Code shows it read-only.
+  const orgDocuments: vscode.TextDocumentContentProvider = {
+    provideTextDocumentContent: async (uri) => {
+      const repository = new URLSearchParams(uri.query).get("repository") ?? "";
+      const answer = await client?.sendRequest<{ text: string }>("workspace/executeCommand",
+        { command: "noul.orgDocument", arguments: [repository, uri.path.replace(/^\//, "")] });
+      return answer?.text ?? "";
+    },
+  };
   context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider("noul-org", orgDocuments),
     vscode.commands.registerCommand("noul.findByDescription", findByDescription),
     vscode.commands.registerCommand("noul.reindex", () => client?.sendRequest("workspace/executeCommand", { command: "noul.reindex", arguments: [] })),
     vscode.commands.registerCommand("noul.showStatus", async () => {

@@ -12,6 +12,21 @@ export function hereText(probability: number | null): string {
   return probability < LOW_HERE ? `${text} — probably not in this workspace` : text;
 }
 
+/** An organisation hit's repository and path (its uri is noul-org://REPOSITORY/PATH); null for a file here. */
+export function orgLocation(hit: FindHit): { repository: string; path: string } | null {
+  const match = /^noul-org:\/\/[^/]*\/(.*)$/.exec(hit.uri);
+  if (!hit.repository || !match) {
+    return null;
+  }
+  return { repository: hit.repository, path: decodeURIComponent(match[1]) };
+}
+
+/** Where a hit is, as a person reads it: `repository:path` for an organisation hit, else its relative path. */
+export function hitPath(hit: FindHit, folders: string[]): string {
+  const org = orgLocation(hit);
+  return org ? `${org.repository}:${org.path}` : relativePath(hit.uri, folders);
+}
+
 /** The path of `uri` relative to the first workspace folder that contains it. */
 export function relativePath(uri: string, folders: string[]): string {
   for (const folder of folders) {
@@ -79,7 +94,7 @@ export function pickItems(result: SemanticFindResult, folders: string[]): PickIt
     const line = hit.range.start.line + 1;
     const parts = [hit.symbol ?? "", roleOf(hit), scoreText(hit, result)].filter((p) => p !== "");
     return {
-      label: unmatchable(`${relativePath(hit.uri, folders)}:${line}`),
+      label: unmatchable(`${hitPath(hit, folders)}:${line}`),
       description: parts.join(" · "),
       detail: previewLine(hit.preview),
       alwaysShow: true,

@@ -39,6 +39,8 @@ export interface FindHit {
   preview: string;
   signals: FindSignals;
   symbol?: string | null;
+  /** An organisation hit's repository; its uri is then noul-org://REPOSITORY/PATH (no file on this disk). */
+  repository?: string | null;
 }
 
 export interface FindIndexState {

@@ -42,6 +42,13 @@ test("pick items show path:line, symbol, role, a labelled score and the preview"
   assert.equal(relativePath("file:///elsewhere/a%20b.py", ["file:///work/app"]), "/elsewhere/a b.py");
 });
 
+test("an organisation hit is labelled repository:path", () => {
+  const org = { ...result, results: [{ ...result.results[0], uri: "noul-org://team%2Falpha/billing/in%20voice.py",
+    repository: "team/alpha" }] };
+  const [item] = pickItems(org, ["file:///work/app"]);
+  assert.equal(bare(item.label), "team/alpha:billing/in voice.py:21");
+});
+
 test("labels never match the typed text, so QuickPick keeps the server's order", () => {
   const [item] = pickItems(result, ["file:///work/app"]);
   assert.ok(!item.label.includes("retry"));

@@ -335,6 +335,37 @@ function M.status(timeout_ms)
   return response.result
 end
 
+--- An organisation hit (the server's `org` setting) has no file here: its buffer is the file as the server
+--- rebuilds it from the shared store's chunks, for the database role it connects as; read-only.
+function M.read_org_document(bufnr, uri)
+  local client
+  for _, candidate in ipairs(vim.lsp.get_clients({ name = "noul" })) do
+    if not candidate:is_stopped() then
+      client = candidate
+      break
+    end
+  end
+  local lines = { "noul: no noul server is running to read " .. uri .. " (run :NoulFind once)" }
+  if client then
+    local response = client:request_sync("workspace/executeCommand",
+      { command = "noul.orgDocument", arguments = { uri } }, 10000, bufnr)
+    if response and response.result then
+      lines = vim.split(response.result.text, "\n", { plain = true })
+    else
+      lines = { "noul: " .. ((response and response.err and response.err.message) or "no answer") }
+    end
+  end
+  vim.bo[bufnr].buftype = "nofile"
+  vim.bo[bufnr].swapfile = false
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].readonly = true
+  local filetype = vim.filetype.match({ filename = uri:gsub("^noul%-org://[^/]*/", "") })
+  if filetype then
+    vim.bo[bufnr].filetype = filetype
+  end
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   local function count(args)
@@ -346,10 +377,18 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("NoulFindQf", function(args)
     M.find(args.args, { limit = count(args), quickfix = true })
   end, { nargs = "*", count = true, desc = "Find code by describing it, into the quickfix list" })
+  local group = vim.api.nvim_create_augroup("noul", { clear = true })
   vim.api.nvim_create_autocmd("BufEnter", {
-    group = vim.api.nvim_create_augroup("noul", { clear = true }),
+    group = group,
     callback = function(event)
       attach_if_running(event.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufReadCmd", {
+    group = group,
+    pattern = "noul-org://*",
+    callback = function(event)
+      M.read_org_document(event.buf, event.match)
     end,
   })
   vim.api.nvim_create_user_command("NoulStatus", function()
