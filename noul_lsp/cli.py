@@ -344,7 +344,8 @@ def cmd_team(args: argparse.Namespace) -> int:
             print(f"{args.role} may use the shared store" + (f" and see {', '.join(args.repo)}" if args.repo else ""))
         else:
             schema.revoke(url, args.role, args.repo or [])
-            print(f"{args.role} no longer sees {', '.join(args.repo or []) or 'any more repositories'}")
+            print(f"{args.role} no longer sees {', '.join(args.repo)}" if args.repo else
+                  f"{args.role} no longer sees any repository nor uses the shared store")
     except schema.SharedStoreError as error:
         raise CliError(str(error)) from None
     return 0
@@ -357,7 +358,7 @@ def cmd_org(args: argparse.Namespace) -> int:
     try:
         reports = index_organisation(_team_url(args), args.mirrors, Path(args.work), _settings(args),
                                      leg=args.leg, log=None if args.quiet else _console().print)
-    except SharedStoreError as error:
+    except (SharedStoreError, RuntimeError) as error:  # RuntimeError: a commit's tree could not be written
         raise CliError(str(error)) from None
     if args.json:
         _print_json([dataclasses.asdict(r) for r in reports])

@@ -88,6 +88,14 @@ def test_the_cli_says_what_came_from_the_shared_store(postgres, tmp_path, capsys
     assert "embedded 0 chunks" in told and "from the shared store" in told and "embedding locally" not in told
 
 
+@pytest.mark.parametrize("url", ["postgresql://carol:hunter2@/postgres?host=/nowhere&sslmode=%zz",
+                                 "host=/nowhere password=hunter2 user", "dbname='x password=hunter2"])
+def test_a_malformed_setting_never_shows_its_password(url):
+    with pytest.raises(schema.SharedStoreError) as error:
+        schema.connect(url)
+    assert "hunter2" not in str(error.value) and "hunter2" not in schema.redacted(url)
+
+
 def test_an_unreachable_store_leaves_the_work_local_and_keeps_the_password(tmp_path):
     tree = tmp_path / "polyglot"
     shutil.copytree(FIXTURES / "polyglot", tree)
@@ -106,8 +114,16 @@ def test_a_member_cannot_list_the_teams_vectors(postgres):
 
     with schema.connect(postgres["alice"]) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
         connection.execute("SELECT * FROM noul.vectors LIMIT 1")
-    with schema.connect(postgres["bob"]) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
-        connection.execute("SELECT * FROM noul.fetch_vectors('any', ARRAY['x'])")  # bob is no member yet
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS carol")
+        connection.execute("CREATE ROLE carol LOGIN")  # never made a member
+    carol = postgres["bob"].replace("bob@", "carol@")
+    with schema.connect(carol) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        connection.execute("SELECT * FROM noul.fetch_vectors('any', ARRAY['x'])")
+    with schema.connect(postgres["alice"]) as connection, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        # a member may publish, but not as someone else
+        connection.execute("INSERT INTO noul.vectors (model, hash, embedding, published_by) "
+                           "VALUES ('m', 'h', '[1,2]', 'bob')")
 
 
 def _repository(folder, files: dict[str, str]):
@@ -156,11 +172,13 @@ def test_row_level_security_hides_ungranted_repositories(postgres, organisation)
     assert BETA_TEXT not in json.dumps(alice.report())
     bob = find_org(postgres["bob"], "render a PDF of a payslip", organisation)
     assert bob.hits == [] and "no repository you are granted" in " ".join(bob.notes)
-    for user in ("alice", "bob"):
+    for user, sees in (("alice", {"team/alpha"}), ("bob", set())):
         with schema.connect(postgres[user]) as connection:
-            rows = connection.execute("SELECT text FROM noul.chunks UNION ALL SELECT repo FROM noul.repos "
-                                      "UNION ALL SELECT term FROM noul.documents WHERE repo = 'team/beta'").fetchall()
-        assert not any(BETA_TEXT.lower() in str(r).lower() or "team/beta" in str(r) for r in rows)
+            for table in ("chunks", "repos", "documents", "grants"):
+                repos = {r for (r,) in connection.execute(f"SELECT DISTINCT repo FROM noul.{table}").fetchall()}
+                assert repos == (sees if table != "grants" else sees), (user, table, repos)
+            assert connection.execute("SELECT count(*) FROM noul.chunks WHERE text LIKE %s",
+                                      (f"%{BETA_TEXT}%",)).fetchone()[0] == 0
 
 
 def test_the_cli_searches_the_org_as_the_connected_user(postgres, organisation, capsys):
@@ -236,3 +254,18 @@ def test_neovim_lists_an_org_hit_and_opens_it_read_only(postgres, organisation, 
     assert "def render_invoice_pdf(invoice):" in seen["lines"] and seen["modifiable"] is False
     assert seen["filetype"] == "python" and seen["cursor"][0] == 1
     assert not any("team%2Fbeta" in name for name in seen["qf"])
+
+
+def test_revoking_takes_repositories_and_then_membership(postgres, organisation, tmp_path):
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS dave")
+        connection.execute("CREATE ROLE dave LOGIN")
+    dave = postgres["bob"].replace("bob@", "dave@")
+    schema.grant(postgres["owner"], "dave", ["team/alpha", "team/beta"])
+    assert {h.repository for h in find_org(dave, "render a PDF", organisation).hits} == {"team/alpha", "team/beta"}
+    assert main(["team", "revoke", "dave", "--repo", "team/beta", "--shared-store", postgres["owner"]]) == 0
+    assert {h.repository for h in find_org(dave, "render a PDF", organisation).hits} == {"team/alpha"}
+    assert main(["team", "revoke", "dave", "--shared-store", postgres["owner"]]) == 0
+    with pytest.raises(schema.SharedStoreError) as denied:
+        find_org(dave, "render a PDF", organisation)
+    assert "permission denied" in str(denied.value) and ALPHA_TEXT not in str(denied.value)

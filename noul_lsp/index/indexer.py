@@ -233,6 +233,7 @@ class Indexer:
         batch_size = batch_size or self.settings.embed_batch
         if share is not None and todo:
             todo = self._take_shared(share, embedder, todo, report)
+            report.pending = len(todo)
         for start in range(0, len(todo), batch_size):
             if should_stop():
                 report.stopped = True

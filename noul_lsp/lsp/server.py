@@ -184,12 +184,11 @@ class NoulServer(LanguageServer):
     def close_root(self, folder: Path) -> None:
         folder = folder.resolve()
         workspace = self.roots.pop(folder, None)
-        self.indexer.remove(folder)
         watcher = self.watchers.pop(folder, None)
         if watcher is not None:
             watcher.stop()
-        if workspace is not None:
-            workspace.close()
+        # closed by the indexer once its thread lets go of it (at once when idle), never under a write
+        self.indexer.remove(folder, workspace.close if workspace is not None else lambda: None)
 
     @property
     def needs_own_watcher(self) -> bool:

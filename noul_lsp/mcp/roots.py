@@ -110,12 +110,11 @@ class RootSet:
 
     def _close_root(self, root: Path) -> None:
         workspace = self.workspaces.pop(root, None)
-        self.indexer.remove(root)
         watcher = self.watchers.pop(root, None)
         if watcher is not None:
             watcher.stop()
-        if workspace is not None:
-            workspace.close()
+        # closed by the indexer once its thread lets go of it (at once when idle), never under a write
+        self.indexer.remove(root, workspace.close if workspace is not None else lambda: None)
 
     def close(self) -> None:
         self.indexer.stop()

@@ -134,14 +134,18 @@ def _vector_leg(embedder, key: str, query: str, arrays: CorpusArrays, leg: str, 
     return (found.rows, found.scores), found
 
 
-def union_idf(query: str, loaded: list[CorpusArrays]) -> dict[str, float]:
-    """BM25 idf of each query term over all roots together (document frequencies and counts summed)."""
+def union_idf(query: str, loaded: list[CorpusArrays], *, other_documents: int = 0,
+              other_frequency: dict[str, int] | None = None) -> dict[str, float]:
+    """BM25 idf of each query term over all roots together (document frequencies and counts summed),
+    and over a collection outside them (`other_documents` chunks, `other_frequency` holding each term:
+    an organisation index, of which only a few candidates are roots here)."""
     terms = query_terms(query)
-    frequency = np.zeros(len(terms), dtype=np.float64)
+    other_frequency = other_frequency or {}
+    frequency = np.array([float(other_frequency.get(t, 0)) for t in terms], dtype=np.float64)
     for arrays in loaded:
         for position, term in enumerate(terms):
             term_id = arrays.vocabulary.get(term)
             if term_id is not None and term_id < len(arrays.bm25.document_frequency):
                 frequency[position] += arrays.bm25.document_frequency[term_id]
-    idf = bm25_idf(sum(a.live_rows for a in loaded), frequency)
+    idf = bm25_idf(sum(a.live_rows for a in loaded) + other_documents, frequency)
     return dict(zip(terms, idf.tolist(), strict=True))

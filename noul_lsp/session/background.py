@@ -13,7 +13,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,9 +60,10 @@ class BackgroundIndexer:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._workspaces: dict[Path, Workspace] = {}
         self._lock = threading.Lock()
-        #: held while the thread works on a workspace: `remove` waits on it, so a root is never closed
-        #: under a write (the work stops at its next batch once the root is gone)
+        #: held while the thread works on a workspace: a root removed meanwhile is closed when it is let go
+        #: (never under a write; the work stops at its next batch once the root is gone)
         self._working = threading.Lock()
+        self._closing: list[Callable[[], None]] = []
         self.on_progress = on_progress
         self.on_problem = on_problem
         #: told when a root's index fails a check (the owner sets it aside and rescans)
@@ -76,13 +78,34 @@ class BackgroundIndexer:
         with self._lock:
             self._workspaces[workspace.root] = workspace
 
-    def remove(self, root: Path) -> None:
-        """Forget `root`; returns once the thread no longer uses it (the caller may then close it)."""
+    def remove(self, root: Path, close: Callable[[], None] = lambda: None) -> None:
+        """Forget `root`, and call `close` once the thread no longer uses it: at once when it is idle, else
+        right after its current piece of work (which stops at its next batch). Never waits: a scan of a
+        large root in progress must not freeze the caller (the editor's event loop)."""
         with self._lock:
             self._workspaces.pop(root, None)
-        if threading.current_thread() is not self._thread:
-            with self._working:
-                pass
+            self._closing.append(close)
+        if threading.current_thread() is not self._thread and self._working.acquire(blocking=False):
+            try:
+                self._close_pending()
+            finally:
+                self._working.release()
+
+    def _close_pending(self) -> None:
+        with self._lock:
+            closing, self._closing = self._closing, []
+        for close in closing:
+            try:
+                close()
+            except Exception as error:  # a close must not kill the indexing thread
+                logger.warning("closing a removed root failed: %s", error)
+
+    @contextmanager
+    def _busy(self) -> Iterator[None]:
+        """Held while the thread works on a workspace; the roots removed meanwhile are closed after it."""
+        with self._working:
+            yield
+            self._close_pending()
 
     def _gone(self, workspace: Workspace) -> bool:
         return self._stopping or self._workspace(workspace.root) is not workspace
@@ -127,7 +150,7 @@ class BackgroundIndexer:
             if first is None:
                 break
             for job in self._next_batch(first):
-                with self._working:
+                with self._busy():
                     self._update(job)
             finished = self._embed()
             if finished and self._queue.empty():
@@ -168,7 +191,7 @@ class BackgroundIndexer:
         with self._lock:
             workspaces = list(self._workspaces.values())
         for workspace in workspaces:
-            with self._working:  # `remove` waits for this: a root is not closed under a write
+            with self._busy():  # a root removed meanwhile is closed after this, not under a write
                 if self._gone(workspace):
                     continue
                 done = self._embed_one(workspace)

@@ -38,7 +38,9 @@ STATIC_BATCH = 2048
 class Workspace:
     """One workspace root: its store, indexer, embedder (loaded on first need) and corpus."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, *, index_dir: Path | None = None) -> None:
+        """`index_dir` puts the index elsewhere than under the cache (a scratch root's); models are still
+        found in the cache."""
         root = Path(root).expanduser()
         if not root.exists():
             raise FileNotFoundError(f"{root}: no such folder")
@@ -47,7 +49,7 @@ class Workspace:
         self.root = root.resolve()
         self.settings = settings
         self.cache = cache_root(settings.cache_dir)
-        self.store = ChunkStore(index_directory(self.root, settings.cache_dir), root=str(self.root))
+        self.store = ChunkStore(index_dir or index_directory(self.root, settings.cache_dir), root=str(self.root))
         self.indexer = Indexer(self.root, self.store, settings.index)
         self._embedder = None
         self.embedder_problem: str | None = None
@@ -98,15 +100,18 @@ class Workspace:
 
     def vector_share(self):
         """The team's shared vectors when a shared store is configured (setting or $NOUL_SHARED_STORE),
-        else None. Only then is the team package (and psycopg) imported."""
-        if self._share is None:
-            from noul_lsp.team.schema import configured_store
+        else None; a changed or cleared setting is followed at the next pass (the old connection closes).
+        Only with a store is the team package (and psycopg) imported."""
+        from noul_lsp.team.schema import configured_store  # no psycopg at import
 
-            url = configured_store(self.settings.team.shared_store)
-            if url:
-                from noul_lsp.team.vectors import VectorShare
+        url = configured_store(self.settings.team.shared_store)
+        if self._share is not None and self._share.url != url:
+            self._share.close()
+            self._share = None
+        if self._share is None and url:
+            from noul_lsp.team.vectors import VectorShare
 
-                self._share = VectorShare(url)
+            self._share = VectorShare(url)
         return self._share
 
     @property

@@ -30,7 +30,7 @@ from noul_lsp.retrieval.bm25 import BM25Parameters, bm25_idf
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
-from noul_lsp.team.schema import SharedStoreError, as_array, connect
+from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
 from noul_lsp.text.terms import query_terms
 
 #: chunks each leg brings from the database
@@ -76,7 +76,7 @@ def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequ
     query term. Returns (repo, path) per chunk, best first."""
     if not idf:
         return []
-    scored = sorted(idf, key=idf.get, reverse=True)[:SCORED_TERMS]
+    scored = sorted(idf, key=lambda term: (-idf[term], term))[:SCORED_TERMS]
     rare = [t for t in scored if frequency[t] <= SELECTING_SHARE * visible.chunks]
     selecting = rare if len(rare) >= SELECTING_LEAST else scored[:SELECTING_LEAST]
     parameters = BM25Parameters()
@@ -86,18 +86,30 @@ def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequ
         parts.append("%s * coalesce((terms->>%s)::float8, 0) / (coalesce((terms->>%s)::float8, 0) + norm)")
         params += [idf[term], term, term]
     tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in selecting)
-    statement = (f"SELECT repo, path FROM (SELECT repo, path, terms, "
+    statement = (f"SELECT repo, path FROM (SELECT repo, key, path, terms, "
                  f"{parameters.k1} * (1 - {parameters.b} + {parameters.b} * length / {average!r}) AS norm "
                  f"FROM noul.chunks WHERE lexemes @@ %s::tsquery) c "
-                 f"ORDER BY {' + '.join(parts)} DESC LIMIT {CANDIDATES}")
+                 f"ORDER BY {' + '.join(parts)} DESC, repo, key LIMIT {CANDIDATES}")
     return connection.execute(statement, [tsquery, *params]).fetchall()
 
 
-def _dense_candidates(connection, query_vector: np.ndarray, dimensions: int) -> list[tuple]:
+def _dense_candidates(connection, query_vector: np.ndarray, visible: _Visible) -> list[tuple]:
+    """The nearest chunks by pgvector's HNSW index. Row-level security filters what the index scan found
+    (pgvector 0.6 has no iterative scan), so a reader granted a small share of the organisation can get
+    fewer than asked for: then the visible rows are scanned exactly instead."""
+    dimensions = visible.dimensions
+    statement = (f"SELECT repo, path FROM noul.chunks WHERE embedding IS NOT NULL "
+                 f"ORDER BY embedding::vector({dimensions}) <=> %s::vector({dimensions}) LIMIT {CANDIDATES}")
+    vector = (np.asarray(query_vector, dtype=np.float32),)
     connection.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-    return connection.execute(f"SELECT repo, path FROM noul.chunks WHERE embedding IS NOT NULL "
-                              f"ORDER BY embedding::vector({dimensions}) <=> %s::vector({dimensions}) "
-                              f"LIMIT {CANDIDATES}", (np.asarray(query_vector, dtype=np.float32),)).fetchall()
+    found = connection.execute(statement, vector).fetchall()
+    if len(found) < min(CANDIDATES, visible.chunks):
+        connection.execute("SET enable_indexscan = off")
+        try:
+            found = connection.execute(statement, vector).fetchall()
+        finally:
+            connection.execute("RESET enable_indexscan")
+    return found
 
 
 def _candidate_files(*lists: list[tuple]) -> list[tuple[str, str]]:
@@ -125,6 +137,9 @@ class OrgRoot:
     timings: dict[str, float]
     signal: str = ""
     note: str = ""
+    #: chunks the reader may see, and how many of them hold each query term (for an idf with other roots)
+    documents: int = 0
+    frequency: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def label(self, result: FindResult) -> FindResult:
         """Give the scratch root's hits their repository and path, and the result the retrieval's timings."""
@@ -155,25 +170,20 @@ def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
         started = time.perf_counter()
         root = scratch / "org"
         root.mkdir()
-        workspace = CandidateRoot(root, dataclasses.replace(settings, cache_dir=str(scratch / "cache")))
-        import psycopg
-
-        try:
-            with connect(url) as connection:
-                found = _retrieve(connection, workspace, query, settings, timings, started)
-        except psycopg.Error as error:
-            raise SharedStoreError(f"the organisation search failed ({(str(error).strip().splitlines() or ['?'])[0]})") \
-                from None
+        workspace = CandidateRoot(root, settings, scratch / "index")
+        with database_errors("the organisation search", url), connect(url) as connection:
+            found = _retrieve(connection, workspace, query, settings, timings, started)
         if found is None:
             yield OrgRoot(workspace, ("bm25",), {}, {}, timings, note="the organisation index has no repository "
                                                                         "you are granted")
             return
-        visible, leg, idf, files, rows = found
+        visible, leg, frequency, idf, files, rows = found
         started = time.perf_counter()
         where = workspace.hold(rows, leg)
         timings["org_hold"] = (time.perf_counter() - started) * 1000
         yield OrgRoot(workspace, ("bm25", leg), idf, where, timings,
-                      signal=f"{visible.repos} repositories, {visible.chunks} chunks; {len(files)} candidate files")
+                      signal=f"{visible.repos} repositories, {visible.chunks} chunks; {len(files)} candidate files",
+                      documents=visible.chunks, frequency=frequency)
     finally:
         if workspace is not None:
             workspace.close()
@@ -202,13 +212,13 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
     timings["org_bm25"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
-    dense = _dense_candidates(connection, query_vector, visible.dimensions) if visible.dimensions else []
+    dense = _dense_candidates(connection, query_vector, visible) if visible.dimensions else []
     timings["org_dense"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     files = _candidate_files(lexical, dense)
     rows = _chunks_of(connection, files)
     timings["org_fetch"] = (time.perf_counter() - started) * 1000
-    return visible, leg, idf, files, rows
+    return visible, leg, frequency, idf, files, rows
 
 
 def find_org(url: str, query: str, settings: Settings, **options) -> FindResult:
@@ -237,8 +247,8 @@ class CandidateRoot(Workspace):
     memory (`Corpus.adopt`): nothing is written to its store, and the chunk texts the pipeline reads back
     (previews, the reranker) come from the rows the database returned."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
-        super().__init__(root, settings)
+    def __init__(self, root: Path, settings: Settings, index_dir: Path) -> None:
+        super().__init__(root, settings, index_dir=index_dir)  # the user's cache: its pulled models load
         self._records: dict[str, ChunkRecord] = {}
 
     def hold(self, rows: list[tuple], leg: str) -> dict[str, tuple[str, str]]:
@@ -265,6 +275,7 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     """A find over the editor's roots and the organisation index together (the `team.org` setting). When
     the shared store cannot answer, the roots answer alone and a note says why."""
     from noul_lsp.retrieval.engine import find_across
+    from noul_lsp.retrieval.retrieve import union_idf
     from noul_lsp.team.schema import ENVIRONMENT, configured_store
 
     url = configured_store(settings.team.shared_store)
@@ -272,7 +283,11 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     if url:
         try:
             with org_root(url, query, settings) as org:
-                return org.label(find_across([*roots, org.workspace], query, **options))
+                # idf over the roots and every organisation chunk the reader may see, not over the few
+                # candidates (chosen for holding the query's terms) the scratch root holds
+                idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
+                                other_frequency=org.frequency)
+                return org.label(find_across([*roots, org.workspace], query, term_idf=idf, **options))
         except SharedStoreError as error:
             problem = f"the organisation was not searched: {error}"
     result = find_across(roots, query, **options)
@@ -283,15 +298,9 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
 def org_document_text(url: str, repo: str, path: str) -> str | None:
     """A file of the organisation index rebuilt from its chunks, as the reader of `url` may see it (None
     when there is no such file or it is not granted). Lines no chunk holds are left blank."""
-    import psycopg
-
-    try:
-        with connect(url) as connection:
-            rows = connection.execute("SELECT start_line, text FROM noul.chunks WHERE repo = %s AND path = %s "
-                                      "ORDER BY start_line", (repo, path)).fetchall()
-    except psycopg.Error as error:
-        raise SharedStoreError(f"reading {repo}:{path} failed ({(str(error).strip().splitlines() or ['?'])[0]})") \
-            from None
+    with database_errors(f"reading {repo}:{path}", url), connect(url) as connection:
+        rows = connection.execute("SELECT start_line, text FROM noul.chunks WHERE repo = %s AND path = %s "
+                                  "ORDER BY start_line, key", (repo, path)).fetchall()
     if not rows:
         return None
     lines: list[str] = []

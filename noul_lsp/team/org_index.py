@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noul_lsp.config import Settings
-from noul_lsp.team.schema import SharedStoreError, connect
+from noul_lsp.team.schema import SharedStoreError, connect, database_errors, database_module
 
 #: beside each tree folder (not in it: it would be indexed), the commit written into it
 TREE_MARK = ".commit"
@@ -38,7 +38,7 @@ class PublishReport:
 
 def published_commit(url: str, repo: str) -> tuple[str, str] | None:
     """(commit, model) of `repo` in the organisation index, or None."""
-    with connect(url) as connection:
+    with database_errors(f"looking up {repo}", url), connect(url) as connection:
         row = connection.execute("SELECT commit, model FROM noul.repos WHERE repo = %s", (repo,)).fetchone()
     return (row[0], row[1]) if row else None
 
@@ -46,7 +46,7 @@ def published_commit(url: str, repo: str) -> tuple[str, str] | None:
 def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str = "static") -> PublishReport:
     """Replace `repo`'s rows with the chunks of `workspace`'s local index and their `leg` vectors
     ("static" or "dense"). One transaction: a reader sees the old rows or the new ones, never a mix."""
-    import psycopg
+    psycopg = database_module()
     from psycopg.types.json import Jsonb
 
     started = time.perf_counter()
@@ -104,7 +104,7 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
 def ensure_vector_index(url: str) -> str:
     """The HNSW index over the chunks' vectors, built once the width is known (a bulk load before it is
     faster than inserting into it); returns what was done."""
-    with connect(url) as connection:
+    with database_errors("building the vector index", url), connect(url) as connection:
         widths = [row[0] for row in connection.execute("SELECT DISTINCT dimensions FROM noul.repos "
                                                        "WHERE dimensions > 0")]
         if len(widths) != 1:
@@ -166,13 +166,19 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
 
     say = log or (lambda message: None)
     reports = []
+    seen: dict[str, Path] = {}
     for spec in mirrors:
-        path, _, revision = spec.partition("@")
+        path, at, revision = spec.rpartition("@")
+        if not at or "/" in revision:  # no @COMMIT (an @ inside a folder name is the path's)
+            path, revision = spec, ""
         mirror = Path(path).expanduser()
         git_dir = _git_dir(mirror)
         if git_dir is None:
             raise SharedStoreError(f"{mirror}: not a git mirror or clone")
         repo = repository_name(mirror)
+        if repo in seen and seen[repo] != mirror:
+            raise SharedStoreError(f"{mirror} and {seen[repo]} are both named {repo}: one repository, one name")
+        seen[repo] = mirror
         commit = _resolve(git_dir, revision or "HEAD")
         tree = work / "trees" / repo.replace("/", "+")
         started = time.perf_counter()

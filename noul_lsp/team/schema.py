@@ -11,7 +11,8 @@ The owner (whoever ran `noul team init`) bypasses the policies, as PostgreSQL's 
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -21,6 +22,8 @@ ENVIRONMENT = "NOUL_SHARED_STORE"
 MEMBER_ROLE = "noul_member"
 #: seconds to wait for the server before working locally
 CONNECT_TIMEOUT = 3
+#: a statement that takes longer is cancelled (an indexing pass or a find must not hang on the store)
+STATEMENT_TIMEOUT_MS = 60_000
 
 SCHEMA_SQL = f"""
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -28,7 +31,11 @@ CREATE SCHEMA IF NOT EXISTS noul;
 DO $$ BEGIN CREATE ROLE {MEMBER_ROLE} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 
 CREATE TABLE IF NOT EXISTS noul.vectors (
-    model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL, PRIMARY KEY (model, hash));
+    model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL,
+    -- who published it: members trust each other's vectors (the first one published wins), and this says
+    -- whose a vector is if one ever needs taking back
+    published_by name NOT NULL DEFAULT current_user, PRIMARY KEY (model, hash));
+ALTER TABLE noul.vectors ADD COLUMN IF NOT EXISTS published_by name NOT NULL DEFAULT current_user;
 
 CREATE TABLE IF NOT EXISTS noul.repos (
     repo text PRIMARY KEY, commit text NOT NULL, model text NOT NULL, dimensions integer NOT NULL,
@@ -66,14 +73,15 @@ CREATE POLICY granted ON noul.documents FOR SELECT USING (repo IN (SELECT repo F
 
 CREATE OR REPLACE FUNCTION noul.fetch_vectors(p_model text, p_hashes text[])
     RETURNS TABLE (hash text, embedding vector) LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path = pg_catalog, public
+    SET search_path = pg_catalog, pg_temp
     AS $$ SELECT v.hash, v.embedding FROM noul.vectors v WHERE v.model = p_model AND v.hash = ANY (p_hashes) $$;
 REVOKE ALL ON FUNCTION noul.fetch_vectors(text, text[]) FROM PUBLIC;
 
 REVOKE ALL ON ALL TABLES IN SCHEMA noul FROM PUBLIC;
 GRANT USAGE ON SCHEMA noul TO {MEMBER_ROLE};
 GRANT EXECUTE ON FUNCTION noul.fetch_vectors(text, text[]) TO {MEMBER_ROLE};
-GRANT INSERT ON noul.vectors TO {MEMBER_ROLE};
+-- the publisher column is not theirs to set: it is always the role that inserted the row
+GRANT INSERT (model, hash, embedding) ON noul.vectors TO {MEMBER_ROLE};
 GRANT SELECT ON noul.grants, noul.repos, noul.chunks, noul.documents TO {MEMBER_ROLE};
 """
 
@@ -88,32 +96,81 @@ def configured_store(setting: str = "") -> str:
     return setting or os.environ.get(ENVIRONMENT, "")
 
 
+def _conninfo(url: str) -> dict[str, str] | None:
+    """The connection setting's parts (None when libpq cannot read it)."""
+    try:
+        from psycopg import conninfo
+
+        return conninfo.conninfo_to_dict(url)
+    except Exception:  # psycopg missing, or a malformed setting: say nothing of its contents
+        return None
+
+
 def redacted(url: str) -> str:
-    """The connection string without its password (for messages)."""
-    url = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
-    return re.sub(r"(password\s*=\s*)\S+", r"\1***", url)
+    """Where the connection goes, for messages: user@host:port/database, never the password (nor any
+    other part of a setting libpq cannot read)."""
+    parts = _conninfo(url)
+    if parts is None:
+        return "(a connection setting libpq cannot read)"
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    return f"{user}{host}{port}/{parts.get('dbname') or parts.get('user') or ''}"
+
+
+def scrubbed(message: str, url: str) -> str:
+    """A driver message with the password taken out (libpq quotes parts of a setting it cannot read)."""
+    parts = _conninfo(url)
+    password = (parts or {}).get("password")
+    if parts is None:
+        return "the connection setting is not a libpq URL or keyword string"
+    return message.replace(password, "***") if password else message
+
+
+def database_module():
+    """psycopg, or the one-line reason it cannot be used."""
+    try:
+        import psycopg
+    except ImportError as error:
+        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") \
+            from None
+    return psycopg
+
+
+@contextmanager
+def database_errors(what: str, url: str) -> Iterator[None]:
+    """Any database error inside as a SharedStoreError saying `what` failed (its first line, scrubbed)."""
+    psycopg = database_module()
+    try:
+        yield
+    except psycopg.Error as error:
+        raise SharedStoreError(f"{what} failed ({scrubbed(_first_line(error), url)})") from None
 
 
 def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
-    """A psycopg connection with pgvector's types registered (vectors travel as binary float32);
-    `vectors=False` before the extension exists."""
+    """A psycopg connection with pgvector's types registered (vectors travel as binary float32), whose
+    statements give up after STATEMENT_TIMEOUT; `vectors=False` before the extension exists."""
+    psycopg = database_module()
     try:
-        import psycopg
         from pgvector.psycopg import register_vector
     except ImportError as error:
-        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") from None
+        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") \
+            from None
     try:
         connection = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
-    except psycopg.Error as error:
-        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable ({_first_line(error)})") from None
-    if not vectors:
-        return connection
+    except (psycopg.Error, ValueError) as error:
+        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable "
+                               f"({scrubbed(_first_line(error), url)})") from None
     try:
-        register_vector(connection)
+        connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        if not autocommit:
+            connection.commit()
+        if vectors:
+            register_vector(connection)
     except psycopg.Error as error:
         connection.close()
         raise SharedStoreError(f"the shared store {redacted(url)} has no pgvector extension; run `noul team init` "
-                               f"({_first_line(error)})") from None
+                               f"({scrubbed(_first_line(error), url)})") from None
     return connection
 
 
@@ -136,9 +193,18 @@ def grant(url: str, role: str, repos: list[str]) -> None:
 
 
 def revoke(url: str, role: str, repos: list[str]) -> None:
+    """Take these repositories from `role`; with none named, take all of them and its membership (it can
+    then neither search nor fetch or publish vectors)."""
     with connect(url, vectors=False) as connection:
-        _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s)", f"revoking from {role}",
-             (role, repos))
+        from psycopg import sql
+
+        if repos:
+            _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s)",
+                 f"revoking from {role}", (role, repos))
+            return
+        _run(connection, "DELETE FROM noul.grants WHERE grantee = %s", f"revoking from {role}", (role,))
+        _run(connection, sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
+             f"revoking {MEMBER_ROLE} from {role}")
 
 
 def _run(connection, statement, what: str, params=None) -> None:
