@@ -80,7 +80,9 @@ REVOKE ALL ON FUNCTION noul.fetch_vectors(text, text[]) FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA noul FROM PUBLIC;
 GRANT USAGE ON SCHEMA noul TO {MEMBER_ROLE};
 GRANT EXECUTE ON FUNCTION noul.fetch_vectors(text, text[]) TO {MEMBER_ROLE};
--- the publisher column is not theirs to set: it is always the role that inserted the row
+-- the publisher column is not theirs to set: it is always the role that inserted the row (a store made
+-- before this column granted the whole table: that grant goes)
+REVOKE INSERT ON noul.vectors FROM {MEMBER_ROLE};
 GRANT INSERT (model, hash, embedding) ON noul.vectors TO {MEMBER_ROLE};
 GRANT SELECT ON noul.grants, noul.repos, noul.chunks, noul.documents TO {MEMBER_ROLE};
 """
