@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.bm25 import BM25Parameters, bm25_idf
+from noul_lsp.retrieval.bm25 import BM25Parameters
 from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.retrieval.retrieve import union_idf
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
 from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
@@ -130,14 +131,13 @@ class OrgRoot:
     workspace: CandidateRoot
     #: the legs the organisation's vectors serve: ("bm25", "static") or ("bm25", "dense")
     legs: tuple[str, ...]
-    #: BM25 idf of the query's terms over every repository the reader may see
-    idf: dict[str, float]
     #: each scratch path's (repository, path)
     where: dict[str, tuple[str, str]]
     timings: dict[str, float]
     signal: str = ""
     note: str = ""
-    #: chunks the reader may see, and how many of them hold each query term (for an idf with other roots)
+    #: chunks the reader may see, and how many of them hold each query term: BM25's idf over the whole
+    #: organisation (alone or with other roots), not over the few candidates the scratch root holds
     documents: int = 0
     frequency: dict[str, int] = dataclasses.field(default_factory=dict)
 
@@ -174,14 +174,14 @@ def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
         with database_errors("the organisation search", url), connect(url) as connection:
             found = _retrieve(connection, workspace, query, settings, timings, started)
         if found is None:
-            yield OrgRoot(workspace, ("bm25",), {}, {}, timings, note="the organisation index has no repository "
+            yield OrgRoot(workspace, ("bm25",), {}, timings, note="the organisation index has no repository "
                                                                         "you are granted")
             return
-        visible, leg, frequency, idf, files, rows = found
+        visible, leg, frequency, files, rows = found
         started = time.perf_counter()
         where = workspace.hold(rows, leg)
         timings["org_hold"] = (time.perf_counter() - started) * 1000
-        yield OrgRoot(workspace, ("bm25", leg), idf, where, timings,
+        yield OrgRoot(workspace, ("bm25", leg), where, timings,
                       signal=f"{visible.repos} repositories, {visible.chunks} chunks; {len(files)} candidate files",
                       documents=visible.chunks, frequency=frequency)
     finally:
@@ -203,9 +203,8 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
     if model is None:
         raise SharedStoreError(f"the organisation index's model {visible.model} did not load")
     frequency = _org_frequencies(connection, query_terms(query))
-    terms = list(frequency)
-    idf = dict(zip(terms, bm25_idf(visible.chunks, np.array([frequency[t] for t in terms], dtype=np.float64)).tolist(),
-                   strict=True))
+    idf = {term: value for term, value in union_idf(query, [], other_documents=visible.chunks,
+                                                   other_frequency=frequency).items() if term in frequency}
     timings["org_setup"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     lexical = _bm25_candidates(connection, idf, visible, frequency)
@@ -218,7 +217,7 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
     files = _candidate_files(lexical, dense)
     rows = _chunks_of(connection, files)
     timings["org_fetch"] = (time.perf_counter() - started) * 1000
-    return visible, leg, frequency, idf, files, rows
+    return visible, leg, frequency, files, rows
 
 
 def find_org(url: str, query: str, settings: Settings, **options) -> FindResult:
@@ -228,7 +227,8 @@ def find_org(url: str, query: str, settings: Settings, **options) -> FindResult:
     from noul_lsp.retrieval.engine import find_across
 
     with org_root(url, query, settings) as org:
-        return org.label(find_across([org.workspace], query, legs=org.legs, term_idf=org.idf or None, **options))
+        idf = union_idf(query, [], other_documents=org.documents, other_frequency=org.frequency)
+        return org.label(find_across([org.workspace], query, legs=org.legs, term_idf=idf, **options))
 
 
 def _chunks_of(connection, files: list[tuple[str, str]]) -> list[tuple]:
@@ -275,7 +275,6 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     """A find over the editor's roots and the organisation index together (the `team.org` setting). When
     the shared store cannot answer, the roots answer alone and a note says why."""
     from noul_lsp.retrieval.engine import find_across
-    from noul_lsp.retrieval.retrieve import union_idf
     from noul_lsp.team.schema import ENVIRONMENT, configured_store
 
     url = configured_store(settings.team.shared_store)

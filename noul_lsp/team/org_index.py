@@ -10,7 +10,6 @@ computed over exactly the repositories a reader is granted.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noul_lsp.config import Settings
-from noul_lsp.team.schema import SharedStoreError, connect, database_errors, database_module
+from noul_lsp.team.schema import SharedStoreError, connect, database_errors, database_module, first_line
 
 #: beside each tree folder (not in it: it would be indexed), the commit written into it
 TREE_MARK = ".commit"
@@ -96,7 +95,7 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
             connection.commit()
         except psycopg.Error as error:
             connection.rollback()
-            raise SharedStoreError(f"publishing {repo}: {(str(error).strip().splitlines() or ['?'])[0]}") from None
+            raise SharedStoreError(f"publishing {repo}: {first_line(error)}") from None
     report.seconds = time.perf_counter() - started
     return report
 
@@ -132,37 +131,13 @@ def _clean(text: str) -> str:
     return text
 
 
-def _git_dir(mirror: Path) -> Path | None:
-    if (mirror / "HEAD").is_file() and (mirror / "objects").is_dir():
-        return mirror
-    if (mirror / ".git" / "HEAD").is_file():
-        return mirror / ".git"
-    if (mirror / "repo" / "HEAD").is_file():  # the layout `fetch` writes: owner+name/repo
-        return mirror / "repo"
-    return None
-
-
-def repository_name(mirror: Path) -> str:
-    """owner/name from a mirror folder named owner+name (or owner+name/repo), else the folder's name."""
-    folder = mirror.parent if mirror.name in ("repo", ".git") else mirror
-    name = folder.name.removesuffix(".git")
-    return name.replace("+", "/", 1)
-
-
-def _resolve(git_dir: Path, revision: str) -> str:
-    done = subprocess.run(["git", f"--git-dir={git_dir}", "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SharedStoreError(f"{git_dir}: no commit {revision!r}")
-    return done.stdout.strip()
-
-
 def index_organisation(url: str, mirrors: list[str], work: Path, settings: Settings, *, leg: str = "static",
                        log: Callable[[str], None] | None = None) -> list[PublishReport]:
     """Publish each `MIRROR[@COMMIT]` (default HEAD) whose commit is not the published one, then make
     sure the vector index exists."""
     from noul_lsp.bench.trees import write_tree
     from noul_lsp.session.workspace import Workspace
+    from noul_lsp.train.git import Repository
 
     say = log or (lambda message: None)
     reports = []
@@ -172,14 +147,13 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         if not at or "/" in revision:  # no @COMMIT (an @ inside a folder name is the path's)
             path, revision = spec, ""
         mirror = Path(path).expanduser()
-        git_dir = _git_dir(mirror)
-        if git_dir is None:
-            raise SharedStoreError(f"{mirror}: not a git mirror or clone")
-        repo = repository_name(mirror)
+        if (mirror / "repo" / "HEAD").is_file():  # the layout `fetch` writes: owner+name/repo
+            mirror = mirror / "repo"
+        with Repository(mirror) as repository:  # GitError (a RuntimeError) when it is none
+            git_dir, repo, commit = repository.git_dir, repository.name(), repository.resolve(revision or "HEAD")
         if repo in seen and seen[repo] != mirror:
             raise SharedStoreError(f"{mirror} and {seen[repo]} are both named {repo}: one repository, one name")
         seen[repo] = mirror
-        commit = _resolve(git_dir, revision or "HEAD")
         tree = work / "trees" / repo.replace("/", "+")
         started = time.perf_counter()
         mark = tree.with_name(tree.name + TREE_MARK)

@@ -146,7 +146,7 @@ def database_errors(what: str, url: str) -> Iterator[None]:
     try:
         yield
     except psycopg.Error as error:
-        raise SharedStoreError(f"{what} failed ({scrubbed(_first_line(error), url)})") from None
+        raise SharedStoreError(f"{what} failed ({scrubbed(first_line(error), url)})") from None
 
 
 def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
@@ -162,7 +162,7 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
         connection = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except (psycopg.Error, ValueError) as error:
         raise SharedStoreError(f"the shared store {redacted(url)} is unreachable "
-                               f"({scrubbed(_first_line(error), url)})") from None
+                               f"({scrubbed(first_line(error), url)})") from None
     try:
         connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         if not autocommit:
@@ -172,7 +172,7 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
     except psycopg.Error as error:
         connection.close()
         raise SharedStoreError(f"the shared store {redacted(url)} has no pgvector extension; run `noul team init` "
-                               f"({scrubbed(_first_line(error), url)})") from None
+                               f"({scrubbed(first_line(error), url)})") from None
     return connection
 
 
@@ -215,10 +215,10 @@ def _run(connection, statement, what: str, params=None) -> None:
     try:
         connection.execute(statement, params)
     except psycopg.Error as error:
-        raise SharedStoreError(f"{what}: {_first_line(error)}") from None
+        raise SharedStoreError(f"{what}: {first_line(error)}") from None
 
 
-def _first_line(error: Exception) -> str:
+def first_line(error: Exception) -> str:
     """A server message's first line: psycopg adds the statement and context below it."""
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 

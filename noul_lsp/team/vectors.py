@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from noul_lsp.team.schema import SharedStoreError, as_array, connect, scrubbed
+from noul_lsp.team.schema import SharedStoreError, as_array, connect, first_line, scrubbed
 
 #: hashes per fetch call (one round trip each; a ~400 KB array of text at most)
 FETCH_BATCH = 5000
@@ -35,7 +35,7 @@ class VectorShare:
         return self._connection
 
     def _failed(self, what: str, error: Exception) -> None:
-        self.problem = f"{what} failed ({scrubbed((str(error).strip().splitlines() or [type(error).__name__])[0], self.url)})"
+        self.problem = f"{what} failed ({scrubbed(first_line(error), self.url)})"
         self.close()
 
     def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]:

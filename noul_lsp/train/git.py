@@ -85,6 +85,13 @@ class Repository:
         top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir
         return top.name.removesuffix(".git")
 
+    def resolve(self, revision: str) -> str:
+        """The full id of the commit `revision` names (a branch, a tag, a short id)."""
+        try:
+            return _git(self.directory, "rev-parse", "--verify", "-q", f"{revision}^{{commit}}").strip()
+        except GitError:
+            raise GitError(f"{self.directory}: no commit {revision!r}") from None
+
     def files(self, commit: str) -> list[str]:
         """Every file path of the commit's tree."""
         return [line for line in _git(self.directory, "ls-tree", "-r", "--name-only", "-z", commit).split("\0") if line]
