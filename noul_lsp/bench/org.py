@@ -19,8 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
+from noul_lsp.bench.metrics import accuracy_at, percentile
 from noul_lsp.config import Settings
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.team.org import find_org
@@ -30,15 +29,14 @@ from noul_lsp.team.schema import connect, grant
 DEPTH = 10
 
 
-def _rank(hits: list[tuple[str, str]], repo: str, gold: set[str]) -> int | None:
-    for position, (hit_repo, path) in enumerate(hits, start=1):
-        if hit_repo == repo and path in gold:
-            return position
-    return None
+def _ranked(hits: list[tuple[str, str]]) -> list[str]:
+    """Hits as `repository:path`, the form the gold files are compared in (`metrics.accuracy_at`)."""
+    return [f"{repo}:{path}" for repo, path in hits]
 
 
-def _accuracy(ranks: list[int | None], k: int) -> float:
-    return round(sum(1 for r in ranks if r is not None and r <= k) / max(len(ranks), 1), 3)
+def _accuracy(records: list[dict], way: str, k: int) -> float:
+    """Acc@k as `noul bench` counts it (bench.metrics: min(k, |gold|) gold files in the top k)."""
+    return round(sum(accuracy_at(r[way], r["gold"], k) for r in records) / max(len(records), 1), 3)
 
 
 def _alone_url(url: str, repo: str) -> str:
@@ -65,7 +63,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
     records, timings = [], []
     find_org(url, "warm up the models", settings)  # model loading is not a query's cost
     for label_file, label in queries:
-        repo, gold = label["repo"], set(label["gold_files"])
+        repo, gold = label["repo"], label["gold_files"]
         started = time.perf_counter()
         org = find_org(url, label["query"], settings, limit=DEPTH)
         wall = (time.perf_counter() - started) * 1000
@@ -76,10 +74,10 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         if repo not in alone:
             alone[repo] = _alone_url(url, repo)
         narrowed = find_org(alone[repo], label["query"], settings, limit=DEPTH)
-        record = {"id": label["id"], "labels": label_file, "repo": repo,
-                  "org_rank": _rank([(h.repository, h.path) for h in org.hits], repo, gold),
-                  "own_rank": _rank([(repo, h.path) for h in own.hits], repo, gold),
-                  "alone_rank": _rank([(h.repository, h.path) for h in narrowed.hits], repo, gold),
+        record = {"id": label["id"], "labels": label_file, "repo": repo, "gold": [f"{repo}:{g}" for g in gold],
+                  "org": _ranked([(h.repository, h.path) for h in org.hits]),
+                  "own": _ranked([(repo, h.path) for h in own.hits]),
+                  "alone": _ranked([(h.repository, h.path) for h in narrowed.hits]),
                   "org_repos_in_top5": sorted({h.repository for h in org.hits[:5]}), "org_ms": round(wall, 1)}
         records.append(record)
     for workspace in workspaces.values():
@@ -89,14 +87,11 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         part = [r for r in records if r["labels"] == name]
         summary["per_label_file"][name] = {
             "queries": len(part),
-            "org": {"acc@1": _accuracy([r["org_rank"] for r in part], 1), "acc@5": _accuracy([r["org_rank"] for r in part], 5)},
-            "org_granted_only_its_repository": {"acc@1": _accuracy([r["alone_rank"] for r in part], 1),
-                                                "acc@5": _accuracy([r["alone_rank"] for r in part], 5)},
-            "own": {"acc@1": _accuracy([r["own_rank"] for r in part], 1), "acc@5": _accuracy([r["own_rank"] for r in part], 5)}}
+            **{name: {"acc@1": _accuracy(part, way, 1), "acc@5": _accuracy(part, way, 5)}
+               for name, way in (("org", "org"), ("org_granted_only_its_repository", "alone"), ("own", "own"))}}
     stages = sorted({k for t in timings for k in t})
-    summary["latency_ms"] = {stage: {"p50": round(float(np.percentile([t.get(stage, 0.0) for t in timings], 50)), 1),
-                                     "p95": round(float(np.percentile([t.get(stage, 0.0) for t in timings], 95)), 1)}
-                             for stage in stages}
+    summary["latency_ms"] = {stage: {f"p{q}": round(percentile([t.get(stage, 0.0) for t in timings], q), 1)
+                                     for q in (50, 95)} for stage in stages}
     (out / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     log(json.dumps(summary, indent=2))
