@@ -262,10 +262,11 @@ def _print_human(result: FindResult, console=None) -> None:
     score_width = max((len(t) for t in scores.values()), default=0)
     role_width = max((len(h.role) for h in result.hits), default=0)
     for hit in result.hits:
+        where = f"{hit.repository}:{hit.path}" if hit.repository else hit.path  # an organisation hit's repository
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
         role = f"  [magenta]{hit.role:<{role_width}}[/]" if role_width else ""
         console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "
-                      f"[green]{escape(hit.path)}:{hit.start_line}-{hit.end_line}[/]{symbol}", **crop)
+                      f"[green]{escape(where)}:{hit.start_line}-{hit.end_line}[/]{symbol}", **crop)
         for line in hit.preview.split("\n"):
             console.print(f"      [dim]{escape(line)}[/]", **crop)
     index = result.index
@@ -323,8 +324,6 @@ def _find_org(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.report())
     else:
-        for hit in result.hits:
-            hit.path = f"{hit.repository}:{hit.path}"
         _print_human(result)
     return 0
 

@@ -259,8 +259,7 @@ class CandidateRoot(Workspace):
             local = f"{repo}/{path}"
             where[local] = (repo, path)
             record = ChunkRecord(f"{repo}/{key}", local, start, end, symbol, language, kind, header, text, content_hash)
-            counts = terms if isinstance(terms, dict) else json.loads(terms)
-            held.append((record, {str(t): int(n) for t, n in counts.items()}))
+            held.append((record, terms if isinstance(terms, dict) else json.loads(terms)))  # jsonb: {term: count}
             if vector is not None:
                 vectors[content_hash] = as_array(vector)
         self._records = {record.key: record for record, _ in held}
