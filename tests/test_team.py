@@ -164,6 +164,10 @@ def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, o
     assert (result.hits[0].repository, result.hits[0].path) == ("team/alpha", "billing/invoice.py")
     assert "render_invoice_pdf" in result.hits[0].preview  # texts come from the rows the database returned
     assert result.signals["ranking"].startswith("fitted") and "2 repositories" in result.signals["org"]
+    assert result.signals["repositoryCoherence"].startswith("share^")  # re-ordered by repository coherence
+    assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+    assert len(find_org(postgres["owner"], "render a PDF of an invoice", organisation, limit=1).hits) == 1
 
 
 def test_row_level_security_hides_ungranted_repositories(postgres, organisation):

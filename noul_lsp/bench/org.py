@@ -21,12 +21,15 @@ from pathlib import Path
 
 from noul_lsp.bench.metrics import accuracy_at, percentile
 from noul_lsp.config import Settings
+from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.session.workspace import Workspace
-from noul_lsp.team.org import find_org
+from noul_lsp.team.org import COHERENCE, find_org
 from noul_lsp.team.schema import connect, grant
 
 #: hits looked at per query
 DEPTH = 10
+#: the repository-coherence exponents the leave-one-repository-out choice is made among
+EXPONENTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 
 def _ranked(hits: list[tuple[str, str]]) -> list[str]:
@@ -52,6 +55,27 @@ def _alone_url(url: str, repo: str) -> str:
     return conninfo.make_conninfo(url, user=role)
 
 
+def _coherence_loro(records: list[dict]) -> dict:
+    """Acc@1/Acc@5 of the organisation search per coherence exponent (in sample), and with the exponent
+    chosen leave-one-repository-out: for each repository, the exponent best on the others' queries (Acc@5,
+    then Acc@1, then the smaller exponent) scores its own."""
+    def score(part: list[dict], exponent: float) -> tuple[float, float]:
+        return (_accuracy([r | {"way": r["org_by_exponent"][str(exponent)]} for r in part], "way", 5),
+                _accuracy([r | {"way": r["org_by_exponent"][str(exponent)]} for r in part], "way", 1))
+
+    chosen, held_out = {}, []
+    for repo in dict.fromkeys(r["repo"] for r in records):
+        others = [r for r in records if r["repo"] != repo]
+        best = max(EXPONENTS, key=lambda e: (*score(others, e), -e))
+        chosen[repo] = best
+        held_out += [r | {"org_by_exponent": {"loro": r["org_by_exponent"][str(best)]}} for r in records if r["repo"] == repo]
+    loro = [r | {"way": r["org_by_exponent"]["loro"]} for r in held_out]
+    return {"shipped_exponent": COHERENCE.exponent, "depth": COHERENCE.depth,
+            "in_sample": {str(e): dict(zip(("acc@5", "acc@1"), score(records, e), strict=True)) for e in EXPONENTS},
+            "leave_one_repository_out": {"acc@5": _accuracy(loro, "way", 5), "acc@1": _accuracy(loro, "way", 1),
+                                         "chosen": chosen}}
+
+
 def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, out: Path,
                   log: Callable[[str], None] = print) -> dict:
     settings = settings if settings.cache_dir else dataclasses.replace(settings, cache_dir=str(work / "cache"))
@@ -65,8 +89,12 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
     for label_file, label in queries:
         repo, gold = label["repo"], label["gold_files"]
         started = time.perf_counter()
-        org = find_org(url, label["query"], settings, limit=DEPTH)
+        # as find_org asks (deep enough for coherence), before coherence: each exponent is scored from it
+        org = find_org(url, label["query"], settings, coherence=Coherence(0.0), limit=max(DEPTH, COHERENCE.depth))
         wall = (time.perf_counter() - started) * 1000
+        coherent = {exponent: _ranked([(h.repository, h.path) for h in by_repository_coherence(
+            [dataclasses.replace(h) for h in org.hits], dataclasses.replace(COHERENCE, exponent=exponent))[:DEPTH]])
+            for exponent in EXPONENTS}
         timings.append(org.timings | {"wall": wall})
         if repo not in workspaces:
             workspaces[repo] = Workspace(work / "trees" / repo.replace("/", "+"), settings)
@@ -75,10 +103,11 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
             alone[repo] = _alone_url(url, repo)
         narrowed = find_org(alone[repo], label["query"], settings, limit=DEPTH)
         record = {"id": label["id"], "labels": label_file, "repo": repo, "gold": [f"{repo}:{g}" for g in gold],
-                  "org": _ranked([(h.repository, h.path) for h in org.hits]),
+                  "org": coherent[COHERENCE.exponent], "org_by_exponent": {str(e): v for e, v in coherent.items()},
                   "own": _ranked([(repo, h.path) for h in own.hits]),
                   "alone": _ranked([(h.repository, h.path) for h in narrowed.hits]),
-                  "org_repos_in_top5": sorted({h.repository for h in org.hits[:5]}), "org_ms": round(wall, 1)}
+                  "org_repos_in_top5": sorted({repo.split(":")[0] for repo in coherent[COHERENCE.exponent][:5]}),
+                  "org_ms": round(wall, 1)}
         records.append(record)
     for workspace in workspaces.values():
         workspace.close()
@@ -89,6 +118,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
             "queries": len(part),
             **{name: {"acc@1": _accuracy(part, way, 1), "acc@5": _accuracy(part, way, 5)}
                for name, way in (("org", "org"), ("org_granted_only_its_repository", "alone"), ("own", "own"))}}
+    summary["repository_coherence"] = _coherence_loro(records)
     stages = sorted({k for t in timings for k in t})
     summary["latency_ms"] = {stage: {f"p{q}": round(percentile([t.get(stage, 0.0) for t in timings], q), 1)
                                      for q in (50, 95)} for stage in stages}

@@ -27,6 +27,7 @@ import numpy as np
 
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.bm25 import BM25Parameters
+from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import union_idf
 from noul_lsp.session.workspace import Workspace
@@ -36,7 +37,7 @@ from noul_lsp.text.terms import query_terms
 
 #: chunks each leg brings from the database
 CANDIDATES = 200
-#: files whose chunks the local stages rank (in the order the two legs found them, alternating)
+#: files whose chunks the local stages rank (by reciprocal rank fusion of their best chunk in each leg)
 CANDIDATE_FILES = 100
 #: query terms that score BM25 in the database (the rarest; an issue text has hundreds)
 SCORED_TERMS = 48
@@ -44,6 +45,10 @@ SCORED_TERMS = 48
 SELECTING_SHARE = 0.05
 #: the fewest terms that select candidates, however common
 SELECTING_LEAST = 3
+#: how the repositories' shares of the evidence re-order an organisation answer (retrieval/coherence.py)
+COHERENCE = Coherence()
+#: reciprocal rank fusion's constant for choosing the candidate files (the local fusion's default)
+RRF_K = 60
 #: HNSW's search breadth (pgvector's default is 40; row-level security filters after the index scan)
 EF_SEARCH = 400
 
@@ -114,13 +119,17 @@ def _dense_candidates(connection, query_vector: np.ndarray, visible: _Visible) -
 
 
 def _candidate_files(*lists: list[tuple]) -> list[tuple[str, str]]:
-    """Files in the order the legs found them, taking from each leg in turn."""
-    files: dict[tuple[str, str], None] = {}
-    for position in range(max((len(found) for found in lists), default=0)):
-        for found in lists:
-            if position < len(found):
-                files.setdefault((found[position][0], found[position][1]), None)
-    return list(files)[:CANDIDATE_FILES]
+    """The files whose chunks rank best over both legs: reciprocal rank fusion of each file's best chunk
+    per leg (as the local legs are fused), so a file both legs place fairly high is not crowded out by
+    one leg's long tail."""
+    fused: dict[tuple[str, str], float] = {}
+    for found in lists:
+        best: dict[tuple[str, str], int] = {}
+        for position, (repo, path) in enumerate(found):
+            best.setdefault((repo, path), position)
+        for file, position in best.items():
+            fused[file] = fused.get(file, 0.0) + 1.0 / (RRF_K + position + 1)
+    return sorted(fused, key=lambda file: (-fused[file], file))[:CANDIDATE_FILES]
 
 
 @dataclass
@@ -220,15 +229,35 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
     return visible, leg, frequency, files, rows
 
 
-def find_org(url: str, query: str, settings: Settings, **options) -> FindResult:
+def find_org(url: str, query: str, settings: Settings, coherence: Coherence | None = None, **options) -> FindResult:
     """Ranked files (or chunks) of the organisation index for a description, as the reader of `url` may
-    see them. `options` are those of `find_across` (limit, mode, rerank, ...). Hits carry their
-    repository; their path is inside it."""
+    see them, re-ordered by repository coherence (`COHERENCE` unless `coherence` is given; the bench asks
+    with the exponent 0 to score others itself). `options` are those of `find_across` (limit, mode,
+    rerank, ...). Hits carry their repository; their path is inside it."""
     from noul_lsp.retrieval.engine import find_across
 
     with org_root(url, query, settings) as org:
         idf = union_idf(query, [], other_documents=org.documents, other_frequency=org.frequency)
-        return org.label(find_across([org.workspace], query, legs=org.legs, term_idf=idf, **options))
+        coherence = coherence or COHERENCE
+        limit, deeper = _deeper(options, settings, coherence)
+        return _coherent(org.label(find_across([org.workspace], query, legs=org.legs, term_idf=idf, **deeper)),
+                         limit, coherence)
+
+
+def _deeper(options: dict, settings: Settings, coherence: Coherence = COHERENCE) -> tuple[int, dict]:
+    """The limit asked for, and the options of a find deep enough for repository coherence to count."""
+    limit = options.get("limit")
+    limit = settings.search.limit if limit is None else limit
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        return limit, options  # find_across says what is wrong with it
+    return limit, options | {"limit": max(limit, coherence.depth)}
+
+
+def _coherent(result: FindResult, limit, coherence: Coherence = COHERENCE) -> FindResult:
+    """The result's hits re-ordered by their repository's share of the evidence, cut to `limit`."""
+    result.hits = by_repository_coherence(result.hits, coherence)[:limit]
+    result.signals["repositoryCoherence"] = f"share^{coherence.exponent:g} over the first {coherence.depth}"
+    return result
 
 
 def _chunks_of(connection, files: list[tuple[str, str]]) -> list[tuple]:
@@ -285,7 +314,9 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
                 # candidates (chosen for holding the query's terms) the scratch root holds
                 idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
                                 other_frequency=org.frequency)
-                return org.label(find_across([*roots, org.workspace], query, term_idf=idf, **options))
+                limit, deeper = _deeper(options, settings)
+                return _coherent(org.label(find_across([*roots, org.workspace], query, term_idf=idf, **deeper)),
+                                 limit)
         except SharedStoreError as error:
             problem = f"the organisation was not searched: {error}"
     result = find_across(roots, query, **options)
