@@ -36,3 +36,21 @@ def test_only_the_first_depth_hits_count_towards_a_share():
     hits = [_hit("a/one", "x.py", 0.5, 1), *[_hit("b/two", f"{i}.py", 0.45, i + 2) for i in range(3)]]
     ranked = by_repository_coherence(hits, Coherence(exponent=1.0, depth=1))
     assert ranked[0].path == "x.py" and all(h.score == 0.0 for h in ranked[1:])
+
+
+def test_the_exponent_is_chosen_on_the_other_repositories_and_scored_on_the_held_out_one():
+    from noul_lsp.bench.org import EXPONENTS, coherence_loro
+
+    def record(repo: str, right_at: float) -> dict:
+        # the gold file is first only with the exponent `right_at`; every other exponent misses it
+        return {"repo": repo, "gold": [f"{repo}:gold.py"],
+                "org_by_exponent": {str(e): [f"{repo}:gold.py" if e == right_at else "x/y:z.py"] for e in EXPONENTS}}
+
+    records = [record("a/one", 1.0), record("a/one", 1.0), record("b/two", 1.0), record("b/two", 1.0),
+               record("c/three", 0.25)]
+    figures = coherence_loro(records)
+    # every fold sees more queries right at 1.0: c/three's, chosen on a/one and b/two, misses its query
+    assert figures["leave_one_repository_out"]["chosen"] == {"a/one": 1.0, "b/two": 1.0, "c/three": 1.0}
+    assert figures["leave_one_repository_out"]["acc@1"] == round(4 / 5, 3)
+    assert figures["in_sample"]["1.0"]["acc@1"] == round(4 / 5, 3)
+    assert figures["in_sample"]["0.25"]["acc@5"] == round(1 / 5, 3)

@@ -9,6 +9,9 @@ The reader must own the store (the bench creates one login role per label reposi
 A hit counts when its repository is the label's and its path a gold file; labels of what is not there
 (`not_here`) are left out, as `noul bench` leaves them out of Acc@k. The figures: Acc@1/Acc@5 per
 label file for both, and the organisation search's latency per stage (p50/p95), from one run.
+The organisation search is asked once before repository coherence (retrieval/coherence.py) and each
+exponent of `EXPONENTS` is scored from that list, in sample and leave-one-repository-out
+(`coherence_loro`): the figures the shipped exponent was chosen by.
 """
 
 from __future__ import annotations
@@ -55,25 +58,28 @@ def _alone_url(url: str, repo: str) -> str:
     return conninfo.make_conninfo(url, user=role)
 
 
-def _coherence_loro(records: list[dict]) -> dict:
-    """Acc@1/Acc@5 of the organisation search per coherence exponent (in sample), and with the exponent
-    chosen leave-one-repository-out: for each repository, the exponent best on the others' queries (Acc@5,
-    then Acc@1, then the smaller exponent) scores its own."""
-    def score(part: list[dict], exponent: float) -> tuple[float, float]:
-        return (_accuracy([r | {"way": r["org_by_exponent"][str(exponent)]} for r in part], "way", 5),
-                _accuracy([r | {"way": r["org_by_exponent"][str(exponent)]} for r in part], "way", 1))
+def _exponents() -> tuple[float, ...]:
+    """The exponents each query is scored with: the grid and the shipped one."""
+    return tuple(dict.fromkeys((*EXPONENTS, COHERENCE.exponent)))
 
-    chosen, held_out = {}, []
-    for repo in dict.fromkeys(r["repo"] for r in records):
-        others = [r for r in records if r["repo"] != repo]
-        best = max(EXPONENTS, key=lambda e: (*score(others, e), -e))
-        chosen[repo] = best
-        held_out += [r | {"org_by_exponent": {"loro": r["org_by_exponent"][str(best)]}} for r in records if r["repo"] == repo]
-    loro = [r | {"way": r["org_by_exponent"]["loro"]} for r in held_out]
+
+def coherence_loro(records: list[dict]) -> dict:
+    """Acc@1/Acc@5 of the organisation search per coherence exponent (in sample; each record's
+    `org_by_exponent` holds its ranked list per exponent), and with the exponent chosen
+    leave-one-repository-out: for each repository, the exponent best on the other repositories' queries
+    (Acc@5, then Acc@1, then the smaller exponent) scores its own."""
+    def score(part: list[dict], exponent: float) -> tuple[float, float]:
+        ranked = [r | {"way": r["org_by_exponent"][str(exponent)]} for r in part]
+        return _accuracy(ranked, "way", 5), _accuracy(ranked, "way", 1)
+
+    exponents = _exponents()
+    chosen = {repo: max(exponents, key=lambda e: (*score([r for r in records if r["repo"] != repo], e), -e))
+              for repo in dict.fromkeys(r["repo"] for r in records)}
+    held_out = [r | {"way": r["org_by_exponent"][str(chosen[r["repo"]])]} for r in records]
     return {"shipped_exponent": COHERENCE.exponent, "depth": COHERENCE.depth,
-            "in_sample": {str(e): dict(zip(("acc@5", "acc@1"), score(records, e), strict=True)) for e in EXPONENTS},
-            "leave_one_repository_out": {"acc@5": _accuracy(loro, "way", 5), "acc@1": _accuracy(loro, "way", 1),
-                                         "chosen": chosen}}
+            "in_sample": {str(e): dict(zip(("acc@5", "acc@1"), score(records, e), strict=True)) for e in exponents},
+            "leave_one_repository_out": {"acc@5": _accuracy(held_out, "way", 5),
+                                         "acc@1": _accuracy(held_out, "way", 1), "chosen": chosen}}
 
 
 def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, out: Path,
@@ -94,7 +100,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         wall = (time.perf_counter() - started) * 1000
         coherent = {exponent: _ranked([(h.repository, h.path) for h in by_repository_coherence(
             [dataclasses.replace(h) for h in org.hits], dataclasses.replace(COHERENCE, exponent=exponent))[:DEPTH]])
-            for exponent in EXPONENTS}
+            for exponent in _exponents()}
         timings.append(org.timings | {"wall": wall})
         if repo not in workspaces:
             workspaces[repo] = Workspace(work / "trees" / repo.replace("/", "+"), settings)
@@ -106,7 +112,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
                   "org": coherent[COHERENCE.exponent], "org_by_exponent": {str(e): v for e, v in coherent.items()},
                   "own": _ranked([(repo, h.path) for h in own.hits]),
                   "alone": _ranked([(h.repository, h.path) for h in narrowed.hits]),
-                  "org_repos_in_top5": sorted({repo.split(":")[0] for repo in coherent[COHERENCE.exponent][:5]}),
+                  "org_repos_in_top5": sorted({hit.split(":")[0] for hit in coherent[COHERENCE.exponent][:5]}),
                   "org_ms": round(wall, 1)}
         records.append(record)
     for workspace in workspaces.values():
@@ -118,7 +124,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
             "queries": len(part),
             **{name: {"acc@1": _accuracy(part, way, 1), "acc@5": _accuracy(part, way, 5)}
                for name, way in (("org", "org"), ("org_granted_only_its_repository", "alone"), ("own", "own"))}}
-    summary["repository_coherence"] = _coherence_loro(records)
+    summary["repository_coherence"] = coherence_loro(records)
     stages = sorted({k for t in timings for k in t})
     summary["latency_ms"] = {stage: {f"p{q}": round(percentile([t.get(stage, 0.0) for t in timings], q), 1)
                                      for q in (50, 95)} for stage in stages}
