@@ -99,7 +99,7 @@ def run_org_bench(url: str, labels: list[Path], work: Path, settings: Settings, 
         org = find_org(url, label["query"], settings, coherence=Coherence(0.0), limit=max(DEPTH, COHERENCE.depth))
         wall = (time.perf_counter() - started) * 1000
         coherent = {exponent: _ranked([(h.repository, h.path) for h in by_repository_coherence(
-            [dataclasses.replace(h) for h in org.hits], dataclasses.replace(COHERENCE, exponent=exponent))[:DEPTH]])
+            org.hits, dataclasses.replace(COHERENCE, exponent=exponent))[:DEPTH]])
             for exponent in _exponents()}
         timings.append(org.timings | {"wall": wall})
         if repo not in workspaces:

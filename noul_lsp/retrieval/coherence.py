@@ -12,7 +12,7 @@ is multiplied by its repository's share of the score mass in the first `depth` h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,9 +33,9 @@ def repository_of(hit: Hit) -> str:
 
 
 def by_repository_coherence(hits: list[Hit], coherence: Coherence) -> list[Hit]:
-    """The hits re-ordered by score x (their repository's share of the first `depth` hits' scores) ^
+    """New hits, re-ordered by score x (their repository's share of the first `depth` hits' scores) ^
     exponent, ranks renumbered and scores replaced by the product (so the order and the shown relevance
-    agree). One repository (or none) among the hits: the order is left as it is."""
+    agree); `hits` are left as they are. One repository (or none) among the hits: `hits` themselves."""
     if coherence.exponent == 0 or len({repository_of(hit) for hit in hits}) < 2:
         return hits
     repositories = [repository_of(hit) for hit in hits]
@@ -48,9 +48,5 @@ def by_repository_coherence(hits: list[Hit], coherence: Coherence) -> list[Hit]:
         return hits
     adjusted = scores * (mass[owner] / total) ** coherence.exponent
     order = np.argsort(-adjusted, kind="stable")
-    reordered = []
-    for rank, position in enumerate(order, 1):
-        hit = hits[position]
-        hit.rank, hit.score = rank, float(adjusted[position])
-        reordered.append(hit)
-    return reordered
+    return [replace(hits[position], rank=rank, score=float(adjusted[position]))
+            for rank, position in enumerate(order.tolist(), 1)]

@@ -20,6 +20,8 @@ import numpy as np
 ENVIRONMENT = "NOUL_SHARED_STORE"
 #: the group role whose members may use the store (fetch and publish vectors, search what they are granted)
 MEMBER_ROLE = "noul_member"
+#: what a shared store needs installed
+INSTALL_HINT = 'a shared store needs psycopg and pgvector: pip install "noul-lsp[team]"'
 #: seconds to wait for the server before working locally
 CONNECT_TIMEOUT = 3
 #: a statement that takes longer is cancelled (an indexing pass or a find must not hang on the store)
@@ -134,8 +136,7 @@ def database_module():
     try:
         import psycopg
     except ImportError as error:
-        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") \
-            from None
+        raise SharedStoreError(f"{INSTALL_HINT} ({error})") from None
     return psycopg
 
 
@@ -151,13 +152,12 @@ def database_errors(what: str, url: str) -> Iterator[None]:
 
 def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
     """A psycopg connection with pgvector's types registered (vectors travel as binary float32), whose
-    statements give up after STATEMENT_TIMEOUT; `vectors=False` before the extension exists."""
+    statements give up after STATEMENT_TIMEOUT_MS; `vectors=False` before the extension exists."""
     psycopg = database_module()
     try:
         from pgvector.psycopg import register_vector
     except ImportError as error:
-        raise SharedStoreError(f"a shared store needs psycopg and pgvector: pip install \"noul-lsp[team]\" ({error})") \
-            from None
+        raise SharedStoreError(f"{INSTALL_HINT} ({error})") from None
     try:
         connection = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except (psycopg.Error, ValueError) as error:
@@ -167,8 +167,14 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
         connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         if not autocommit:
             connection.commit()
-        if vectors:
-            register_vector(connection)
+    except psycopg.Error as error:
+        connection.close()
+        raise SharedStoreError(f"the shared store {redacted(url)} did not answer ({scrubbed(first_line(error), url)})") \
+            from None
+    if not vectors:
+        return connection
+    try:
+        register_vector(connection)
     except psycopg.Error as error:
         connection.close()
         raise SharedStoreError(f"the shared store {redacted(url)} has no pgvector extension; run `noul team init` "
