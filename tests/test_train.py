@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,75 @@ def test_a_class_docstring_is_the_class_s_own_not_its_first_method_s():
                        '    def get(self, key):\n        return self.values[key]\n', "Cache", "python", "class")
     description, rest = split_docstring(documented)
     assert description == "Keep computed values for a while." and "Keep computed" not in rest and "def get" in rest
+
+
+def test_a_pair_is_kept_when_either_ranking_puts_its_code_near_the_top(tmp_path):
+    repository = make_repository(tmp_path / "acme")
+    strict = MineSettings(hard_negatives=3, consistency_top=1)
+    pairs, record = mine_repository(repository, settings=strict, name="acme/storage")
+    lexical_only, lexical_record = mine_repository(repository, settings=replace(strict, static_model=""),
+                                                   name="acme/storage")
+    assert all(p.static_rank == -1 for p in lexical_only)
+    assert all(p.bm25_rank < 1 for p in lexical_only)
+    assert all(p.static_rank >= 0 and (p.bm25_rank < 1 or p.static_rank < 1) for p in pairs)
+    # the static ranking can only add pairs: every pair BM25 keeps is kept, and it drops no more
+    assert {(p.source, p.symbol) for p in lexical_only} <= {(p.source, p.symbol) for p in pairs}
+    assert record.dropped_by_consistency <= lexical_record.dropped_by_consistency
+
+
+def test_hard_negatives_alternate_between_the_lexical_and_the_static_ranking():
+    from noul_lsp.train.mine import Corpus, static_ranker
+
+    texts = ["def save_upload(path, data):\n    write(path, data)", "def write_header(out, name):\n    out.write(name)",
+             "def format_size(count):\n    return f'{count} KB'", "def retry_delays(n):\n    return [0.1] * n",
+             "def read_blocks(path):\n    yield open(path).read(65536)"]
+    keys = [("s.py", t.split("(")[0][4:]) for t in texts]
+    static = static_ranker("noul-code-static-v2")
+    corpus = Corpus(texts, keys, static=static)
+    lexical = Corpus(texts, keys)
+    query = "Write an uploaded file to storage"
+    rank, static_rank, negatives = corpus.rank_and_negatives(query, texts[0], {keys[0]}, negatives=4)
+    lexical_rank, no_rank, lexical_negatives = lexical.rank_and_negatives(query, texts[0], {keys[0]}, negatives=4)
+    assert rank == lexical_rank and no_rank == -1 and static_rank >= 0
+    assert texts[0] not in negatives and len(negatives) == len(set(negatives)) == 4
+    assert negatives[0] == lexical_negatives[0]  # BM25's best first, then the static model's best
+    cosines = static.embed_documents(texts) @ static.embed_query(query)
+    static_best = texts[max(range(1, 5), key=lambda i: cosines[i])]
+    assert static_best in negatives[:2]
+
+
+def test_the_docstring_share_sets_the_mix_of_sampled_pairs():
+    from noul_lsp.train.fit import TrainSettings, _sample
+    from noul_lsp.train.mine import Pair
+
+    def pair(source: str, index: int) -> Pair:
+        return Pair(f"{source} {index}", f"code {index}", ["other"], source, "a/b", "x.py", f"f{index}", "python",
+                    "c0", 0)
+
+    pairs = [pair("docstring", i) for i in range(30)] + [pair("commit", i) for i in range(70)]
+    mixed = _sample(pairs, TrainSettings(max_pairs=40, docstring_share=0.75))
+    assert len(mixed) == 40 and sum(p.source == "docstring" for p in mixed) == 30
+    assert sum(p.source == "docstring" for p in _sample(pairs, TrainSettings(max_pairs=20, docstring_share=0.5))) == 10
+    assert len(_sample(pairs, TrainSettings())) == 100  # as mined: every pair
+
+
+def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from random_checkpoints import build_checkpoint
+
+    from noul_lsp.models.cross_encoder import CrossEncoder
+    from noul_lsp.models.export import export_model
+    from noul_lsp.models.registry import reranker_from_directory
+    from noul_lsp.train.fit import TrainSettings, train_reranker
+
+    data = tmp_path / "data"
+    mine([make_repository(tmp_path / "acme")], data)
+    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")  # two layers
+    settings = TrainSettings(base=str(base), batch_size=4, max_steps=4, learning_rate=1e-3, warmup_ratio=0.0,
+                             log_steps=2, checkpoint_steps=4, layers=1)
+    train_reranker(read_pairs(data) * 4, tmp_path / "run", settings)
+    saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
+    assert saved["num_hidden_layers"] == 1
+    export_model(tmp_path / "run" / "model", tmp_path / "onnx", kind="reranker")
+    scores = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score("retry", ["a", "b"])
+    assert scores.shape == (2,)

@@ -57,6 +57,12 @@ class TrainSettings:
     seed: int = 13
     #: stop after this many optimiser steps (0 = the whole epoch count); tests train a few steps
     max_steps: int = 0
+    #: keep the base model's first N transformer layers (0: all). A cross-encoder's cost per pair is its
+    #: depth times its length: half the layers fit twice the tokens in the same rerank budget
+    layers: int = 0
+    #: the share of docstring pairs among the sampled ones (None: as mined). Docstrings say what code does
+    #: in a sentence, as a palette query does; commit messages say what changed, as an issue does
+    docstring_share: float | None = None
 
 
 def base_model_directory(base: str) -> Path:
@@ -84,7 +90,15 @@ def _require_train_extra():
 def _sample(pairs: Sequence[Pair], settings: TrainSettings) -> list[Pair]:
     pairs = [p for p in pairs if p.negatives]
     random.Random(settings.seed).shuffle(pairs)
-    return pairs[: settings.max_pairs] if settings.max_pairs else pairs
+    wanted = settings.max_pairs or len(pairs)
+    if settings.docstring_share is None:
+        return pairs[:wanted]
+    documented = [p for p in pairs if p.source == "docstring"]
+    others = [p for p in pairs if p.source != "docstring"]
+    taken = min(len(documented), round(wanted * settings.docstring_share))
+    chosen = documented[:taken] + others[: wanted - taken]
+    random.Random(settings.seed + 1).shuffle(chosen)  # batches mix both kinds
+    return chosen
 
 
 def _columns(pairs: Sequence[Pair], negatives: int, max_query_chars: int) -> dict[str, list[str]]:
@@ -94,6 +108,18 @@ def _columns(pairs: Sequence[Pair], negatives: int, max_query_chars: int) -> dic
         columns[f"negative_{index + 1}" if negatives > 1 else "negative"] = [
             p.negatives[index % len(p.negatives)] for p in pairs]
     return columns
+
+
+def _keep_layers(transformer, layers: int) -> None:
+    """Cut a BERT-style transformers model to its first `layers` layers (the config follows, so the saved
+    checkpoint loads and exports as the smaller model)."""
+    if not layers:
+        return
+    encoder = transformer.base_model.encoder
+    if layers > len(encoder.layer):
+        raise TrainingUnavailable(f"the base model has {len(encoder.layer)} layers; cannot keep {layers}")
+    encoder.layer = encoder.layer[:layers]
+    transformer.config.num_hidden_layers = layers
 
 
 def _latest_checkpoint(directory: Path) -> str | None:
@@ -179,6 +205,7 @@ def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = SentenceTransformer(str(base_model_directory(settings.base)), device="cpu")
     model.max_seq_length = settings.max_tokens
+    _keep_layers(model[0].auto_model, settings.layers)
     trainer = SentenceTransformerTrainer(
         model=model, args=_arguments(SentenceTransformerTrainingArguments, settings, out), train_dataset=dataset,
         loss=losses.MultipleNegativesRankingLoss(model), callbacks=[_log_callback(out / "train.log", started)])
@@ -194,6 +221,7 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
                          device="cpu")
+    _keep_layers(model.model, settings.layers)
     loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
     trainer = CrossEncoderTrainer(
         model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,

@@ -7,9 +7,13 @@ Torch-free: git, tree-sitter and numpy. Two kinds of pair, both over the same ch
     (SweRank style). Merges, bots, reverts, release bumps, messages under three words and commits that
     touch more than a few definitions or files are dropped.
 Every pair then passes a consistency filter (its positive must be among the `consistency_top` chunks of
-its repository under BM25 for its query; the rest are noise: a message that does not describe its diff)
-and gets hard negatives: the best-ranked chunks of the same repository that are not its positive
-(SweRank: a reranker trained with random negatives collapsed). Only source files give positives and
+its repository for its query, under BM25 or under the bundled static model; the rest are noise: a
+message that does not describe its diff) and gets hard negatives: the best-ranked chunks of the same
+repository that are not its positive, taken in turn from both rankings (SweRank: a reranker trained with
+random negatives collapsed). The static model matters for the pairs a user's palette query looks like: a
+docstring that says what the code does in other words than the code ("flash a message to the next
+request" for a function that appends to the session) shares few terms with it, and BM25 alone drops
+exactly those pairs and never offers a negative that is close in meaning. Only source files give positives and
 negatives (file role from the path): tests and docs are the ranking stage's business.
 
 A repository named in the exclusion list (the benchmark repositories and their forks) is refused, and so
@@ -64,6 +68,8 @@ class MineSettings:
     #: keep a pair when its positive is within this many chunks of its repository under BM25
     consistency_top: int = 20
     hard_negatives: int = 7
+    #: the static model of the second ranking (consistency and hard negatives); "" = BM25 alone
+    static_model: str = "noul-code-static-v2"
     #: pairs kept per repository (sampled, seeded), so that one large repository does not dominate
     max_pairs_per_repository: int = 3000
     min_query_words: int = 3
@@ -85,6 +91,8 @@ class Pair:
     commit: str
     #: the positive's rank under BM25 among its repository's chunks (0 = first)
     bm25_rank: int
+    #: its rank under the static model (-1: mined without one)
+    static_rank: int = -1
 
 
 @dataclass
@@ -279,9 +287,10 @@ BM25_PARAMETERS = BM25Parameters()
 
 
 class Corpus:
-    """Chunks of one repository under BM25, for the consistency filter and the hard negatives."""
+    """Chunks of one repository under BM25, and under a static model when one is given, for the
+    consistency filter and the hard negatives."""
 
-    def __init__(self, texts: list[str], keys: list[tuple[str, str]], *, seed: int = 13) -> None:
+    def __init__(self, texts: list[str], keys: list[tuple[str, str]], *, seed: int = 13, static=None) -> None:
         self.texts = texts
         self.keys = keys  # (path, symbol) of each row: the same definition at another commit is no negative
         vocabulary: dict[str, int] = {}
@@ -302,6 +311,8 @@ class Corpus:
         # rows no query term matches fill in after the lexical ones, in a seeded order (not file order, or
         # the same few chunks would be every pair's filler)
         self.tie_order = np.random.default_rng(seed).random(len(texts))
+        self.static = static
+        self.vectors = static.embed_documents(texts) if static is not None and texts else None
 
     def _ids(self, query: str) -> np.ndarray:
         return np.array([self.vocabulary[t] for t in query_terms(query) if t in self.vocabulary], dtype=np.int64)
@@ -320,24 +331,37 @@ class Corpus:
         return total
 
     def rank_and_negatives(self, query: str, positive: str, keys: set[tuple[str, str]], *,
-                           negatives: int) -> tuple[int, list[str]]:
-        """(rank of the positive among the rows, the best-ranked rows that are not it). Rows of `keys` (the
-        positive's definition, and the other definitions the same commit changed) and copies of the
+                           negatives: int) -> tuple[int, int, list[str]]:
+        """(rank of the positive among the rows under BM25, its rank under the static model or -1 without
+        one, the best-ranked rows that are not it: BM25's and the static model's in turn). Rows of `keys`
+        (the positive's definition, and the other definitions the same commit changed) and copies of the
         positive's text are neither competitors nor negatives."""
-        query_ids = self._ids(query)
-        if not len(query_ids):
-            return len(self.texts), []
-        scores = self.index.scores(query_ids)
-        positive_score = self.score_text(query_ids, positive)
         eligible = np.ones(len(self.texts), dtype=bool)
         for key in keys:
             eligible[self.rows_of_key.get(key, [])] = False
         eligible[self.rows_of_text.get(positive, [])] = False
-        competing = np.where(eligible, scores, -np.inf)
-        rank = int(np.sum(competing > positive_score))
-        # best first; ties (above all the zero scores) broken by the seeded order
-        top = np.lexsort((self.tie_order, -competing))[:negatives]
-        return rank, [self.texts[row] for row in top if np.isfinite(competing[row])]
+        query_ids = self._ids(query)
+        rank, lexical = len(self.texts), []
+        if len(query_ids):
+            competing = np.where(eligible, self.index.scores(query_ids), -np.inf)
+            rank = int(np.sum(competing > self.score_text(query_ids, positive)))
+            # best first; ties (above all the zero scores) broken by the seeded order
+            top = np.lexsort((self.tie_order, -competing))[:negatives]
+            lexical = [int(row) for row in top if np.isfinite(competing[row])]
+        static_rank, semantic = -1, []
+        if self.vectors is not None:
+            query_vector = self.static.embed_query(query)
+            positive_vector = self.static.embed_documents([positive])[0]
+            competing = np.where(eligible, self.vectors @ query_vector, -np.inf)
+            static_rank = int(np.sum(competing > float(positive_vector @ query_vector)))
+            top = np.argsort(-competing, kind="stable")[:negatives]
+            semantic = [int(row) for row in top if np.isfinite(competing[row])]
+        chosen: list[int] = []
+        for row in (r for both in zip(lexical, semantic, strict=False) for r in both):
+            if row not in chosen:
+                chosen.append(row)
+        chosen += [r for r in lexical[len(semantic):] + semantic[len(lexical):] if r not in chosen]
+        return rank, static_rank, [self.texts[row] for row in chosen[:negatives]]
 
 
 # --- mining ----------------------------------------------------------------------------------------------
@@ -395,18 +419,19 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                     docstring_pairs.append((split[0][: settings.max_query_chars], stripped, chunk))
         record.chunks = len(full_texts)
         progress(f"{repository_name}: {len(full_texts)} chunks, {len(docstring_pairs)} documented definitions")
-        stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed)
-        full_corpus = Corpus(full_texts, keys, seed=settings.seed)
+        static = static_ranker(settings.static_model)
+        stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed, static=static)
+        full_corpus = Corpus(full_texts, keys, seed=settings.seed, static=static)
 
         pairs: list[Pair] = []
         for query, body, chunk in docstring_pairs:
-            rank, negatives = stripped_corpus.rank_and_negatives(query, body, {(chunk.path, chunk.symbol)},
-                                                                 negatives=settings.hard_negatives)
-            if rank >= settings.consistency_top or not negatives:
+            rank, static_rank, negatives = stripped_corpus.rank_and_negatives(
+                query, body, {(chunk.path, chunk.symbol)}, negatives=settings.hard_negatives)
+            if not _consistent(rank, static_rank, settings) or not negatives:
                 record.dropped_by_consistency += 1
                 continue
             pairs.append(Pair(query, body, negatives, "docstring", repository_name, chunk.path, chunk.symbol,
-                              chunk.language, repository.head, rank))
+                              chunk.language, repository.head, rank, static_rank))
         record.docstring_pairs = len(pairs)
 
         suffixes = _code_suffixes()
@@ -431,13 +456,13 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 continue
             record.commits_kept += 1
             for chunk in touched:
-                rank, negatives = full_corpus.rank_and_negatives(query, chunk.embed_text, touched_keys,
-                                                                 negatives=settings.hard_negatives)
-                if rank >= settings.consistency_top or not negatives:
+                rank, static_rank, negatives = full_corpus.rank_and_negatives(
+                    query, chunk.embed_text, touched_keys, negatives=settings.hard_negatives)
+                if not _consistent(rank, static_rank, settings) or not negatives:
                     record.dropped_by_consistency += 1
                     continue
                 pairs.append(Pair(query, chunk.embed_text, negatives, "commit", repository_name, chunk.path,
-                                  chunk.symbol, chunk.language, change.parent, rank))
+                                  chunk.symbol, chunk.language, change.parent, rank, static_rank))
         record.commit_pairs = len(pairs) - record.docstring_pairs
     if len(pairs) > settings.max_pairs_per_repository:
         pairs = random.Random(settings.seed).sample(pairs, settings.max_pairs_per_repository)
@@ -446,6 +471,25 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
              f"({record.commits_kept} of {record.commits_read} commits, {record.dropped_by_consistency} dropped by "
              f"consistency) in {record.seconds} s")
     return pairs, record
+
+
+def static_ranker(name: str):
+    """The static model of the second ranking (numpy, bundled: no download), or None for BM25 alone."""
+    if not name:
+        return None
+    from noul_lsp.models.registry import resolve_embedder
+    from noul_lsp.models.static import StaticEmbedder, StaticSpec
+    from noul_lsp.store import cache_root
+
+    spec = resolve_embedder(name, cache_root())
+    if not isinstance(spec, StaticSpec):
+        raise MiningRefused(f"{name} is not a static model (the miner ranks with one, not a transformer)")
+    return StaticEmbedder(spec)
+
+
+def _consistent(bm25_rank: int, static_rank: int, settings: MineSettings) -> bool:
+    """The positive is among the repository's best chunks for its text under either ranking."""
+    return bm25_rank < settings.consistency_top or 0 <= static_rank < settings.consistency_top
 
 
 def _overlaps(chunk: Chunk, span: tuple[int, int]) -> bool:
