@@ -656,7 +656,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not args.repo:
             raise CliError("name the repositories to mine: `noul train mine --repo PATH [--repo PATH ...] --out DIR`",
                            EXIT_USAGE)
-        settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository)
+        settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository,
+                                static_model=args.static_model or "")
         exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()
         try:
             sources = mine([Path(r).expanduser() for r in args.repo], Path(args.out), settings=settings,
@@ -835,6 +836,8 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
     train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
     train.add_argument("--max-pairs-per-repository", type=int, default=3000)
+    train.add_argument("--static-model", metavar="NAME", help="mine: also rank with this static model (e.g. "
+                       "noul-code-static-v2) for the consistency filter and the hard negatives (default: BM25 alone)")
     train.add_argument("--data", help="embedder/reranker/static: the folder `noul train mine` wrote")
     train.add_argument("--base", help="the model to start from (default: all-MiniLM-L6-v2 of the train extra); "
                        "static: the sentence-transformers teacher to distil")

@@ -206,9 +206,9 @@ def test_a_class_docstring_is_the_class_s_own_not_its_first_method_s():
 def test_a_pair_is_kept_when_either_ranking_puts_its_code_near_the_top(tmp_path):
     repository = make_repository(tmp_path / "acme")
     strict = MineSettings(hard_negatives=3, consistency_top=1)
-    pairs, record = mine_repository(repository, settings=strict, name="acme/storage")
-    lexical_only, lexical_record = mine_repository(repository, settings=replace(strict, static_model=""),
-                                                   name="acme/storage")
+    pairs, record = mine_repository(repository, settings=replace(strict, static_model="noul-code-static-v2"),
+                                    name="acme/storage")
+    lexical_only, lexical_record = mine_repository(repository, settings=strict, name="acme/storage")
     assert all(p.static_rank == -1 for p in lexical_only)
     assert all(p.bm25_rank < 1 for p in lexical_only)
     assert all(p.static_rank >= 0 and (p.bm25_rank < 1 or p.static_rank < 1) for p in pairs)

@@ -7,13 +7,12 @@ Torch-free: git, tree-sitter and numpy. Two kinds of pair, both over the same ch
     (SweRank style). Merges, bots, reverts, release bumps, messages under three words and commits that
     touch more than a few definitions or files are dropped.
 Every pair then passes a consistency filter (its positive must be among the `consistency_top` chunks of
-its repository for its query, under BM25 or under the bundled static model; the rest are noise: a
-message that does not describe its diff) and gets hard negatives: the best-ranked chunks of the same
-repository that are not its positive, taken in turn from both rankings (SweRank: a reranker trained with
-random negatives collapsed). The static model matters for the pairs a user's palette query looks like: a
-docstring that says what the code does in other words than the code ("flash a message to the next
-request" for a function that appends to the session) shares few terms with it, and BM25 alone drops
-exactly those pairs and never offers a negative that is close in meaning. Only source files give positives and
+its repository for its query under BM25, or, with `static_model`, under a static model too; the rest are
+noise: a message that does not describe its diff) and gets hard negatives: the best-ranked chunks of
+the same repository that are not its positive, taken in turn from both rankings (SweRank: a reranker
+trained with random negatives collapsed). The second ranking is meant for the pairs a palette query
+looks like: a docstring that says in other words than the code what it does shares few terms with it,
+and BM25 alone drops exactly those pairs. Only source files give positives and
 negatives (file role from the path): tests and docs are the ranking stage's business.
 
 A repository named in the exclusion list (the benchmark repositories and their forks) is refused, and so
@@ -68,8 +67,10 @@ class MineSettings:
     #: keep a pair when its positive is within this many chunks of its repository under BM25
     consistency_top: int = 20
     hard_negatives: int = 7
-    #: the static model of the second ranking (consistency and hard negatives); "" = BM25 alone
-    static_model: str = "noul-code-static-v2"
+    #: a static model for a second ranking (consistency and hard negatives), e.g. "noul-code-static-v2";
+    #: "" = BM25 alone. Off by default: the one run trained on pairs mined with it (and 60% docstrings)
+    #: came out below the base model on the dev bench (docs/benchmarks.md, "What did not work")
+    static_model: str = ""
     #: pairs kept per repository (sampled, seeded), so that one large repository does not dominate
     max_pairs_per_repository: int = 3000
     min_query_words: int = 3
