@@ -16,6 +16,7 @@ from noul_lsp.retrieval.calibrate import (
     fit_logistic,
     load_calibration,
     pair_name,
+    query_shape,
 )
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.workspace.project import project_names
@@ -46,8 +47,8 @@ def _calibration(pair: str) -> Calibration:
     rows, labels, _ = synthetic(500, 2)
     here_rows = [{name: r["a"] if i % 2 else r["b"] for i, name in enumerate(QUERY_FEATURES)} for r in rows]
     hit_rows = [{name: r["a"] for name in HIT_FEATURES} for r in rows]
-    return Calibration(pair, fit_logistic(here_rows, labels, QUERY_FEATURES), fit_logistic(hit_rows, labels, HIT_FEATURES),
-                       {"data": "synthetic"})
+    return Calibration(pair, {"all": fit_logistic(here_rows, labels, QUERY_FEATURES)},
+                       fit_logistic(hit_rows, labels, HIT_FEATURES), {"data": "synthetic"})
 
 
 def test_a_file_is_used_only_for_its_own_pair(tmp_path, monkeypatch):
@@ -85,9 +86,10 @@ def test_the_engine_gives_probabilities_only_when_calibrated(polyglot, tmp_path,
     assert Workspace(polyglot, settings).find("retry", legs=("bm25",)).here_probability is None
 
 
-def _record(repo: str, kind: str, strength: float, rng) -> dict:
+def _record(repo: str, kind: str, strength: float, rng, *, long: bool = True) -> dict:
     features = {name: float(rng.normal()) for name in QUERY_FEATURES}
     features["fused_top"] = strength + float(rng.normal(scale=0.3))
+    features["long_query"] = features["multi_line"] = float(long)
     gold = ["a.py"] if kind == "answerable" else []
     hits = [{"path": p, "score": s, "rank": i + 1, "bm25Rank": i + 1, "denseRank": None}
             for i, (p, s) in enumerate([("a.py", 0.03), ("b.py", 0.02), ("c.py", 0.01)])]
@@ -142,3 +144,55 @@ def test_an_issue_naming_the_project_is_a_feature_of_each_find(polyglot, setting
     finally:
         workspace.close()
     assert [(f["long_query"], f["names_project_long"]) for f in features] == [(1.0, 1.0), (1.0, 0.0), (0.0, 0.0)]
+
+
+def test_each_query_shape_gets_its_own_here_model(tmp_path):
+    """Issue texts separate by one feature, one-line descriptions by another pointing the other way: one
+    model for both cannot fit them, one per shape can."""
+    rng = np.random.default_rng(5)
+    records = []
+    for repo in ("r1", "r2", "r3"):
+        for kind in ("answerable", "not_here"):
+            sign = 1.0 if kind == "answerable" else -1.0
+            for _ in range(60):
+                issue = _record(repo, kind, sign, rng)
+                records.append(issue)
+                short = _record(repo, kind, 0.0, rng, long=False)
+                short["source"] = "describe"
+                short["features"]["fused_top"] = float(rng.normal(scale=0.3))
+                short["features"]["dense_top"] = -sign + float(rng.normal(scale=0.3))
+                records.append(short)
+    path = tmp_path / "per_query.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
+    styles = metrics["by_query_style"]
+    assert styles["description"]["auroc"] > 0.95 and styles["issue"]["auroc"] > 0.95
+    saved = json.loads(written.read_text())
+    assert set(saved["here"]) == {"short", "long"}
+    calibration = Calibration.from_json(saved)
+    one_line = {**records[1]["features"], "dense_top": -2.0}  # here, for a one-line description
+    assert calibration.here_probability(one_line) > 0.9
+    assert calibration.here_probability({**one_line, "long_query": 1.0, "multi_line": 1.0, "fused_top": -2.0}) < 0.1
+
+
+def test_a_file_fitted_before_the_split_answers_for_every_shape(tmp_path, monkeypatch):
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path))
+    pair = pair_name("old-model@128", "")
+    data = _calibration(pair).to_json()
+    data["here"] = data["here"]["all"]  # the old layout: one model, not one per shape
+    (tmp_path / calibration_file_name(pair)).write_text(json.dumps(data))
+    loaded = load_calibration(pair)
+    features = {name: 0.5 for name in QUERY_FEATURES}
+    short = loaded.here_probability({**features, "long_query": 0.0, "multi_line": 0.0})
+    assert 0.0 < short < 1.0 and short == loaded.here_probability({**features, "long_query": 0.0, "multi_line": 0.0})
+    assert 0.0 < loaded.here_probability({**features, "long_query": 1.0}) < 1.0
+
+
+def test_a_query_of_several_lines_is_read_by_the_long_model(polyglot, settings):
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    one_line = workspace.find("retry failed uploads with exponential backoff").features
+    pasted = workspace.find("Upload fails\nretry failed uploads with exponential backoff").features
+    assert one_line["multi_line"] == 0.0 and query_shape(one_line) == "short"
+    assert pasted["multi_line"] == 1.0 and query_shape(pasted) == "long"

@@ -17,13 +17,19 @@ import numpy as np
 
 from noul_lsp.bench import metrics as m
 from noul_lsp.retrieval.calibrate import (
+    HERE_SHAPES,
     HIT_FEATURES,
     QUERY_FEATURES,
     Calibration,
     calibration_file_name,
     fit_logistic,
     hit_features,
+    query_shape,
 )
+
+#: a query shape gets its own P(here) model when its records hold at least this many of each kind;
+#: otherwise every record's model answers for it
+MIN_PER_KIND = 10
 
 
 class CalibrationDataError(ValueError):
@@ -50,10 +56,26 @@ def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
     return rows, [int(h["path"] in gold) for h in hits]
 
 
+def _fit_here(records: list[dict]) -> dict:
+    """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
+    for the shapes that have not."""
+    def fit(chosen: list[dict]):
+        return fit_logistic([r["features"] for r in chosen], [int(r["kind"] == "answerable") for r in chosen],
+                            QUERY_FEATURES)
+
+    models = {}
+    for shape in HERE_SHAPES:
+        mine = [r for r in records if query_shape(r["features"]) == shape]
+        answerable = sum(r["kind"] == "answerable" for r in mine)
+        if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
+            models[shape] = fit(mine)
+    if len(models) < len(HERE_SHAPES):
+        models["all"] = fit(records)
+    return models
+
+
 def _fit(records: list[dict]) -> tuple:
-    here_rows = [r["features"] for r in records]
-    here_labels = [int(r["kind"] == "answerable") for r in records]
-    here = fit_logistic(here_rows, here_labels, QUERY_FEATURES)
+    here = _fit_here(records)
     answerable = [r for r in records if r["kind"] == "answerable"]
     hit_rows, hit_labels = [], []
     for record in answerable:

@@ -5,6 +5,12 @@ from logistic models over *scale-free* features of the result list (normalised f
 how much of the query's idf mass BM25 matched, the top cosine and its margin, whether the two legs agree),
 fitted on labeled answerable and not_here queries by `noul calibrate` and stored per embedder+reranker
 pair under models/calibration/. Without a matching file the probabilities are None: never a guess.
+
+P(here) has one model per query shape: an issue text that is not about this workspace names classes,
+files and errors that are nowhere in it, and almost every feature separates it; a one-line description
+of a missing feature still matches real code in words and meaning, and rests on weaker evidence that a
+model fitted mostly on issue texts weighs wrongly (held out, one model for both put descriptions at
+AUROC 0.74, ECE 0.12; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from noul_lsp.retrieval.bm25 import bm25_idf
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
-                  "rank_top_probability", "rank_margin_2")
+                  "rank_top_probability", "rank_margin_2", "multi_line")
+#: the query shapes P(here) is fitted for apart (`query_shape`); "all" is the one model of an older file
+HERE_SHAPES = ("short", "long")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -30,7 +38,7 @@ CALIBRATED_LEGS = ("bm25", "dense")
 def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
                    query_terms: int, names_project: bool = False,
-                   ranked_probabilities: list[float] | None = None) -> dict[str, float]:
+                   ranked_probabilities: list[float] | None = None, multi_line: bool = False) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring)."""
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
@@ -56,7 +64,15 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "rank_top_probability": ranked_probabilities[0] if ranked_probabilities else 0.0,
         "rank_margin_2": (ranked_probabilities[0] - ranked_probabilities[1])
         if ranked_probabilities and len(ranked_probabilities) > 1 else 0.0,
+        # a pasted issue, a traceback, a prompt: several lines; a palette query is one
+        "multi_line": float(multi_line),
     }
+
+
+def query_shape(features: dict[str, float]) -> str:
+    """Which P(here) model a find's features are read by: "long" (an issue text, an agent's prompt: many
+    terms or several lines) or "short" (a symbol or a one-line description)."""
+    return "long" if features.get("long_query") or features.get("multi_line") else "short"
 
 
 def hit_features(query: dict[str, float], *, rank: int, score: float, top_score: float, bm25_rank: int | None,
@@ -123,15 +139,17 @@ def fit_logistic(rows: list[dict[str, float]], labels: list[int], features: tupl
 
 @dataclass
 class Calibration:
-    """The fitted models for one embedder+reranker pair, with where they came from."""
+    """The fitted models for one embedder+reranker pair, with where they came from. `here` holds a P(here)
+    model per query shape (HERE_SHAPES), or one under "all" (a file fitted before the split)."""
 
     pair: str
-    here: LogisticModel
+    here: dict[str, LogisticModel]
     hit: LogisticModel
     provenance: dict
 
     def here_probability(self, features: dict[str, float]) -> float:
-        return float(self.here.predict([features])[0])
+        model = self.here.get(query_shape(features)) or self.here["all"]
+        return float(model.predict([features])[0])
 
     def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
         """P(file is an answer) = P(here) · P(answer | here, its features)."""
@@ -140,12 +158,15 @@ class Calibration:
         return [float(here * p) for p in self.hit.predict(rows)]
 
     def to_json(self) -> dict:
-        return {"pair": self.pair, "here": self.here.to_json(), "hit": self.hit.to_json(), "provenance": self.provenance}
+        return {"pair": self.pair, "here": {shape: model.to_json() for shape, model in self.here.items()},
+                "hit": self.hit.to_json(), "provenance": self.provenance}
 
     @classmethod
     def from_json(cls, data: dict) -> Calibration:
-        return cls(data["pair"], LogisticModel.from_json(data["here"]), LogisticModel.from_json(data["hit"]),
-                   data.get("provenance", {}))
+        here = data["here"]
+        models = {"all": LogisticModel.from_json(here)} if "features" in here else {
+            shape: LogisticModel.from_json(model) for shape, model in here.items()}
+        return cls(data["pair"], models, LogisticModel.from_json(data["hit"]), data.get("provenance", {}))
 
 
 def pair_name(embedder_key: str | None, reranker: str = "") -> str:
@@ -165,7 +186,7 @@ def load_calibration(pair: str) -> Calibration | None:
 
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,
                     rrf_k: int, project_names: frozenset[str],
-                    ranked_probabilities: list[float] | None = None) -> dict[str, float]:
+                    ranked_probabilities: list[float] | None = None, multi_line: bool = False) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
     legs' lists (`fused`), and the fitted ranker's top probabilities when it ran."""
     if term_idf is None:
@@ -183,7 +204,7 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                           bm25_files=file_order(fused.bm25_ranking, candidates),
                           dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
                           names_project=not project_names.isdisjoint(analysis_terms),
-                          ranked_probabilities=ranked_probabilities)
+                          ranked_probabilities=ranked_probabilities, multi_line=multi_line)
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,
