@@ -667,6 +667,21 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(json.dumps({"out": args.out, **sources["totals"], "refused": sources["refused"],
                           "failed": sources["failed"]}, indent=2))
         return 0 if sources["totals"]["repositories"] else EXIT_FAILURE
+    if args.action == "labels":
+        from noul_lsp.train.labels import LabelSettings, write_commit_labels
+        from noul_lsp.train.mine import read_exclusions
+
+        if not args.repo:
+            raise CliError("name the repositories: `noul train labels --repo PATH [--repo PATH ...] --out FILE`",
+                           EXIT_USAGE)
+        exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()
+        sources = write_commit_labels([Path(r).expanduser() for r in args.repo], Path(args.out),
+                                      settings=LabelSettings(per_repository=args.per_repository),
+                                      exclusions=exclusions, own_code=args.own,
+                                      progress=lambda m: print(m, file=sys.stderr))
+        print(json.dumps({"out": args.out, "labels": sources["labels"], "repositories": len(sources["repositories"]),
+                          "refused": sources["refused"]}, indent=2))
+        return 0 if sources["labels"] else EXIT_FAILURE
     from noul_lsp.train.fit import TrainingUnavailable, TrainSettings, train_embedder, train_reranker
     from noul_lsp.train.mine import read_pairs
 
@@ -824,18 +839,22 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="mine (query, code) pairs from git history; fine-tune the models on them",
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog="""mine:     noul train mine --repo PATH [--repo PATH ...] --out DATA   (torch-free)
+labels:   noul train labels --repo PATH [--repo PATH ...] --out LABELS.jsonl   (commits as ranking labels)
 embedder: noul train embedder --data DATA --out RUN                  (pip install 'noul-lsp[train]')
 reranker: noul train reranker --data DATA --out RUN
 static:   noul train static --data DATA --base RUN/model --out DIR   (distil the static leg, then tune it)
 then:     noul models export RUN/model --out MODEL --int8 && noul models use MODEL --path .""")
-    train.add_argument("action", choices=("mine", "embedder", "reranker", "static"))
+    train.add_argument("action", choices=("mine", "labels", "embedder", "reranker", "static"))
     train.add_argument("--repo", action="append", metavar="PATH", help="mine: a git repository (bare or not)")
-    train.add_argument("--out", required=True, help="mine: the data folder; embedder/reranker: the run folder; "
+    train.add_argument("--out", required=True, help="mine: the data folder; labels: the label file; "
+                       "embedder/reranker: the run folder; "
                        "static: the model folder")
     train.add_argument("--exclude", help="mine: a file of owner/name lines never to mine (e.g. benchmark repositories)")
     train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
     train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
     train.add_argument("--max-pairs-per-repository", type=int, default=3000)
+    train.add_argument("--per-repository", type=int, default=40,
+                       help="labels: ranking labels taken per repository (its newest qualifying commits)")
     train.add_argument("--static-model", metavar="NAME", help="mine: also rank with this static model (e.g. "
                        "noul-code-static-v2) for the consistency filter and the hard negatives (default: BM25 alone)")
     train.add_argument("--data", help="embedder/reranker/static: the folder `noul train mine` wrote")

@@ -273,3 +273,27 @@ def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp
     export_model(tmp_path / "run" / "model", tmp_path / "onnx", kind="reranker")
     scores = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score("retry", ["a", "b"])
     assert scores.shape == (2,)
+
+
+def test_commits_become_ranking_labels_asked_at_their_parent(tmp_path):
+    from noul_lsp.bench.labels import load_labels
+    from noul_lsp.train.labels import commit_labels, write_commit_labels
+
+    repository = make_repository(tmp_path / "acme")
+    (repository / "tests" / "test_storage.py").write_text("def test_save_upload():\n    assert 1\n")
+    _git(repository, "commit", "-q", "-am", "Check the upload test more strictly")  # tests only: no label
+    rows, record = commit_labels(repository, name="acme/storage")
+    (label,) = rows  # the backoff commit; "wip" says nothing and the test-only commit has no source file
+    assert label["query"] == "Use exponential backoff between retry attempts"
+    assert label["gold_files"] == ["storage.py"] and label["kind"] == "answerable"
+    parent = subprocess.run(["git", "-C", str(repository), "rev-parse", "HEAD~3"], capture_output=True,
+                            text=True).stdout.strip()
+    assert label["commit"] == parent  # asked of the code before the change, as SWE-bench asks an issue
+    assert record["licence"] == "MIT" and record["labels"] == 1
+
+    out = tmp_path / "labels" / "commit-labels.jsonl"
+    refused = make_repository(tmp_path / "requests")
+    sources = write_commit_labels([repository, refused], out, exclusions={"acme/requests"})
+    assert [q.query for q in load_labels([out])] == [label["query"]]  # the bench reads the file as it is
+    assert sources["labels"] == 1 and list(sources["refused"]) == [str(refused)]
+    assert json.loads((tmp_path / "labels" / "commit-labels.jsonl.sources.json").read_text())["labels"] == 1

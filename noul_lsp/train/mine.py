@@ -367,7 +367,7 @@ class Corpus:
 
 # --- mining ----------------------------------------------------------------------------------------------
 
-def _code_suffixes() -> tuple[str, ...]:
+def code_suffixes() -> tuple[str, ...]:
     return tuple(sorted({suffix for spec in LANGUAGES.values() for suffix in spec.extensions}))
 
 
@@ -435,7 +435,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                               chunk.language, repository.head, rank, static_rank))
         record.docstring_pairs = len(pairs)
 
-        suffixes = _code_suffixes()
+        suffixes = code_suffixes()
         for change in repository.history(max_commits=settings.max_commits, suffixes=suffixes):
             record.commits_read += 1
             query = commit_query(change, settings)
