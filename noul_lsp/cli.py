@@ -512,8 +512,12 @@ def cmd_rank_fit(args: argparse.Namespace) -> int:
             print(f"\nwrote the rerank weight into {written}")
             return 0
         pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip()) if args.pipelines else FITTED_PIPELINES
+        extra = [Path(p) for p in args.extra or ()]
+        for path in extra:
+            if not path.is_file():
+                raise CliError(f"records file {path} not found", EXIT_USAGE)
         written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation,
-                                    pipelines=pipelines)
+                                    pipelines=pipelines, extra_paths=extra)
     except (RankDataError, ValueError) as error:
         raise CliError(str(error), EXIT_USAGE) from error
     print(format_metrics(metrics))
@@ -829,6 +833,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the model file (default: models/ranking of this tree)")
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
+    fit.add_argument("--extra", action="append", metavar="RECORDS",
+                     help="per_query.jsonl of other repositories' labels (`noul train labels`) that only train: "
+                     "every fit sees them, no figure is computed on them (repeatable)")
     fit.add_argument("--pipelines", help="the records to fit on (default: hybrid,hybrid-all,instant; records of "
                      "different dense legs must not mix)")
     fit.add_argument("--rerank", action="store_true",

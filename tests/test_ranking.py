@@ -236,3 +236,37 @@ def test_partition_and_counting_agree_with_sorting_every_score():
         thresholds = rng.choice(scores, size=min(len(scores), 15), replace=False) if len(scores) else scores
         descending = np.sort(values)[::-1]
         assert np.array_equal(_higher_than(values, thresholds), np.searchsorted(-descending, -thresholds, side="left"))
+
+
+def _candidate_records(path, repos, queries_per_repo, rng, *, label_file):
+    """Bench records whose gold file is the one with the highest `rrf` feature (plus noise), the rest random."""
+    from noul_lsp.retrieval.features import FEATURES
+
+    signal = FEATURES.index("rrf")
+    lines = []
+    for repo in repos:
+        for number in range(queries_per_repo):
+            matrix = rng.normal(size=(12, len(FEATURES)))
+            gold = int(np.argmax(matrix[:, signal] + 0.5 * rng.normal(size=12)))
+            files = [f"f{i}.py" for i in range(12)]
+            lines.append(json.dumps({
+                "id": f"{repo}-{number}", "label_file": label_file, "repo": repo, "pipeline": "hybrid",
+                "kind": "answerable", "gold_files": [files[gold]], "pair": "e@128+none",
+                "ranked": [[f, 0.0] for f in files],
+                "rank_candidates": {"features": list(FEATURES), "files": files, "matrix": matrix.tolist()}}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
+    from noul_lsp.bench.rank_fit import rank_fit
+
+    rng = np.random.default_rng(11)
+    dev, extra = tmp_path / "dev.jsonl", tmp_path / "extra.jsonl"
+    _candidate_records(dev, ("a/one", "b/two", "c/three"), 4, rng, label_file="dev")  # too few to learn from
+    _candidate_records(extra, ("x/commits", "y/commits"), 150, rng, label_file="commit-train")
+    _, alone = rank_fit([dev], out_dir=tmp_path / "alone", ablation=False)
+    written, helped = rank_fit([dev], out_dir=tmp_path / "helped", ablation=False, extra_paths=[extra])
+    assert set(helped["held_out"]) == {"dev", "all"}  # no figure on the extra records
+    assert helped["held_out"]["all"]["acc@1"] > alone["held_out"]["all"]["acc@1"]
+    provenance = json.loads(written.read_text())["provenance"]
+    assert provenance["extra_queries"] == 300 and provenance["extra_repositories"] == 2

@@ -104,36 +104,50 @@ def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
 
 
 def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str, ...], *, l2: float,
-                             embedder: str) -> dict:
+                             embedder: str, extra: list[LabeledCandidates] = ()) -> dict:
+    """Each repository of `items` ranked by a fit on the others (and on every `extra` query, whose
+    repositories are never held out nor scored)."""
     columns = [FEATURES.index(f) for f in features]
     rankings = []
-    for repo in sorted({i.repo for i in items}):
-        train = [i for i in items if i.repo != repo]
+    held_out = {i.repo for i in items}
+    extra = [i for i in extra if i.repo not in held_out]  # a held-out repository's queries never train
+    for repo in sorted(held_out):
+        train = [i for i in items if i.repo != repo] + extra
         model = fit_rank_model(_queries(train, columns), features, embedder=embedder, l2=l2)
         rankings.extend((i, _ranked(model, i, columns)) for i in items if i.repo == repo)
     return _accuracy(rankings)
 
 
 def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True,
-             pipelines: tuple[str, ...] = FITTED_PIPELINES) -> tuple[Path, dict]:
-    """Fit on everything, measure held out; write models/ranking/<embedder>.json. Returns (path, metrics)."""
+             pipelines: tuple[str, ...] = FITTED_PIPELINES, extra_paths: list[Path] = ()) -> tuple[Path, dict]:
+    """Fit on everything, measure held out; write models/ranking/<embedder>.json. Returns (path, metrics).
+    `extra_paths` holds records that only train (`noul train labels` of other repositories): every fit
+    sees them, no figure is computed on them."""
     items, embedder = load_candidates(paths, pipelines)
+    extra: list[LabeledCandidates] = []
+    if extra_paths:
+        extra, extra_embedder = load_candidates(list(extra_paths), pipelines)
+        if extra_embedder != embedder:
+            raise RankDataError(f"the extra records were made with {extra_embedder}, the records with {embedder}")
     every = tuple(FEATURES)
     metrics = {"baseline": _accuracy([(i, i.baseline) for i in items]),
-               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder)}
+               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder, extra=extra)}
     reach = float(np.mean([bool(set(i.gold) & set(i.files)) for i in items]))
     metrics["candidates_reach_gold"] = reach
     if ablation:
         metrics["ablation"] = {}
         for group, names in FEATURE_GROUPS.items():
             kept = tuple(f for f in every if f not in names)
-            metrics["ablation"][f"without {group}"] = leave_one_repository_out(items, kept, l2=l2, embedder=embedder)
+            metrics["ablation"][f"without {group}"] = leave_one_repository_out(items, kept, l2=l2, embedder=embedder,
+                                                                               extra=extra)
     columns = list(range(len(every)))
-    model = fit_rank_model(_queries(items, columns), every, embedder=embedder, l2=l2)
+    model = fit_rank_model(_queries(items + extra, columns), every, embedder=embedder, l2=l2)
     metrics["in_sample"] = _accuracy([(i, _ranked(model, i, columns)) for i in items])
     provenance = {
         "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "records": [str(p) for p in paths], "queries": len(items),
+        "extra_records": [str(p) for p in extra_paths], "extra_queries": len(extra),
+        "extra_repositories": len({i.repo for i in extra}),
         "repositories": sorted({i.repo for i in items}), "label_files": sorted({i.label_file for i in items}),
         "l2": l2, "commit": _commit(), "metrics": metrics,
     }
