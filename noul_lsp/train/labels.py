@@ -24,15 +24,7 @@ from pathlib import Path
 
 from noul_lsp.retrieval.roles import file_role
 from noul_lsp.train.git import Repository
-from noul_lsp.train.mine import (
-    MineSettings,
-    MiningRefused,
-    code_suffixes,
-    commit_query,
-    is_excluded,
-    is_permissive,
-    repository_licence,
-)
+from noul_lsp.train.mine import MineSettings, MiningRefused, admitted, code_suffixes, commit_query
 
 
 @dataclass(frozen=True)
@@ -52,13 +44,7 @@ def commit_labels(directory: Path, *, settings: LabelSettings = LabelSettings(),
     filters = MineSettings(max_files_per_commit=settings.max_files_per_commit)
     rows: list[dict] = []
     with Repository(directory) as repository:
-        repository_name = name or repository.name()
-        if is_excluded(repository_name, exclusions):
-            raise MiningRefused(f"{repository_name} is in the exclusion list", repository_name)
-        licence, licence_file = repository_licence(repository)
-        if not own_code and not is_permissive(licence):
-            raise MiningRefused(f"{repository_name}: licence {licence} ({licence_file or 'no licence file'}) is not "
-                                "a recognised permissive licence; pass --own for your own code", repository_name)
+        repository_name, licence, _licence_file = admitted(repository, name, exclusions, own_code)
         read = 0
         for change in repository.history(max_commits=settings.max_commits, suffixes=code_suffixes()):
             read += 1

@@ -379,6 +379,21 @@ def _definition(chunk: Chunk) -> bool:
     return chunk.kind in DEFINITION_KINDS and bool(chunk.symbol)
 
 
+def admitted(repository: Repository, name: str, exclusions: set[str], own_code: bool) -> tuple[str, str, str]:
+    """(owner/name, licence, licence file) of a repository that may be learnt from; raises MiningRefused
+    for one in the exclusion list (or, by its name, a fork of one) and for a licence that is not
+    permissive, unless the code is the caller's own."""
+    repository_name = name or repository.name()
+    if is_excluded(repository_name, exclusions):
+        raise MiningRefused(f"{repository_name} is in the exclusion list (a benchmark or evaluation repository "
+                            "or, by its name, a fork of one)", repository_name)
+    licence, licence_file = repository_licence(repository)
+    if not own_code and not is_permissive(licence):
+        raise MiningRefused(f"{repository_name}: licence {licence} ({licence_file or 'no licence file'}) is not "
+                            "a recognised permissive licence; pass --own for your own code", repository_name)
+    return repository_name, licence, licence_file
+
+
 def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(), exclusions: set[str] = frozenset(),
                     own_code: bool = False, name: str = "", progress: Callable[[str], None] = lambda _m: None
                     ) -> tuple[list[Pair], SourceRecord]:
@@ -387,14 +402,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
     started = time.monotonic()
     chunker = FileChunker(IndexSettings())
     with Repository(directory) as repository:
-        repository_name = name or repository.name()
-        if is_excluded(repository_name, exclusions):
-            raise MiningRefused(f"{repository_name} is in the exclusion list (a benchmark or evaluation repository "
-                                "or, by its name, a fork of one)", repository_name)
-        licence, licence_file = repository_licence(repository)
-        if not own_code and not is_permissive(licence):
-            raise MiningRefused(f"{repository_name}: licence {licence} ({licence_file or 'no licence file'}) is not "
-                                "a recognised permissive licence; pass --own for your own code", repository_name)
+        repository_name, licence, licence_file = admitted(repository, name, exclusions, own_code)
         record = SourceRecord(repository_name, repository.head, licence, licence_file)
 
         # every chunk twice: as the engine indexes it (commit positives are compared with these), and with
