@@ -517,7 +517,7 @@ def cmd_rank_fit(args: argparse.Namespace) -> int:
             if not path.is_file():
                 raise CliError(f"records file {path} not found", EXIT_USAGE)
         written, metrics = rank_fit(paths, out_dir=Path(args.out), l2=args.l2, ablation=not args.no_ablation,
-                                    pipelines=pipelines, extra_paths=extra)
+                                    pipelines=pipelines, extra_paths=extra, extra_weight=args.extra_weight)
     except (RankDataError, ValueError) as error:
         raise CliError(str(error), EXIT_USAGE) from error
     print(format_metrics(metrics))
@@ -836,6 +836,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--extra", action="append", metavar="RECORDS",
                      help="per_query.jsonl of other repositories' labels (`noul train labels`) that only train: "
                      "every fit sees them, no figure is computed on them (repeatable)")
+    fit.add_argument("--extra-weight", type=float, default=1.0,
+                     help="how much the extra records count together, against the records fitted with (default 1: "
+                     "as much)")
     fit.add_argument("--pipelines", help="the records to fit on (default: hybrid,hybrid-all,instant; records of "
                      "different dense legs must not mix)")
     fit.add_argument("--rerank", action="store_true",

@@ -270,3 +270,7 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
     assert helped["held_out"]["all"]["acc@1"] > alone["held_out"]["all"]["acc@1"]
     provenance = json.loads(written.read_text())["provenance"]
     assert provenance["extra_queries"] == 300 and provenance["extra_repositories"] == 2
+    assert provenance["extra_weight"] == 1.0
+    _, weightless = rank_fit([dev], out_dir=tmp_path / "weightless", ablation=False, extra_paths=[extra],
+                             extra_weight=0.0)
+    assert weightless["held_out"] == alone["held_out"]  # at weight 0 the extra records change nothing

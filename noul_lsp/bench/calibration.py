@@ -20,6 +20,7 @@ from noul_lsp.retrieval.calibrate import (
     HERE_SHAPES,
     HIT_FEATURES,
     QUERY_FEATURES,
+    SHAPE_FEATURES,
     Calibration,
     calibration_file_name,
     fit_logistic,
@@ -59,18 +60,19 @@ def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
 def _fit_here(records: list[dict]) -> dict:
     """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
     for the shapes that have not."""
-    def fit(chosen: list[dict]):
+    def fit(chosen: list[dict], features: tuple[str, ...]):
         return fit_logistic([r["features"] for r in chosen], [int(r["kind"] == "answerable") for r in chosen],
-                            QUERY_FEATURES)
+                            features)
 
     models = {}
+    within_shape = tuple(f for f in QUERY_FEATURES if f not in SHAPE_FEATURES)
     for shape in HERE_SHAPES:
         mine = [r for r in records if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            models[shape] = fit(mine)
+            models[shape] = fit(mine, within_shape)
     if len(models) < len(HERE_SHAPES):
-        models["all"] = fit(records)
+        models["all"] = fit(records, QUERY_FEATURES)
     return models
 
 

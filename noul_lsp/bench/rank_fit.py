@@ -76,8 +76,18 @@ def load_candidates(paths: list[Path],
     return found, embedders.pop()
 
 
-def _queries(items: list[LabeledCandidates], columns: list[int]) -> list[RankingQuery]:
-    return [RankingQuery(item.repo, item.matrix[:, columns], np.isin(item.files, item.gold)) for item in items]
+def _queries(items: list[LabeledCandidates], columns: list[int], weight: float = 1.0) -> list[RankingQuery]:
+    return [RankingQuery(item.repo, item.matrix[:, columns], np.isin(item.files, item.gold), weight)
+            for item in items]
+
+
+def _training(items: list[LabeledCandidates], extra: list[LabeledCandidates], columns: list[int],
+              extra_weight: float) -> list[RankingQuery]:
+    """`items` at weight 1 and `extra` weighted so that together they count `extra_weight` times as much as
+    `items` do: commit labels outnumber the dev labels many times, and would otherwise decide the weights
+    for one-line descriptions and issue texts alike."""
+    share = extra_weight * len(items) / len(extra) if extra else 0.0
+    return _queries(items, columns) + _queries(extra, columns, share)
 
 
 def _ranked(model: RankModel, item: LabeledCandidates, columns: list[int]) -> list[str]:
@@ -104,7 +114,7 @@ def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
 
 
 def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str, ...], *, l2: float,
-                             embedder: str, extra: list[LabeledCandidates] = ()) -> dict:
+                             embedder: str, extra: list[LabeledCandidates] = (), extra_weight: float = 1.0) -> dict:
     """Each repository of `items` ranked by a fit on the others (and on every `extra` query, whose
     repositories are never held out nor scored)."""
     columns = [FEATURES.index(f) for f in features]
@@ -112,17 +122,19 @@ def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str
     held_out = {i.repo for i in items}
     extra = [i for i in extra if i.repo not in held_out]  # a held-out repository's queries never train
     for repo in sorted(held_out):
-        train = [i for i in items if i.repo != repo] + extra
-        model = fit_rank_model(_queries(train, columns), features, embedder=embedder, l2=l2)
+        train = _training([i for i in items if i.repo != repo], extra, columns, extra_weight)
+        model = fit_rank_model(train, features, embedder=embedder, l2=l2)
         rankings.extend((i, _ranked(model, i, columns)) for i in items if i.repo == repo)
     return _accuracy(rankings)
 
 
 def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True,
-             pipelines: tuple[str, ...] = FITTED_PIPELINES, extra_paths: list[Path] = ()) -> tuple[Path, dict]:
+             pipelines: tuple[str, ...] = FITTED_PIPELINES, extra_paths: list[Path] = (),
+             extra_weight: float = 1.0) -> tuple[Path, dict]:
     """Fit on everything, measure held out; write models/ranking/<embedder>.json. Returns (path, metrics).
     `extra_paths` holds records that only train (`noul train labels` of other repositories): every fit
-    sees them, no figure is computed on them."""
+    sees them, weighted to count `extra_weight` times as much as the records it is fitted with, and no
+    figure is computed on them."""
     items, embedder = load_candidates(paths, pipelines)
     extra: list[LabeledCandidates] = []
     if extra_paths:
@@ -131,23 +143,24 @@ def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: boo
             raise RankDataError(f"the extra records were made with {extra_embedder}, the records with {embedder}")
     every = tuple(FEATURES)
     metrics = {"baseline": _accuracy([(i, i.baseline) for i in items]),
-               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder, extra=extra)}
+               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder, extra=extra,
+                                                    extra_weight=extra_weight)}
     reach = float(np.mean([bool(set(i.gold) & set(i.files)) for i in items]))
     metrics["candidates_reach_gold"] = reach
     if ablation:
         metrics["ablation"] = {}
         for group, names in FEATURE_GROUPS.items():
             kept = tuple(f for f in every if f not in names)
-            metrics["ablation"][f"without {group}"] = leave_one_repository_out(items, kept, l2=l2, embedder=embedder,
-                                                                               extra=extra)
+            metrics["ablation"][f"without {group}"] = leave_one_repository_out(
+                items, kept, l2=l2, embedder=embedder, extra=extra, extra_weight=extra_weight)
     columns = list(range(len(every)))
-    model = fit_rank_model(_queries(items + extra, columns), every, embedder=embedder, l2=l2)
+    model = fit_rank_model(_training(items, extra, columns, extra_weight), every, embedder=embedder, l2=l2)
     metrics["in_sample"] = _accuracy([(i, _ranked(model, i, columns)) for i in items])
     provenance = {
         "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "records": [str(p) for p in paths], "queries": len(items),
         "extra_records": [str(p) for p in extra_paths], "extra_queries": len(extra),
-        "extra_repositories": len({i.repo for i in extra}),
+        "extra_repositories": len({i.repo for i in extra}), "extra_weight": extra_weight,
         "repositories": sorted({i.repo for i in items}), "label_files": sorted({i.label_file for i in items}),
         "l2": l2, "commit": _commit(), "metrics": metrics,
     }

@@ -30,6 +30,10 @@ QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverag
                   "rank_top_probability", "rank_margin_2", "multi_line")
 #: the query shapes P(here) is fitted for apart (`query_shape`); "all" is the one model of an older file
 HERE_SHAPES = ("short", "long")
+#: what tells the shapes apart: a model of one shape leaves them out. Within a shape they say little, and
+#: a query shorter than any it was fitted on would be read far outside its range (a three-word query got
+#: P(here) 0.08 from the number of its terms alone)
+SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")

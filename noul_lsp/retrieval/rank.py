@@ -74,6 +74,8 @@ class RankingQuery:
     group: str  # the repository (leave-one-repository-out holds out a group)
     matrix: np.ndarray
     gold: np.ndarray  # bool per row
+    #: the query's share of the loss (labels of another kind than the dev set's count as a whole apart)
+    weight: float = 1.0
 
 
 def untrained_model(embedder: str) -> RankModel:
@@ -91,8 +93,8 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 
 def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, embedder: str, l2: float = 1.0,
                    iterations: int = 30, provenance: dict | None = None) -> RankModel:
-    """Minimise Σ_queries −mean(log softmax(score)[gold]) + l2/2·|w|² over standardised features (Newton).
-    Queries without a gold candidate carry no signal and are left out."""
+    """Minimise Σ_queries weight·−mean(log softmax(score)[gold]) + l2/2·|w|² over standardised features
+    (Newton). Queries without a gold candidate carry no signal and are left out."""
     usable = [q for q in queries if q.gold.any() and len(q.matrix) > 1]
     if not usable:
         raise ValueError("no labeled query has its gold file among the candidates: nothing to fit")
@@ -100,11 +102,12 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
     mean = stacked.mean(axis=0)
     scale = stacked.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    standardised = [((q.matrix - mean) / scale, q.gold.astype(np.float64) / q.gold.sum()) for q in usable]
+    standardised = [((q.matrix - mean) / scale, q.weight * q.gold.astype(np.float64) / q.gold.sum(), q.weight)
+                    for q in usable]
 
     def loss(w: np.ndarray) -> float:
         total = 0.5 * l2 * float(w @ w)
-        for x, target in standardised:
+        for x, target, _weight in standardised:
             scores = x @ w
             top = scores.max()
             log_partition = top + np.log(np.exp(scores - top).sum())
@@ -116,11 +119,11 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
     for _ in range(iterations):
         gradient = l2 * weights
         hessian = l2 * np.eye(len(features))
-        for x, target in standardised:
+        for x, target, weight in standardised:
             p = softmax(x @ weights)
-            gradient += x.T @ (p - target)
+            gradient += x.T @ (weight * p - target)
             weighted = x * p[:, None]
-            hessian += x.T @ weighted - np.outer(weighted.sum(axis=0), weighted.sum(axis=0))
+            hessian += weight * (x.T @ weighted - np.outer(weighted.sum(axis=0), weighted.sum(axis=0)))
         step = np.linalg.solve(hessian + 1e-9 * np.eye(len(features)), gradient)
         size = 1.0  # Newton's full step can overshoot far from the optimum: halve until the loss falls
         while size > 1e-4 and loss(weights - size * step) > current:
