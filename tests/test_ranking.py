@@ -271,6 +271,11 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
     provenance = json.loads(written.read_text())["provenance"]
     assert provenance["extra_queries"] == 300 and provenance["extra_repositories"] == 2
     assert provenance["extra_weight"] == 1.0
-    _, weightless = rank_fit([dev], out_dir=tmp_path / "weightless", ablation=False, extra_paths=[extra],
-                             extra_weight=0.0)
-    assert weightless["held_out"] == alone["held_out"]  # at weight 0 the extra records change nothing
+    from noul_lsp.bench.rank_fit import _training, load_candidates
+
+    items, _ = load_candidates([dev])
+    others, _ = load_candidates([extra])
+    for weight in (0.5, 2.0):  # the extra queries together weigh `weight` times the fitted ones
+        queries = _training(items, others, list(range(len(items[0].matrix[0]))), weight)
+        assert sum(q.weight for q in queries[len(items):]) == pytest.approx(weight * len(items))
+        assert all(q.weight == 1.0 for q in queries[: len(items)])
