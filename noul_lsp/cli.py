@@ -482,12 +482,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from noul_lsp.bench.calibration import CalibrationDataError, calibrate
 
     paths = [Path(p) for p in args.records]
-    for path in paths:
+    extra = [Path(p) for p in args.extra or ()]
+    for path in paths + extra:
         if not path.is_file():
             raise CliError(f"records file {path} not found", EXIT_USAGE)
     try:
         written, metrics = calibrate(paths, pipeline=args.pipeline, out_dir=Path(args.out),
-                                     plot=Path(args.plot) if args.plot else None)
+                                     plot=Path(args.plot) if args.plot else None, extra_paths=extra,
+                                     extra_weight=args.extra_weight)
     except CalibrationDataError as error:
         raise CliError(str(error), EXIT_USAGE) from error
     print(json.dumps({"written": str(written), "leave_one_repository_out": metrics}, indent=2))
@@ -825,6 +827,12 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", default=str(recipes_directory() / "calibration"),
                            help="folder for the parameter file (default: models/calibration of this tree)")
     calibrate.add_argument("--plot", help="write a reliability diagram PNG here")
+    calibrate.add_argument("--extra", action="append", metavar="RECORDS",
+                           help="per_query.jsonl of other repositories' commit labels, benched with "
+                           "--cross-repo-negatives, that only train P(here): no figure is computed on them (repeatable)")
+    calibrate.add_argument("--extra-weight", type=float, default=1.0,
+                           help="how much the extra records of a query shape count together, against the records "
+                           "of that shape (default 1: as much)")
     calibrate.set_defaults(handler=cmd_calibrate)
 
     fit = sub.add_parser("rank-fit", help="fit the ranking stage on bench records (per_query.jsonl)")

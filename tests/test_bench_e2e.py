@@ -113,3 +113,27 @@ def test_a_killed_run_resumes_and_an_unwritable_commit_is_skipped(tmp_path):
     assert [s["id"] for s in summary["skipped"]] == ["q2"] and second in summary["skipped"][0]["commit"]
     kept = [json.loads(line) for line in (tmp_path / "out2" / "per_query.jsonl").read_text().splitlines()]
     assert [r["id"] for r in kept] == ["q1"]
+
+
+def test_commit_labels_and_issues_get_cross_repo_negatives_and_descriptions_do_not(tmp_path):
+    mirrors, first, second = make_repository(tmp_path)
+    subprocess.run(["git", "clone", "-q", "--bare", str(mirrors / "acme+tools" / "repo"),
+                    str(mirrors / "acme+other" / "repo")], check=True, env=GIT_ENV)
+    common = {"commit_date": "2024-02-01", "kind": "answerable", "tags": [], "gold_lines": {}}
+    rows = [
+        {**common, "id": "c1", "source": "commit", "repo": "acme/tools", "commit": first,
+         "query": "Write invoices as CSV rows", "gold_files": ["tools/export.py"]},
+        {**common, "id": "d1", "source": "describe", "repo": "acme/tools", "commit": second,
+         "query": "remember cookies a server set", "gold_files": ["tools/cookies.py"]},
+        {**common, "id": "s1", "source": "swebench-lite", "repo": "acme/other", "commit": second,
+         "query": "retry_upload sleeps too long between attempts", "gold_files": ["tools/retry.py"]},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    assert main(["bench", "--labels", str(labels), "--mirrors", str(mirrors), "--work", str(tmp_path / "work"),
+                 "--out", str(out), "--pipelines", "bm25", "--cross-repo-negatives"]) == 0
+    records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
+    negatives = {(r["id"], r["searched_repo"]) for r in records if r["searched"] == "cross-repo"}
+    assert negatives == {("c1@acme/other", "acme/other"), ("s1@acme/tools", "acme/tools")}
+    assert all(r["kind"] == "not_here" and not r["gold_files"] for r in records if r["searched"] == "cross-repo")

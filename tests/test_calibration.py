@@ -196,3 +196,59 @@ def test_a_query_of_several_lines_is_read_by_the_long_model(polyglot, settings):
     pasted = workspace.find("Upload fails\nretry failed uploads with exponential backoff").features
     assert one_line["multi_line"] == 0.0 and query_shape(one_line) == "short"
     assert pasted["multi_line"] == 1.0 and query_shape(pasted) == "long"
+
+
+def test_row_weights_count_like_repeated_rows():
+    rows, labels, _ = synthetic(2000, 4)
+    twice = fit_logistic(rows + rows[:500], labels + labels[:500], ("a", "b"), l2=0.0)
+    weighted = fit_logistic(rows, labels, ("a", "b"), l2=0.0, weights=[2.0] * 500 + [1.0] * 1500)
+    # the standardisation is over the rows given, so compare on the raw scale
+    np.testing.assert_allclose(weighted.coef / weighted.scale, twice.coef / twice.scale, rtol=0.05)
+
+
+def _described(repo: str, kind: str, rng, *, signal: float, noise: float) -> dict:
+    record = _record(repo, kind, 0.0, rng, long=False)
+    record["source"] = "describe" if repo.startswith("r") else "commit"
+    record["repo"] = repo
+    sign = 1.0 if kind == "answerable" else -1.0
+    record["features"]["dense_top"] = -sign * signal + float(rng.normal(scale=noise))
+    return record
+
+
+def test_extra_records_train_p_here_of_their_shape_and_are_never_scored(tmp_path):
+    """Few one-line descriptions carry a weak signal in one feature; many commit messages of other
+    repositories carry it strongly. With them as extra records the short model learns the feature's
+    direction from them, in proportion to --extra-weight, and no figure is computed on them."""
+    rng = np.random.default_rng(11)
+    dev = [_described(repo, kind, rng, signal=0.3, noise=1.0)
+           for repo in ("r1", "r2", "r3") for kind in ("answerable", "not_here") for _ in range(15)]
+    dev += [_record(repo, kind, 1.0 if kind == "answerable" else -1.0, rng)
+            for repo in ("r1", "r2", "r3") for kind in ("answerable", "not_here") for _ in range(15)]
+    extra = [_described(repo, kind, rng, signal=2.0, noise=0.3)
+             for repo in ("x1", "x2") for kind in ("answerable", "not_here") for _ in range(200)]
+    records, commits = tmp_path / "dev.jsonl", tmp_path / "commits.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in dev))
+    commits.write_text("".join(json.dumps(r) + "\n" for r in extra))
+
+    def dense_weight(path):
+        model = Calibration.from_json(json.loads(path.read_text())).here["short"]
+        column = list(model.features).index("dense_top")
+        return float(model.coef[column] / model.scale[column])
+
+    alone, alone_metrics = calibrate([records], pipeline="hybrid", out_dir=tmp_path / "alone")
+    alone_weight = dense_weight(alone)
+    with_extra, metrics = calibrate([records], pipeline="hybrid", out_dir=tmp_path / "extra", extra_paths=[commits])
+    assert metrics["queries"] == len(dev) and metrics["repositories"] == ["r1", "r2", "r3"]
+    saved = json.loads(with_extra.read_text())["provenance"]
+    assert saved["extra_records"] == len(extra) and saved["extra_repositories"] == 2
+    light, _ = calibrate([records], pipeline="hybrid", out_dir=tmp_path / "light", extra_paths=[commits],
+                         extra_weight=0.01)
+    heavy, _ = calibrate([records], pipeline="hybrid", out_dir=tmp_path / "heavy", extra_paths=[commits],
+                         extra_weight=100.0)
+    # the direction is the same; the weight of the extra records moves the fit from the descriptions' own
+    # (weak) estimate to the commits' (strong) one
+    assert alone_weight < 0 and dense_weight(with_extra) < 0
+    assert abs(dense_weight(light) - alone_weight) < abs(dense_weight(heavy) - alone_weight)
+    assert dense_weight(heavy) < dense_weight(with_extra) < dense_weight(light)
+    assert (metrics["by_query_style"]["description"]["auroc"]
+            >= alone_metrics["by_query_style"]["description"]["auroc"] - 0.02)

@@ -1,7 +1,8 @@
 """`noul calibrate`: fit P(here) and per-result probabilities on benchmark records, measured honestly.
 
 Records come from `noul bench` (per_query.jsonl): answerable queries, the describe set's not_here
-queries and SWE-bench issues asked against another repository. Quality is measured leave-one-repository-
+queries and SWE-bench issues asked against another repository (and, as extra training only, other
+repositories' commit labels with their cross-repo negatives). Quality is measured leave-one-repository-
 out (fit on every other repository, predict the held-out one), because the cut-off of raw scores moves
 between codebases and a calibration must survive a codebase it has not seen. The file written is the
 fit on everything, with those held-out figures as its provenance.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,27 +59,32 @@ def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
     return rows, [int(h["path"] in gold) for h in hits]
 
 
-def _fit_here(records: list[dict]) -> dict:
+def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
     """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
-    for the shapes that have not."""
-    def fit(chosen: list[dict], features: tuple[str, ...]):
-        return fit_logistic([r["features"] for r in chosen], [int(r["kind"] == "answerable") for r in chosen],
-                            features)
+    for the shapes that have not. `extra` records (other repositories' commit labels and their cross-repo
+    negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
+    much together as the records of that shape: commit messages outnumber the descriptions many times."""
+    def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...]):
+        share = extra_weight * len(chosen) / len(theirs) if theirs else 0.0
+        rows = chosen + theirs
+        return fit_logistic([r["features"] for r in rows], [int(r["kind"] == "answerable") for r in rows],
+                            features, weights=[1.0] * len(chosen) + [share] * len(theirs))
 
     models = {}
     within_shape = tuple(f for f in QUERY_FEATURES if f not in SHAPE_FEATURES)
     for shape in HERE_SHAPES:
         mine = [r for r in records if query_shape(r["features"]) == shape]
+        theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            models[shape] = fit(mine, within_shape)
+            models[shape] = fit(mine, theirs, within_shape)
     if len(models) < len(HERE_SHAPES):
-        models["all"] = fit(records, QUERY_FEATURES)
+        models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models
 
 
-def _fit(records: list[dict]) -> tuple:
-    here = _fit_here(records)
+def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> tuple:
+    here = _fit_here(records, extra, extra_weight)
     answerable = [r for r in records if r["kind"] == "answerable"]
     hit_rows, hit_labels = [], []
     for record in answerable:
@@ -104,8 +111,9 @@ def _by_group(predictions: list[float], labels: list[int], groups: list[str]) ->
     return result
 
 
-def leave_one_repository_out(records: list[dict]) -> dict:
-    """Held-out predictions for every record, and the metrics over all of them."""
+def leave_one_repository_out(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
+    """Held-out predictions for every record, and the metrics over all of them; `extra` records train every
+    fit (P(here) only) and are never scored."""
     repositories = sorted({r["searched_repo"] for r in records})
     here_predictions, here_labels, hit_predictions, hit_labels, groups = [], [], [], [], []
     for held_out in repositories:
@@ -113,7 +121,8 @@ def leave_one_repository_out(records: list[dict]) -> dict:
         test = [r for r in records if r["searched_repo"] == held_out]
         if len({r["kind"] for r in train}) < 2 or not test:
             continue
-        here, hit = _fit(train)
+        theirs = [r for r in extra if held_out not in (r["searched_repo"], r["repo"])]
+        here, hit = _fit(train, theirs, extra_weight)
         calibration = Calibration("held-out", here, hit, {})
         for record in test:
             probability = calibration.here_probability(record["features"])
@@ -174,7 +183,11 @@ def reliability_plot(held_out: dict, path: Path) -> bool:
     return True
 
 
-def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | None = None) -> tuple[Path, dict]:
+def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | None = None,
+              extra_paths: Sequence[Path] = (), extra_weight: float = 1.0) -> tuple[Path, dict]:
+    """Fit P(here) and P(answer) on `paths`' records, measured leave-one-repository-out, and write the
+    pair's file. `extra_paths` hold records that only train P(here) (`noul train labels` of other
+    repositories, benched with --cross-repo-negatives), weighted per query shape by `extra_weight`."""
     records = load_records(paths, pipeline)
     if not records:
         raise CalibrationDataError(f"no {pipeline} records with features in {', '.join(map(str, paths))}")
@@ -185,12 +198,19 @@ def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | N
         raise CalibrationDataError("calibration needs both answerable and not_here queries "
                                    "(run the bench with --cross-repo-negatives or the describe set)")
     (pair,) = pairs
-    held_out = leave_one_repository_out(records)
-    here, hit = _fit(records)
+    extra = load_records(list(extra_paths), pipeline) if extra_paths else []
+    if extra and {r.get("pair") for r in extra} != pairs:
+        raise CalibrationDataError(f"the extra records were made with {sorted(map(str, {r.get('pair') for r in extra}))}, "
+                                   f"the records with {pair}")
+    held_out = leave_one_repository_out(records, extra, extra_weight)
+    here, hit = _fit(records, extra, extra_weight)
     metrics = {k: v for k, v in held_out.items() if not k.startswith("_")}
     provenance = {"data": [str(p) for p in paths], "pipeline": pipeline, "models": pair,
                   "date": datetime.date.today().isoformat(), "fitted_on": len(records),
                   "leave_one_repository_out": metrics}
+    if extra:
+        provenance.update(extra_data=[str(p) for p in extra_paths], extra_records=len(extra),
+                          extra_repositories=len({r["repo"] for r in extra}), extra_weight=extra_weight)
     calibration = Calibration(pair, here, hit, provenance)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / calibration_file_name(pair)

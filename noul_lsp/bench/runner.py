@@ -290,13 +290,15 @@ class BenchRunner:
                 for name, per_file in SHORTLIST_VARIANTS.items()}
 
     def _run_negatives(self, labels: list[LabeledQuery]) -> None:
-        """Each SWE-bench issue asked against the next repository (in name order) as a not_here query."""
+        """Each SWE-bench issue and each commit label (`noul train labels`) asked against the next repository
+        (in name order) as a not_here query: a question about other code, in the words its developers used.
+        Describe labels have their own not_here queries, written to be near misses."""
         repos = sorted(self.workspaces)
         if len(repos) < 2:
             self.log("cross-repo negatives need at least two repositories: skipped")
             return
         for query in labels:
-            if not query.source.startswith("swebench") or query.repo not in self.workspaces:
+            if not query.source.startswith(("swebench", "commit")) or query.repo not in self.workspaces:
                 continue
             other = repos[(repos.index(query.repo) + 1) % len(repos)]
             negative = replace(query, id=f"{query.id}@{other}", kind="not_here", gold_files=(), gold_lines={},

@@ -119,26 +119,28 @@ class LogisticModel:
 
 
 def fit_logistic(rows: list[dict[str, float]], labels: list[int], features: tuple[str, ...], *,
-                 l2: float = 1.0, iterations: int = 50) -> LogisticModel:
-    """L2-regularised logistic regression by Newton's method (IRLS) on standardised features."""
+                 l2: float = 1.0, iterations: int = 50, weights: list[float] | None = None) -> LogisticModel:
+    """L2-regularised logistic regression by Newton's method (IRLS) on standardised features; `weights`
+    gives each row its share of the loss (default: 1 each)."""
     x = np.array([[row.get(name, 0.0) for name in features] for row in rows], dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
+    share = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     xs = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
-    weights = np.zeros(xs.shape[1])
+    coefficients = np.zeros(xs.shape[1])
     penalty = np.full(xs.shape[1], l2)
     penalty[-1] = 0.0  # the intercept is not shrunk
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ weights, -30, 30)))
-        gradient = xs.T @ (p - y) + penalty * weights
-        hessian = (xs * (p * (1 - p))[:, None]).T @ xs + np.diag(penalty) + 1e-9 * np.eye(xs.shape[1])
+        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ coefficients, -30, 30)))
+        gradient = xs.T @ (share * (p - y)) + penalty * coefficients
+        hessian = (xs * (share * p * (1 - p))[:, None]).T @ xs + np.diag(penalty) + 1e-9 * np.eye(xs.shape[1])
         step = np.linalg.solve(hessian, gradient)
-        weights -= step
+        coefficients -= step
         if np.abs(step).max() < 1e-8:
             break
-    return LogisticModel(features, mean, scale, weights[:-1].copy(), float(weights[-1]))
+    return LogisticModel(features, mean, scale, coefficients[:-1].copy(), float(coefficients[-1]))
 
 
 @dataclass
