@@ -121,7 +121,7 @@ def leave_one_repository_out(records: list[dict], extra: Sequence[dict] = (), ex
         test = [r for r in records if r["searched_repo"] == held_out]
         if len({r["kind"] for r in train}) < 2 or not test:
             continue
-        theirs = [r for r in extra if held_out not in (r["searched_repo"], r["repo"])]
+        theirs = [r for r in extra if held_out not in (r["searched_repo"], r.get("repo"))]
         here, hit = _fit(train, theirs, extra_weight)
         calibration = Calibration("held-out", here, hit, {})
         for record in test:
