@@ -712,6 +712,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_extra_records(parser: argparse.ArgumentParser, what: str, counted: str, against: str) -> None:
+    """--extra / --extra-weight of `noul calibrate` and `noul rank-fit`: records that only train."""
+    parser.add_argument("--extra", action="append", metavar="RECORDS",
+                        help=f"per_query.jsonl of {what}; no figure is computed on them (repeatable)")
+    parser.add_argument("--extra-weight", type=float, default=1.0,
+                        help=f"how much {counted} count together, against {against} (default 1: as much)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -827,12 +835,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", default=str(recipes_directory() / "calibration"),
                            help="folder for the parameter file (default: models/calibration of this tree)")
     calibrate.add_argument("--plot", help="write a reliability diagram PNG here")
-    calibrate.add_argument("--extra", action="append", metavar="RECORDS",
-                           help="per_query.jsonl of other repositories' commit labels, benched with "
-                           "--cross-repo-negatives, that only train P(here): no figure is computed on them (repeatable)")
-    calibrate.add_argument("--extra-weight", type=float, default=1.0,
-                           help="how much the extra records of a query shape count together, against the records "
-                           "of that shape (default 1: as much)")
+    _add_extra_records(calibrate, "other repositories' commit labels, benched with --cross-repo-negatives, "
+                       "that only train P(here)", "the extra records of a query shape", "the records of that shape")
     calibrate.set_defaults(handler=cmd_calibrate)
 
     fit = sub.add_parser("rank-fit", help="fit the ranking stage on bench records (per_query.jsonl)")
@@ -841,12 +845,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the model file (default: models/ranking of this tree)")
     fit.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the standardised weights (default 1)")
     fit.add_argument("--no-ablation", action="store_true", help="skip the held-out ablation (faster)")
-    fit.add_argument("--extra", action="append", metavar="RECORDS",
-                     help="per_query.jsonl of other repositories' labels (`noul train labels`) that only train: "
-                     "every fit sees them, no figure is computed on them (repeatable)")
-    fit.add_argument("--extra-weight", type=float, default=1.0,
-                     help="how much the extra records count together, against the records fitted with (default 1: "
-                     "as much)")
+    _add_extra_records(fit, "other repositories' labels (`noul train labels`) that only train: every fit sees "
+                       "them", "the extra records", "the records fitted with")
     fit.add_argument("--pipelines", help="the records to fit on (default: hybrid,hybrid-all,instant; records of "
                      "different dense legs must not mix)")
     fit.add_argument("--rerank", action="store_true",
