@@ -712,11 +712,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _extra_weight(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 def _add_extra_records(parser: argparse.ArgumentParser, what: str, counted: str, against: str) -> None:
     """--extra / --extra-weight of `noul calibrate` and `noul rank-fit`: records that only train."""
     parser.add_argument("--extra", action="append", metavar="RECORDS",
                         help=f"per_query.jsonl of {what}; no figure is computed on them (repeatable)")
-    parser.add_argument("--extra-weight", type=float, default=1.0,
+    parser.add_argument("--extra-weight", type=_extra_weight, default=1.0,
                         help=f"how much {counted} count together, against {against} (default 1: as much)")
 
 

@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
+from noul_lsp.bench.rank_fit import _training, load_candidates
 from noul_lsp.config import parse_settings
 from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.features import FEATURES
@@ -271,8 +272,6 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
     provenance = json.loads(written.read_text())["provenance"]
     assert provenance["extra_queries"] == 300 and provenance["extra_repositories"] == 2
     assert provenance["extra_weight"] == 1.0
-    from noul_lsp.bench.rank_fit import _training, load_candidates
-
     items, _ = load_candidates([dev])
     others, _ = load_candidates([extra])
     for weight in (0.5, 2.0):  # the extra queries together weigh `weight` times the fitted ones

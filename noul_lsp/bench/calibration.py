@@ -199,8 +199,9 @@ def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | N
                                    "(run the bench with --cross-repo-negatives or the describe set)")
     (pair,) = pairs
     extra = load_records(list(extra_paths), pipeline) if extra_paths else []
-    if extra and {r.get("pair") for r in extra} != pairs:
-        raise CalibrationDataError(f"the extra records were made with {sorted(map(str, {r.get('pair') for r in extra}))}, "
+    extra_pairs = {r.get("pair") for r in extra}
+    if extra and extra_pairs != pairs:
+        raise CalibrationDataError(f"the extra records were made with {sorted(map(str, extra_pairs))}, "
                                    f"the records with {pair}")
     held_out = leave_one_repository_out(records, extra, extra_weight)
     here, hit = _fit(records, extra, extra_weight)

@@ -102,16 +102,15 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
     mean = stacked.mean(axis=0)
     scale = stacked.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    standardised = [((q.matrix - mean) / scale, q.weight * q.gold.astype(np.float64) / q.gold.sum(), q.weight)
-                    for q in usable]
+    standardised = [((q.matrix - mean) / scale, q.gold.astype(np.float64) / q.gold.sum(), q.weight) for q in usable]
 
     def loss(w: np.ndarray) -> float:
         total = 0.5 * l2 * float(w @ w)
-        for x, target, _weight in standardised:
+        for x, target, weight in standardised:
             scores = x @ w
             top = scores.max()
             log_partition = top + np.log(np.exp(scores - top).sum())
-            total -= float(target @ (scores - log_partition))
+            total -= weight * float(target @ (scores - log_partition))
         return total
 
     weights = np.zeros(len(features))
@@ -121,7 +120,7 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
         hessian = l2 * np.eye(len(features))
         for x, target, weight in standardised:
             p = softmax(x @ weights)
-            gradient += x.T @ (weight * p - target)
+            gradient += weight * (x.T @ (p - target))
             weighted = x * p[:, None]
             hessian += weight * (x.T @ weighted - np.outer(weighted.sum(axis=0), weighted.sum(axis=0)))
         step = np.linalg.solve(hessian + 1e-9 * np.eye(len(features)), gradient)
