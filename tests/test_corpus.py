@@ -139,6 +139,38 @@ def test_reopened_from_its_snapshot_the_corpus_answers_the_same(tmp_path):
     assert arrays.chunk(0).path == "a.py" and arrays.key(0) == first[0].key
 
 
+def test_definition_codes_meet_the_term_codes_of_other_chunks_after_a_snapshot(tmp_path):
+    """The ranking stage's `references` compare a row's definition name with other rows' terms by code: the
+    codes must agree whether the corpus was read from the store, from a snapshot, or gained a delta."""
+    store = ChunkStore(tmp_path / "idx")
+    batch = WriteBatch()
+    for key, path, symbol, text in (("h\0", "helpers.py", "_quote_value", "def _quote_value(value): pass"),
+                                    ("c\0", "cookies.py", "Jar.persist", "def persist(self): _quote_value(1)")):
+        record = ChunkRecord(key, path, 1, 1, symbol, "python", "function", "", text, f"h-{key}")
+        batch.put_chunk(record, {word: 1 for word in ("quote_value", "quote", "value", "persist")})
+        batch.put_file(FileRecord(path, 1, 1, path, (key,)))
+    store.apply(batch)
+    corpus = Corpus(store, None)
+    corpus.sync()
+    assert corpus.compact()
+    _add_file(store, "late.py", ["quote_value again"])  # a delta row after the snapshot
+    reopened = Corpus(store, None)
+    reopened.sync()
+    assert reopened.opened_from_snapshot is not None
+    for current in (corpus, reopened):
+        current.sync()
+        arrays = current.arrays()
+        rows = {arrays.chunk(r).path: r for r in range(arrays.rows)}
+        definition = arrays.symbols.definition_codes
+        assert definition[rows["helpers.py"]] != 0 and definition[rows["late.py"]] == 0
+        positions, ids = arrays.row_term_pairs(np.array([rows["cookies.py"], rows["late.py"]]))
+        codes = arrays.vocabulary.codes_of(ids)
+        assert definition[rows["helpers.py"]] in set(codes[positions == 0].tolist())
+        assert definition[rows["helpers.py"]] in set(codes[positions == 1].tolist())  # the delta row's terms
+        assert definition[rows["cookies.py"]] in set(codes[positions == 0].tolist())  # `persist`
+        assert arrays.vocabulary.codes_of(np.array([-1, len(arrays.vocabulary) + 5])).tolist() == [0, 0]
+
+
 def test_a_checkpoint_leaves_a_small_edit_to_the_change_log(tmp_path):
     store = ChunkStore(tmp_path / "idx")
     for name in "abcdefghijklmnopqrstuvwxyz":

@@ -161,6 +161,37 @@ def test_whole_file_bm25_and_path_terms_are_file_evidence(cookie_workspace):
     assert rows["src/pkg/cookies.py"]["file_bm25_inverse_rank"] > 0
 
 
+def test_a_helper_the_best_chunks_call_is_referenced(tmp_path):
+    """An issue text names the function that fails; the fix is in the helper it calls, in another module."""
+    root = tmp_path / "shop"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "cookies.py").write_text(
+        "from pkg._quoting import quote_cookie_value\n\n\ndef persist_cookies(jar, path):\n"
+        '    """Write every cookie of the jar to disk."""\n    with open(path, "w") as handle:\n'
+        "        for cookie in jar:\n            handle.write(quote_cookie_value(cookie))\n")
+    (root / "pkg" / "_quoting.py").write_text(
+        "def quote_cookie_value(value):\n    return '\"' + value.replace(';', '%3B') + '\"'\n\n\n"
+        "def get(value):\n    return value\n")
+    (root / "pkg" / "orders.py").write_text("def place_order(cart):\n    return get(cart)\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    issue = ("Persisted cookies lose their value\n\nWhen the jar is written to disk with persist_cookies, a value\n"
+             "that holds a semicolon comes back cut in two.\n")
+    try:
+        rows = candidate_rows(workspace, issue)
+        described = candidate_rows(workspace, "where are cookies persisted to disk")
+    finally:
+        workspace.close()
+    helper, caller = rows["pkg/_quoting.py"], rows["pkg/cookies.py"]
+    assert helper["referenced"] > 0 and helper["referencing_seeds"] > 0
+    # the caller's own helpers and the files it does not use get nothing; `get` is no reference of orders.py's
+    assert caller["referenced"] == 0.0
+    assert rows.get("pkg/orders.py", {"referenced": 0.0})["referenced"] == 0.0
+    # a one-line description's best chunks are its answer: the columns are for long queries only
+    assert all(row["referenced"] == 0.0 and row["referencing_seeds"] == 0.0 for row in described.values())
+
+
 def test_the_fit_recovers_a_known_answer():
     rng = np.random.default_rng(7)
     features = ("signal", "noise", "anti")

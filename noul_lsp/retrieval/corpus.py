@@ -82,6 +82,18 @@ class CorpusArrays:
             return self.base.chunk(row)
         return self.delta.chunk(row - self.base.rows)
 
+    def row_term_pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in `rows`, term id) of every distinct BM25 term of the given rows (base or delta)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        in_base = rows < self.base.rows
+        positions, terms = self.base.row_term_pairs(rows[in_base])
+        positions = np.flatnonzero(in_base)[positions]
+        if self.delta is not None and not in_base.all():
+            delta_positions, delta_terms = self.delta.row_term_pairs(rows[~in_base] - self.base.rows)
+            positions = np.concatenate([positions, np.flatnonzero(~in_base)[delta_positions]])
+            terms = np.concatenate([terms, delta_terms])
+        return positions, terms
+
     def key(self, row: int) -> str:
         return self.base.keys[row] if row < self.base.rows else self.delta.keys[row - self.base.rows]
 

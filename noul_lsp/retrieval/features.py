@@ -12,6 +12,13 @@ docs/benchmarks.md removes in turn):
 - `entities`: what the query names (analyse.py) against the symbol table (symbols.py): the chunk defines
   a named symbol, lives in a named class, mentions a name, its definition name carries query terms; the
   file's path is named, its stem is a named module, its path carries query terms;
+- `references`: which candidates the best fused chunks use. An issue text names the function that fails,
+  and the fix is often in a helper it calls, in a module the text never names (`_io/saferepr.py` behind
+  `assertrepr_compare`): a candidate chunk whose definition name is a term of one of the fused list's
+  first chunks (in another file) takes that chunk's fused weight times the name's idf (a rare name is a
+  reference, `get` is not), and its file counts the distinct such chunks. Only for long queries (issue
+  texts, prompts): a one-line description's best chunks are its answer, not its callers, and computed for
+  every shape these columns lost held out what they gained on issues (docs/benchmarks.md);
 - `file`: whole-file BM25, how many of the file's chunks were retrieved (coherence), its size, the share
   of copied chunks, its role (roles.py) and whether the query asks for that role;
 and `shape` interactions: the weight of the legs and of the entity matches per query shape.
@@ -22,6 +29,7 @@ a chunk's row takes its own chunk columns beside its file's columns, so one line
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,9 +41,9 @@ from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.text.terms import identifier_terms
 
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
-                 "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing")
+                 "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing", "referenced")
 FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25",
-                "file_bm25_inverse_rank", "path_terms", "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
+                "file_bm25_inverse_rank", "referencing_seeds", "path_terms", "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
 #: (shape, column): the column's weight for that query shape is learned on top of its common weight
@@ -50,10 +58,16 @@ FEATURE_GROUPS = {
     "entities": ("defines", "in_scope", "mentions", "symbol_terms", "path_terms", "path_named", "stem_named"),
     "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "fused_share", "size", "duplicate_share",
              *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
+    "references": ("referenced", "referencing_seeds"),
     "shape": tuple(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS),
 }
 #: how many files whole-file BM25 adds to the candidates
 FILE_BM25_CANDIDATES = 50
+#: how many of a root's best fused chunks lend their weight to the definitions they use (`references`)
+REFERENCE_SEEDS = 10
+#: (position in the given rows, term code, idf) of every distinct term of some rows: what the `references`
+#: features read of the corpus (rank.py builds it from the corpus's row-major terms and vocabulary)
+SeedTerms = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -134,13 +148,13 @@ def _higher_than(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
                   idf: np.ndarray, lexical: np.ndarray | None, dense: LegScores | None, fused_rows: np.ndarray,
                   fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
-                  bm25_postings, static: LegScores | None = None) -> RootFeatures:
+                  bm25_postings, static: LegScores | None = None, seed_terms: SeedTerms | None = None) -> RootFeatures:
     """The feature rows of one root's candidates (see the module docstring).
 
     `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of any
     row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
     leg, `fused_rows`/`fused_scores` this root's rows in the fused ranking and their RRF scores, `allowed`
-    the include/exclude row mask."""
+    the include/exclude row mask, `seed_terms` the terms of given rows (None: no `references` features)."""
     file_count = len(table.file_rows)
     known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
     term_idf = {t: float(idf[term_ids[t]]) for t in known}
@@ -198,6 +212,10 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
             mentioned += _marked(row_lookup, bm25_postings(term), n)
         chunk[:, column["mentions"]] = mentioned / len(name_terms)
     chunk[:, column["symbol_terms"]] = _weighted_share(row_lookup, table.symbol_terms, analysis.terms, term_idf, n)
+    seeds_per_file = np.zeros(len(files), dtype=np.float32)
+    if seed_terms is not None and analysis.shape == "long" and len(fused_rows) and n:
+        chunk[:, column["referenced"]], seeds_per_file = _references(
+            table, rows, owner, len(files), row_file, fused_rows, fused_scores, seed_terms)
 
     file_part = np.zeros((len(files), len(FILE_COLUMNS)), dtype=np.float32)
     fcol = {name: index for index, name in enumerate(FILE_COLUMNS)}
@@ -208,6 +226,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         file_part[:, fcol["file_bm25"]] = scores / top_file
         rank = _higher_than(file_lexical[file_lexical > 0], scores) + 1
         file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
+    file_part[:, fcol["referencing_seeds"]] = seeds_per_file
     file_part[:, fcol["path_terms"]] = _weighted_share(file_lookup, table.path_terms, analysis.terms, term_idf,
                                                        len(files))
     file_part[:, fcol["path_named"]] = _marked(file_lookup, table.files_ending_with(analysis.paths), len(files))
@@ -257,6 +276,43 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     file_matrix = _design(pooled, file_part, analysis.shape)
     row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
     return RootFeatures(files, file_matrix, rows, row_matrix, owner)
+
+
+def _references(table: SymbolTable, rows: np.ndarray, owner: np.ndarray, candidate_files: int, row_file: np.ndarray,
+                fused_rows: np.ndarray, fused_scores: np.ndarray,
+                seed_terms: SeedTerms) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate row, the best (seed's fused score / the best seed's) × (the name's idf / the best idf
+    among the seeds' terms) over the seeds of other files that carry the row's definition name as a term;
+    per candidate file, the share of the seeds (of other files) that use one of its definitions. Every
+    (row, seed) match is one array element: no loop over rows or seeds."""
+    n = len(rows)
+    seeds = np.argsort(-fused_scores, kind="stable")[:REFERENCE_SEEDS]
+    seed_rows, seed_weight = fused_rows[seeds].astype(np.int64), fused_scores[seeds] / max(float(fused_scores.max()), 1e-12)
+    positions, codes, idf = seed_terms(seed_rows)
+    useful = (codes != 0) & (idf > 0)
+    positions, codes, idf = positions[useful], codes[useful], idf[useful]
+    referenced, seeds_per_file = np.zeros(n, dtype=np.float32), np.zeros(candidate_files, dtype=np.float32)
+    definition = table.definition_codes[rows]
+    if not len(codes) or not definition.any():
+        return referenced, seeds_per_file
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    low = np.searchsorted(sorted_codes, definition, side="left")
+    high = np.searchsorted(sorted_codes, definition, side="right")
+    lengths = np.where(definition != 0, high - low, 0)
+    total = int(lengths.sum())
+    if not total:
+        return referenced, seeds_per_file
+    match_row = np.repeat(np.arange(n), lengths)
+    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    pair = order[np.repeat(low, lengths) + within]
+    seed = positions[pair]
+    elsewhere = row_file[seed_rows[seed]] != row_file[rows[match_row]]  # a file's own helpers are no news
+    match_row, pair, seed = match_row[elsewhere], pair[elsewhere], seed[elsewhere]
+    np.maximum.at(referenced, match_row, (seed_weight[seed] * idf[pair] / idf.max()).astype(np.float32))
+    file_seed = np.unique(owner[match_row].astype(np.int64) * REFERENCE_SEEDS + seed)
+    seeds_per_file = np.bincount(file_seed // REFERENCE_SEEDS, minlength=candidate_files) / REFERENCE_SEEDS
+    return referenced, seeds_per_file.astype(np.float32)
 
 
 def _vector_columns(values: LegScores | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -173,6 +173,20 @@ def _top(scores: np.ndarray, size: int) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
+def _seed_terms(arrays):
+    """features.SeedTerms over one corpus state: its rows' terms as codes, with their idf."""
+
+    def terms_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        positions, ids = arrays.row_term_pairs(rows)
+        idf = arrays.bm25.idf
+        known = ids < len(idf)
+        values = np.zeros(len(ids), dtype=np.float32)
+        values[known] = idf[ids[known]]
+        return positions, arrays.vocabulary.codes_of(ids), values
+
+    return terms_of
+
+
 def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode: str, rrf_k: int,
                     record: bool = False) -> Ranking:
     """Score every candidate file and chunk of every root with `model` (features.py builds the rows).
@@ -191,7 +205,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
                               term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
                               dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
                               allowed=candidate.allowed, bm25_postings=arrays.bm25.postings,
-                              static=candidate.static_all)
+                              static=candidate.static_all, seed_terms=_seed_terms(arrays))
         if not len(built.files):
             continue
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))

@@ -99,6 +99,11 @@ class Segment:
         """The term ids of the given rows (one entry per row and distinct term)."""
         return self.term_ids[_ragged_positions(self.term_offsets, rows)[1]]
 
+    def row_term_pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in `rows`, term id) of every distinct term of the given rows."""
+        lengths, positions = _ragged_positions(self.term_offsets, rows)
+        return np.repeat(np.arange(len(rows)), lengths), self.term_ids[positions]
+
     @cached_property
     def file_spans(self) -> tuple[np.ndarray, np.ndarray]:
         """(first row, row count) of each file."""

@@ -25,11 +25,11 @@ from noul_lsp.retrieval.segment import Segment, Strings, assemble
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 
-FORMAT = 2  # 2: the slots' code order and each table's mean vector
+FORMAT = 3  # 2: the slots' code order and each table's mean vector; 3: the definitions' term codes
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
-_TABLE_ARRAYS = ("roles", "file_start", "file_rows", "duplicate_share", "depths")
+_TABLE_ARRAYS = ("roles", "file_start", "file_rows", "duplicate_share", "depths", "definition_codes")
 _STRING_COLUMNS = ("keys", "symbols", "hashes")
 _NUMBER_COLUMNS = ("row_file", "start_line", "end_line", "kind_codes", "codes", "term_offsets", "term_ids",
                    "term_counts")

@@ -16,6 +16,7 @@ import numpy as np
 
 from noul_lsp.retrieval.bm25 import BM25Index
 from noul_lsp.retrieval.roles import role_codes
+from noul_lsp.retrieval.vocabulary import key_code
 from noul_lsp.text.terms import identifier_terms
 
 _PATH_PART = re.compile(r"[A-Za-z0-9_]+")
@@ -50,6 +51,10 @@ class SymbolTable:
     file_bm25: BM25Index  # or BM25Segments: the base's and the delta's together
     #: how many parts each file's path has (`src/requests/cookies.py`: 3)
     depths: np.ndarray
+    #: per row, the code (vocabulary.key_code) of its definition name as a BM25 term (the whole identifier,
+    #: `_format_repr` -> `format_repr`), 0 for a row that defines nothing: compared with the term codes of
+    #: other chunks, it tells which definitions the best chunks use (features.py, `referenced`)
+    definition_codes: np.ndarray
 
     def rows_defining(self, names: Iterable[str]) -> np.ndarray:
         found = [self.definitions[n] for n in names if n in self.definitions]
@@ -106,6 +111,11 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         for scope in parts[:-1]:
             scope_rows.setdefault(scope.strip().lower(), []).append(row)
     definitions = _group(definition_keys, np.arange(rows, dtype=np.int32))
+    definition_codes = np.zeros(rows, dtype=np.uint64)
+    for name, found in definitions.items():  # one code per distinct name, not per row
+        whole = identifier_terms(name)
+        if whole:
+            definition_codes[found] = key_code(whole[0])
     symbol_term_rows: dict[str, list[int]] = {}
     for name, found in definitions.items():
         for term in set(identifier_terms(name)):
@@ -133,7 +143,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         np.cumsum(file_rows[:-1], out=file_start[1:])
     shares = duplicate_share(codes, row_file, len(files))
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, role_codes(files),
-                       file_start, file_rows, shares, file_bm25, depths)
+                       file_start, file_rows, shares, file_bm25, depths, definition_codes)
 
 
 class _Joined(Mapping):
@@ -173,7 +183,8 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
                        file_start=np.concatenate([base.file_start, delta.file_start + base_rows]).astype(np.int32),
                        file_rows=np.concatenate([base.file_rows, delta.file_rows]),
                        duplicate_share=np.concatenate([base.duplicate_share, delta_duplicate_share]).astype(np.float32),
-                       file_bm25=file_bm25, depths=np.concatenate([base.depths, delta.depths]))
+                       file_bm25=file_bm25, depths=np.concatenate([base.depths, delta.depths]),
+                       definition_codes=np.concatenate([base.definition_codes, delta.definition_codes]))
 
 
 def duplicate_share(codes: np.ndarray, row_file: np.ndarray, files: int,

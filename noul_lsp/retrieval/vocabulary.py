@@ -30,6 +30,8 @@ class Vocabulary:
         self._codes = np.zeros(0, np.uint64) if codes is None else codes  # sorted
         self._ids = np.zeros(0, np.int64) if ids is None else ids  # id of each code
         self._added: dict[str, int] = {}
+        #: (vocabulary size it was built at, code per term id): see `codes_of`
+        self._inverse: tuple[int, np.ndarray] = (0, np.zeros(0, np.uint64))
 
     def __len__(self) -> int:
         return len(self._codes) + len(self._added)
@@ -53,6 +55,23 @@ class Vocabulary:
         if found is None:
             raise KeyError(term)
         return found
+
+    def codes_of(self, ids: np.ndarray) -> np.ndarray:
+        """The key code of each term id (0 for an id it does not know): what a term id is compared with where
+        strings are kept as codes (the symbol table's definition names). The inverse is built once per
+        vocabulary size, not per query."""
+        size, inverse = self._inverse
+        if size != len(self):
+            added = list(self._added.items())  # a copy: the indexer may extend the vocabulary meanwhile
+            top = max(int(self._ids.max()) + 1 if len(self._ids) else 0, max((i for _, i in added), default=-1) + 1)
+            inverse = np.zeros(top, dtype=np.uint64)
+            inverse[self._ids] = self._codes
+            if added:
+                inverse[np.fromiter((i for _, i in added), dtype=np.int64)] = key_codes(t for t, _ in added)
+            self._inverse = (len(self._codes) + len(added), inverse)
+        ids = np.asarray(ids, dtype=np.int64)
+        known = (ids >= 0) & (ids < len(inverse))
+        return np.where(known, inverse[np.where(known, ids, 0)] if len(inverse) else 0, 0).astype(np.uint64)
 
     def assign(self, terms: Iterable[str]) -> dict[str, int]:
         """The id of each term, new ids for terms not seen yet."""
