@@ -37,6 +37,7 @@ import numpy as np
 from noul_lsp.retrieval.analyse import QueryAnalysis
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
+from noul_lsp.retrieval.segment import expand_ranges
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.text.terms import identifier_terms
 
@@ -293,19 +294,15 @@ def _references(table: SymbolTable, rows: np.ndarray, owner: np.ndarray, candida
     positions, codes, idf = positions[useful], codes[useful], idf[useful]
     referenced, seeds_per_file = np.zeros(n, dtype=np.float32), np.zeros(candidate_files, dtype=np.float32)
     definition = table.definition_codes[rows]
-    if not len(codes) or not definition.any():
-        return referenced, seeds_per_file
+    # the seeds' codes are never 0, so a row that defines nothing (code 0) matches no range
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     low = np.searchsorted(sorted_codes, definition, side="left")
-    high = np.searchsorted(sorted_codes, definition, side="right")
-    lengths = np.where(definition != 0, high - low, 0)
-    total = int(lengths.sum())
-    if not total:
+    lengths = np.searchsorted(sorted_codes, definition, side="right") - low
+    if not lengths.any():
         return referenced, seeds_per_file
     match_row = np.repeat(np.arange(n), lengths)
-    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    pair = order[np.repeat(low, lengths) + within]
+    pair = order[expand_ranges(low, lengths)]
     seed = positions[pair]
     elsewhere = row_file[seed_rows[seed]] != row_file[rows[match_row]]  # a file's own helpers are no news
     match_row, pair, seed = match_row[elsewhere], pair[elsewhere], seed[elsewhere]

@@ -240,12 +240,17 @@ def merge(parts: Sequence[tuple[Segment, np.ndarray]], vocabulary_size: int) -> 
                     vocabulary_size=vocabulary_size)
 
 
+def expand_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Every position of the ranges [start, start + length), range after range, without a Python loop."""
+    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + within
+
+
 def _ragged_positions(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(length of each row, positions of the rows' entries) in a ragged array given by `offsets`."""
     starts = offsets[rows]
     lengths = offsets[rows + 1] - starts
-    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return lengths, np.repeat(starts, lengths) + within
+    return lengths, expand_ranges(starts, lengths)
 
 
 def _take_strings(strings: Strings, rows: np.ndarray) -> Strings:
