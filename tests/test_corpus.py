@@ -248,6 +248,17 @@ def test_the_approximate_index_returns_the_exact_top_hit(monkeypatch):
     allowed = np.zeros(3000, dtype=bool)
     allowed[[5, 17, 2999]] = True  # a narrow filter: scanned exactly
     assert set(search(approximate, row_slot, queries[0], 10, allowed).rows.tolist()) == {5, 17, 2999}
+    # rows that repeat slots (copies), the last 500 a delta after its base: the slots' rows found through
+    # the base's sort and a scan of the delta are the rows a scan of every row finds
+    repeated = np.concatenate([row_slot, row_slot[::7], row_slot[:500]]).astype(np.int32)
+    base_rows = len(repeated) - 500
+    from_delta = 0
+    for query in queries:
+        scanned = search(approximate, repeated, query, 40, None)
+        through = search(approximate, repeated, query, 40, None, dense.SlotRows(repeated[:base_rows]))
+        assert np.array_equal(scanned.rows, through.rows) and np.array_equal(scanned.scores, through.scores)
+        from_delta += int((through.rows >= base_rows).sum())
+    assert from_delta > 0
 
 
 def test_a_save_asks_vectors_only_for_the_saved_file(polyglot, tmp_path):

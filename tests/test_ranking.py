@@ -12,7 +12,7 @@ import pytest
 from noul_lsp.bench.rank_fit import _training, load_candidates
 from noul_lsp.config import parse_settings
 from noul_lsp.retrieval.analyse import analyse
-from noul_lsp.retrieval.features import FEATURES
+from noul_lsp.retrieval.features import FEATURES, root_features
 from noul_lsp.retrieval.fusion import fuse
 from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, rank_candidates, untrained_model
 from noul_lsp.retrieval.retrieve import retrieve
@@ -192,6 +192,29 @@ def test_a_helper_the_best_chunks_call_is_referenced(tmp_path):
     # a one-line description's best chunks are its answer: the columns are for long queries only
     assert all(row["referenced"] == 0.0 and row["referencing_seeds"] == 0.0 for row in described.values())
 
+
+def test_chunk_scores_from_the_two_parts_equal_the_full_rows_for_every_shape(cookie_workspace):
+    arrays = cookie_workspace.loaded()
+    rng = np.random.default_rng(3)
+    model = RankModel(FEATURES, rng.normal(size=len(FEATURES)), rng.uniform(0.5, 2, len(FEATURES)),
+                      rng.normal(size=len(FEATURES)), "", {})
+    shapes = set()
+    for query in ("extract_cookies", "where are cookies persisted between requests",
+                  "Traceback:\n" + "  File \"src/pkg/cookies.py\", line 3, in extract_cookies\n" * 20):
+        candidate = retrieve(cookie_workspace, query, arrays, legs=("bm25",), include=(), exclude=(),
+                             query_vectors={}, stage=lambda name, started: None, notes=[])
+        fused = fuse([candidate.bm25], [candidate.dense], size=200, rrf_k=60)
+        built = root_features(analysis=analyse(query), table=arrays.symbols, row_file=arrays.row_file,
+                              term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
+                              dense=None, fused_rows=fused.rows_of(0)[0], fused_scores=fused.rows_of(0)[1],
+                              rrf_k=60, allowed=None, bm25_postings=arrays.bm25.postings)
+        assert len(built.rows) > 3
+        shapes.add(built.shape)
+        full = ((built.row_matrix - model.mean) / model.scale) @ model.coef
+        assert np.allclose(built.row_scores(*model.linear(FEATURES)), full, rtol=1e-6, atol=1e-6)
+        assert np.allclose(model.score(built.file_matrix, FEATURES),
+                           ((built.file_matrix - model.mean) / model.scale) @ model.coef, rtol=1e-6, atol=1e-6)
+    assert len(shapes) == 3  # a symbol, a description and a long text: each folds its own interactions
 
 def test_the_fit_recovers_a_known_answer():
     rng = np.random.default_rng(7)

@@ -26,7 +26,7 @@ import numpy as np
 
 from noul_lsp.chunking.chunk import path_key
 from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
-from noul_lsp.retrieval.dense import HashSlots, VectorTable
+from noul_lsp.retrieval.dense import HashSlots, SlotRows, VectorTable
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
@@ -67,13 +67,19 @@ class CorpusArrays:
     skipped_files: int
     #: the sorted content codes of the live base rows (a delta file's copies count those too)
     live_base_codes: np.ndarray | None = None
+    #: which files have a live row (None: every file); `live` at file level, kept so that no query
+    #: derives it again from a pass over every row
+    live_files: np.ndarray | None = None
+    #: the rows of given vector slots (the base's sorted once per base)
+    slot_rows: SlotRows | None = None
 
     @property
     def rows(self) -> int:
         return len(self.row_file)
 
-    @property
+    @cached_property
     def live_rows(self) -> int:
+        """Rows not dead (counted once per state: a count over a million rows is a millisecond)."""
         return self.rows if self.live is None else int(self.live.sum())
 
     def chunk(self, row: int) -> ChunkRef:
@@ -121,6 +127,7 @@ class Corpus:
         self._slots = HashSlots()
         self._base = empty_segment()
         self._base_slot = np.zeros(0, np.int32)
+        self._slot_rows = SlotRows(self._base_slot)
         self._live = np.ones(0, dtype=bool)
         self._dead_frequency = np.zeros(0, np.int64)
         self._dead_file_frequency = np.zeros(0, np.int64)
@@ -244,6 +251,7 @@ class Corpus:
     def _set_base(self, base: Segment, base_slot: np.ndarray) -> None:
         self._base = base
         self._base_slot = base_slot.astype(np.int32, copy=False)
+        self._slot_rows = SlotRows(self._base_slot)
         self._live = np.ones(base.rows, dtype=bool)
         self._dead_frequency = np.zeros(len(self._vocabulary), np.int64)
         self._dead_file_frequency = np.zeros(len(self._vocabulary), np.int64)
@@ -364,7 +372,7 @@ class Corpus:
         size = len(self._vocabulary)
         if live is None:
             files, row_file, row_slot = base.files, base.row_file, self._base_slot
-            bm25, file_bm25, live_base_codes = base.bm25, base.file_bm25, None
+            bm25, file_bm25, live_base_codes, file_live = base.bm25, base.file_bm25, None, None
         else:
             delta = delta if delta is not None else build_segment([], self._vocabulary, delta_of=base)
             files = base.files + delta.files
@@ -374,6 +382,7 @@ class Corpus:
             live_files = np.zeros(len(base.files), dtype=bool)
             live_files[base.row_file[self._live]] = True
             file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
+            file_live = np.concatenate([live_files, np.ones(len(delta.files), dtype=bool)])
             order = base.code_order
             live_base_codes = base.codes[order[self._live[order]]]
         covered = {}
@@ -383,12 +392,11 @@ class Corpus:
                 continue
             has = table.present[row_slot]
             covered[leg] = int((has & live).sum()) if live is not None else int(has.sum())
-        live_files = len(base.files) if live is None else int(np.count_nonzero(
-            np.bincount(base.row_file[self._live], minlength=len(base.files)))) + len(delta.files)
+        live_file_count = len(base.files) if file_live is None else int(np.count_nonzero(file_live))
         empty_files = sum(1 for why in self._rowless.values() if not why)
         return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
-                            self._vocabulary, live_files + empty_files, len(self._rowless) - empty_files,
-                            live_base_codes)
+                            self._vocabulary, live_file_count + empty_files, len(self._rowless) - empty_files,
+                            live_base_codes, file_live, self._slot_rows)
 
     def pending_keys(self, leg: str) -> list[str]:
         """One chunk key per distinct live text that has no vector of this leg's model yet (caught up with

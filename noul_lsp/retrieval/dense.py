@@ -172,6 +172,34 @@ class VectorTable:
         return True
 
 
+class SlotRows:
+    """The rows that hold given slots, without a pass over every row: the approximate leg turns its few
+    hundred slots into rows through this. The base rows' slots never change while the base lives, so
+    their sort is made once per base (on first use) and shared by every corpus state built on it; the
+    delta's few rows are scanned."""
+
+    def __init__(self, base_slot: np.ndarray) -> None:
+        self.base_slot = base_slot
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+
+    def rows_of(self, slots: np.ndarray, delta_slot: np.ndarray | None = None) -> np.ndarray:
+        """Sorted rows whose slot is among the sorted, distinct `slots` (delta rows follow the base's)."""
+        from noul_lsp.retrieval.segment import expand_ranges
+
+        if self._sorted is None:
+            order = np.argsort(self.base_slot, kind="stable")
+            self._sorted = (order, self.base_slot[order])
+        order, sorted_slots = self._sorted
+        slots = slots.astype(sorted_slots.dtype, copy=False)  # else numpy converts the sorted column per call
+        low = np.searchsorted(sorted_slots, slots, side="left")
+        rows = order[expand_ranges(low, np.searchsorted(sorted_slots, slots, side="right") - low)]
+        if delta_slot is not None and len(delta_slot):
+            position = np.minimum(np.searchsorted(slots, delta_slot), max(len(slots) - 1, 0))
+            hit = np.flatnonzero(slots[position] == delta_slot) if len(slots) else np.zeros(0, np.int64)
+            rows = np.concatenate([rows, hit + len(self.base_slot)])
+        return np.sort(rows)
+
+
 @dataclass
 class LegScores:
     """One vector leg's answer to one query: its top rows and cosines, and the cosine of any row on demand
@@ -204,12 +232,13 @@ class LegScores:
 
 
 def search(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
-           allowed: np.ndarray | None) -> LegScores:
-    """The k best rows by cosine (rows without a vector or outside `allowed` never answer)."""
+           allowed: np.ndarray | None, slot_rows: SlotRows | None = None) -> LegScores:
+    """The k best rows by cosine (rows without a vector or outside `allowed` never answer). `slot_rows`
+    finds the rows of the approximate index's slots (rows past its base are scanned; None: every row is)."""
     query = query.astype(np.float32, copy=False)
-    slots = int(row_slot.max()) + 1 if len(row_slot) else 0
     if table.ann is not None:
-        return _approximate(table, row_slot, query, k, allowed)
+        return _approximate(table, row_slot, query, k, allowed, slot_rows)
+    slots = int(row_slot.max()) + 1 if len(row_slot) else 0
     if not table.matrix.shape[1] or not slots:
         empty = np.zeros(0, dtype=np.int32)
         return LegScores(empty, np.zeros(0, np.float32), np.nan, np.nan,
@@ -226,21 +255,23 @@ def search(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
 
 
 def _approximate(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
-                 allowed: np.ndarray | None) -> LegScores:
+                 allowed: np.ndarray | None, slot_rows: SlotRows | None) -> LegScores:
     """Slots from the approximate index (it holds every slot with a vector), rescored exactly; then the
     rows of the best slots. A filter that leaves too few of them scans its rows exactly."""
     candidate_slots = np.unique(table.ann.search(query, max(4 * k, CANDIDATES)))
-    slot_cosine = np.empty(len(table.present), dtype=np.float32)
-    slot_cosine[candidate_slots] = table.matrix[candidate_slots].astype(np.float32) @ query
-    marked = np.zeros(len(table.present), dtype=bool)
-    marked[candidate_slots] = True
-    rows = np.flatnonzero(marked[row_slot])
+    if slot_rows is not None:
+        rows = slot_rows.rows_of(candidate_slots, row_slot[len(slot_rows.base_slot):])
+    else:
+        marked = np.zeros(len(table.present), dtype=bool)
+        marked[candidate_slots] = True
+        rows = np.flatnonzero(marked[row_slot])
     if allowed is not None:
         rows = rows[allowed[rows]]
         if len(rows) < k:  # a narrow filter: the index's neighbours lie elsewhere, so scan its rows
             rows = np.flatnonzero(allowed & table.present[row_slot])
-            slot_cosine[row_slot[rows]] = table.matrix[row_slot[rows]].astype(np.float32) @ query
-    cosines = slot_cosine[row_slot[rows]]
+    # one product per distinct text among the rows (the candidates', or a narrow filter's)
+    distinct, position = np.unique(row_slot[rows], return_inverse=True)
+    cosines = (table.matrix[distinct].astype(np.float32) @ query).astype(np.float32)[position]
     best = top_k(cosines, k, floor=-np.inf)
     ordered = rows[best]
     top = float(cosines[best[0]]) if len(best) else np.nan

@@ -73,13 +73,36 @@ SeedTerms = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 @dataclass(frozen=True)
 class RootFeatures:
-    """One root's candidates and their feature rows (columns in FEATURES order)."""
+    """One root's candidates and their feature rows (columns in FEATURES order). A chunk's row is its
+    chunk columns beside its file's columns; it is kept in those two parts, because the candidate files
+    of a query hold thousands of chunks, and the full rows would be copied only to be multiplied."""
 
     files: np.ndarray  # int32 file ids (the corpus's file index) of the candidate files
     file_matrix: np.ndarray  # float32 [files, len(FEATURES)]
     rows: np.ndarray  # int32 corpus rows of every candidate file, grouped by file in `files` order
-    row_matrix: np.ndarray  # float32 [rows, len(FEATURES)]
     row_owner: np.ndarray  # int32 position in `files` of each row's file
+    chunk_part: np.ndarray  # float32 [rows, len(CHUNK_COLUMNS)]
+    file_part: np.ndarray  # float32 [files, len(FILE_COLUMNS)]
+    shape: str  # the query's shape (which interaction columns are filled)
+
+    @property
+    def row_matrix(self) -> np.ndarray:
+        """float32 [rows, len(FEATURES)]: every candidate chunk's full row."""
+        if not len(self.rows):
+            return np.zeros((0, len(FEATURES)), dtype=np.float32)
+        return _design(self.chunk_part, self.file_part[self.row_owner], self.shape)
+
+    def row_scores(self, weights: np.ndarray, bias: float) -> np.ndarray:
+        """`row_matrix @ weights + bias` (weights over FEATURES) without building `row_matrix`: an
+        interaction column copies its base column for this shape, so its weight adds to the base's, and
+        the file columns are weighed once per file."""
+        folded = weights[:len(CHUNK_COLUMNS) + len(FILE_COLUMNS)].copy()
+        base = {name: i for i, name in enumerate((*CHUNK_COLUMNS, *FILE_COLUMNS))}
+        for position, (interaction_shape, column) in enumerate(SHAPE_INTERACTIONS):
+            if interaction_shape == self.shape:
+                folded[base[column]] += weights[len(base) + position]
+        per_file = self.file_part @ folded[len(CHUNK_COLUMNS):] + bias
+        return self.chunk_part @ folded[:len(CHUNK_COLUMNS)] + per_file[self.row_owner]
 
 
 class _Positions:
@@ -149,29 +172,31 @@ def _higher_than(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
                   idf: np.ndarray, lexical: np.ndarray | None, dense: LegScores | None, fused_rows: np.ndarray,
                   fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
-                  bm25_postings, static: LegScores | None = None, seed_terms: SeedTerms | None = None) -> RootFeatures:
+                  bm25_postings, static: LegScores | None = None, seed_terms: SeedTerms | None = None,
+                  allowed_files: np.ndarray | None = None, lexical_best: float | None = None) -> RootFeatures:
     """The feature rows of one root's candidates (see the module docstring).
 
     `lexical` is the BM25 score of every row (None without the lexical leg), `dense` the cosine of any
     row (NaN where a row has no vector yet; None without the dense leg), `static` the same of the static
     leg, `fused_rows`/`fused_scores` this root's rows in the fused ranking and their RRF scores, `allowed`
-    the include/exclude row mask, `seed_terms` the terms of given rows (None: no `references` features)."""
+    the include/exclude row mask and `allowed_files` the same at file level (both None: every row), `seed_terms`
+    the terms of given rows (None: no `references` features), `lexical_best` the best allowed BM25 score (the
+    lexical leg's first hit; None: taken from `lexical`)."""
     file_count = len(table.file_rows)
     known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
     term_idf = {t: float(idf[term_ids[t]]) for t in known}
     query_ids = np.array([term_ids[t] for t in known], dtype=np.int64)
 
     file_lexical = table.file_bm25.scores(query_ids) if len(query_ids) else np.zeros(file_count, dtype=np.float32)
-    if allowed is not None and file_count:
-        allowed_files = np.zeros(file_count, dtype=bool)
-        allowed_files[row_file[allowed]] = True
+    if allowed_files is not None and file_count:
         file_lexical = np.where(allowed_files, file_lexical, 0.0)
     from_fusion = np.unique(row_file[fused_rows]) if len(fused_rows) else np.zeros(0, dtype=np.int32)
     best_files = _best(file_lexical, FILE_BM25_CANDIDATES)
     files = np.unique(np.concatenate([from_fusion, best_files])).astype(np.int32)
     if not len(files):
-        empty = np.zeros((0, len(FEATURES)), dtype=np.float32)
-        return RootFeatures(files, empty, np.zeros(0, np.int32), empty, np.zeros(0, np.int32))
+        return RootFeatures(files, np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int32),
+                            np.zeros(0, np.int32), np.zeros((0, len(CHUNK_COLUMNS)), np.float32),
+                            np.zeros((0, len(FILE_COLUMNS)), np.float32), analysis.shape)
 
     counts = table.file_rows[files]
     starts = table.file_start[files]
@@ -187,7 +212,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     chunk = np.zeros((n, len(CHUNK_COLUMNS)), dtype=np.float32)
     column = {name: index for index, name in enumerate(CHUNK_COLUMNS)}
     if lexical is not None and len(lexical):
-        top = float(lexical.max())
+        top = float(lexical.max()) if lexical_best is None else lexical_best
         if top > 0:
             chunk[:, column["bm25"]] = lexical[rows] / top
     for leg, values in (("dense", dense), ("static", static)):
@@ -275,8 +300,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
             file_part[present, fcol[f"{leg}_mean"]] = np.add.reduceat(cosine, block_starts) / np.diff(
                 np.append(block_starts, n))
     file_matrix = _design(pooled, file_part, analysis.shape)
-    row_matrix = _design(chunk, file_part[owner], analysis.shape) if n else np.zeros((0, len(FEATURES)), np.float32)
-    return RootFeatures(files, file_matrix, rows, row_matrix, owner)
+    return RootFeatures(files, file_matrix, rows, owner, chunk, file_part, analysis.shape)
 
 
 def _references(table: SymbolTable, rows: np.ndarray, owner: np.ndarray, candidate_files: int, row_file: np.ndarray,

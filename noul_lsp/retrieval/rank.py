@@ -34,19 +34,31 @@ class RankModel:
     #: per cross-encoder id, the weight of its logit against the ranker's log-probability in the rerank
     #: stage (`noul rank-fit --rerank`); a reranker without one orders its short list alone
     rerank_weights: dict = field(default_factory=dict)
+    _linear: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def score(self, matrix: np.ndarray, columns: tuple[str, ...]) -> np.ndarray:
         """Scores of feature rows whose columns are named by `columns` (a superset of `features`)."""
         if not len(matrix):
             return np.zeros(0, dtype=np.float64)
-        if tuple(columns) == self.features:  # the usual case: the rows were built for this model's features
-            return ((matrix - self.mean) / self.scale) @ self.coef
-        index = {name: i for i, name in enumerate(columns)}
-        picked = np.zeros((len(matrix), len(self.features)), dtype=np.float64)
-        for position, name in enumerate(self.features):
-            if name in index:
-                picked[:, position] = matrix[:, index[name]]
-        return ((picked - self.mean) / self.scale) @ self.coef
+        weights, bias = self.linear(tuple(columns))
+        return matrix @ weights + bias
+
+    def linear(self, columns: tuple[str, ...]) -> tuple[np.ndarray, float]:
+        """(weights over `columns`, bias) such that `matrix @ weights + bias` is the model's score: the
+        standardisation folded into the weights, so that scoring never copies the feature rows (thousands
+        of candidate chunks a query), and a column the model does not read weighs 0."""
+        cached = self._linear.get(columns)
+        if cached is None:
+            folded = self.coef / self.scale
+            index = {name: i for i, name in enumerate(columns)}
+            weights = np.zeros(len(columns), dtype=np.float64)
+            for position, name in enumerate(self.features):
+                if name in index:
+                    weights[index[name]] = folded[position]
+            # a column the rows lack reads as 0, standardised to -mean/scale (as the unfolded form had it)
+            cached = (weights, -float(self.mean @ folded))
+            self._linear[columns] = cached
+        return cached
 
     def to_json(self) -> dict:
         data = {"embedder": self.embedder, "features": list(self.features), "mean": self.mean.tolist(),
@@ -205,7 +217,9 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
                               term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
                               dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
                               allowed=candidate.allowed, bm25_postings=arrays.bm25.postings,
-                              static=candidate.static_all, seed_terms=_seed_terms(arrays))
+                              static=candidate.static_all, seed_terms=_seed_terms(arrays),
+                              allowed_files=candidate.allowed_files,
+                              lexical_best=float(candidate.bm25[1][0]) if len(candidate.bm25[1]) else 0.0)
         if not len(built.files):
             continue
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))
@@ -213,7 +227,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         file_scores.append(model.score(built.file_matrix, FEATURES))
         chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
         chunk_rows.append(built.rows.astype(np.int64))
-        chunk_scores.append(model.score(built.row_matrix, FEATURES))
+        chunk_scores.append(built.row_scores(*model.linear(FEATURES)))
         chunk_files.append(built.row_owner.astype(np.int64) + offset)  # position among all candidate files
         offset += len(built.files)
         if record:

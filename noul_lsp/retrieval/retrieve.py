@@ -45,28 +45,35 @@ class Candidates:
     #: the static leg's top rows and cosines, and any row's cosine (as `dense`, `dense_all`)
     static: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     static_all: LegScores | None = None
+    #: `allowed` at file level: the files with a row a query may answer with (None: every file)
+    allowed_files: np.ndarray | None = None
 
 
 class RowFilter:
     """Rows a query may answer with: live ones whose file passes include/exclude globs. Matching runs in
-    Python over every file, so the mask is kept for the corpus state it was made for: an editor repeats
-    the same filter on every keystroke."""
+    Python over every file, so the masks are kept for the corpus state they were made for: an editor
+    repeats the same filter on every keystroke."""
 
     def __init__(self) -> None:
-        self._cached: tuple[CorpusArrays, tuple, np.ndarray] | None = None
+        self._cached: tuple[CorpusArrays, tuple, np.ndarray, np.ndarray] | None = None
 
     def mask(self, arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray | None:
+        return self.masks(arrays, include, exclude)[0]
+
+    def masks(self, arrays: CorpusArrays, include: Sequence[str],
+              exclude: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(rows, files) a query may answer with; None where every one may."""
         if not include and not exclude:
-            return arrays.live
+            return arrays.live, arrays.live_files
         cached = self._cached
         if cached is not None and cached[0] is arrays and cached[1] == (tuple(include), tuple(exclude)):
-            return cached[2]
-        mask = _match_rows(arrays, include, exclude)
-        self._cached = (arrays, (tuple(include), tuple(exclude)), mask)
-        return mask
+            return cached[2], cached[3]
+        rows, files = _match(arrays, include, exclude)
+        self._cached = (arrays, (tuple(include), tuple(exclude)), rows, files)
+        return rows, files
 
 
-def _match_rows(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray:
+def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     allowed_files = np.ones(len(arrays.files), dtype=bool)
     if include:
         spec = gitignore_spec(include)
@@ -75,7 +82,9 @@ def _match_rows(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[
         spec = gitignore_spec(exclude)
         allowed_files &= ~np.fromiter((spec.match_file(p) for p in arrays.files), dtype=bool, count=len(arrays.files))
     allowed = allowed_files[arrays.row_file] if len(arrays.row_file) else np.zeros(0, dtype=bool)
-    return allowed if arrays.live is None else allowed & arrays.live
+    if arrays.live_files is not None:
+        allowed_files &= arrays.live_files
+    return (allowed if arrays.live is None else allowed & arrays.live), allowed_files
 
 
 def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
@@ -85,7 +94,7 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
     root's BM25 idf per query term (multi-root search); `query_vectors` holds one query embedding per model,
     shared by the roots of one find."""
     search = root.settings.search
-    allowed = root.row_filter.mask(arrays, include, exclude)
+    allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     bm25 = empty
     lexical = None
@@ -116,7 +125,7 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
         notes.append(f"{'lexical only' if static_cosines is None else 'static leg only'}: {root.embedder_problem}")
     if arrays.rows and cosines is None and static_cosines is None and ({"dense", "static"} & set(legs)):
         notes.append("lexical only: no chunk is embedded yet (run `noul index` or wait for the background pass)")
-    return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed, static, static_cosines)
+    return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed, static, static_cosines, allowed_files)
 
 
 def _vector_leg(embedder, key: str, query: str, arrays: CorpusArrays, leg: str, allowed: np.ndarray | None,
@@ -129,7 +138,8 @@ def _vector_leg(embedder, key: str, query: str, arrays: CorpusArrays, leg: str, 
         query_vectors[key] = embedder.embed_query(query, max_windows=search.query_windows)
         stage(stages[0], started)
     started = time.perf_counter()
-    found = vector_search(arrays.tables[leg], arrays.row_slot, query_vectors[key], search.candidates, allowed)
+    found = vector_search(arrays.tables[leg], arrays.row_slot, query_vectors[key], search.candidates, allowed,
+                          arrays.slot_rows)
     stage(stages[1], started)
     return (found.rows, found.scores), found
 
