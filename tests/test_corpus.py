@@ -206,6 +206,38 @@ def test_a_damaged_snapshot_is_passed_over(tmp_path):
     assert _bm25_top(reopened, "cookie") == [("a.py", 2)]
 
 
+@pytest.mark.parametrize("damage", ["missing", "flipped"])
+def test_a_missing_or_damaged_approximate_index_is_built_again(tmp_path, monkeypatch, damage):
+    """The snapshot's faiss file is derived data: gone or damaged, the corpus opens from the rest of the
+    snapshot and builds the index again, and the leg answers as before."""
+    monkeypatch.setattr(dense, "APPROXIMATE_FROM", 100)
+    store = ChunkStore(tmp_path / "idx")
+    rng = np.random.default_rng(5)
+    records = _add_file(store, "a.py", [f"text number {i}" for i in range(300)])
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    batch = WriteBatch()
+    for record, vector in zip(records, vectors, strict=True):
+        batch.put_vector("m@128", record.hash, vector)
+    store.apply(batch)
+    corpus = Corpus(store, "m@128")
+    corpus.sync()
+    assert corpus.arrays().tables["dense"].ann is not None and corpus.compact()
+    index_file = snapshot_folder(store.directory) / "dense.faiss"
+    if damage == "missing":
+        index_file.unlink()
+    else:
+        data = bytearray(index_file.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        index_file.write_bytes(bytes(data))
+    reopened = Corpus(store, "m@128")
+    reopened.sync()
+    arrays = reopened.arrays()
+    assert reopened.opened_from_snapshot is not None and arrays.tables["dense"].ann is not None
+    found = search(arrays.tables["dense"], arrays.row_slot, vectors[42], 5, None, arrays.slot_rows)
+    assert arrays.chunk(int(found.rows[0])).start_line == records[42].start_line
+
+
 def test_the_change_log_says_what_changed_and_when_it_cannot(tmp_path, monkeypatch):
     store = ChunkStore(tmp_path / "idx")
     start = store.generation()

@@ -104,7 +104,7 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
         ids = np.array([arrays.vocabulary[t] for t in terms], dtype=np.int64)
         idf = np.array([term_idf[t] for t in terms], dtype=np.float64) if term_idf is not None else None
         lexical = arrays.bm25.scores(ids, idf)
-        if allowed is not None:
+        if allowed is not None and allowed is not arrays.live:  # the index scores dead rows 0 already
             lexical = np.where(allowed, lexical, 0.0).astype(np.float32)
         rows = top_k(lexical, search.candidates)
         bm25 = (rows, lexical[rows])

@@ -157,12 +157,21 @@ def load_snapshot(corpus) -> int | None:
             table.present[:len(present)] = present
             if f"{leg}.mean" in arrays:
                 table.remember_mean(np.asarray(arrays[f"{leg}.mean"], dtype=np.float32))
-            crc = meta["checksums"].get(f"{leg}.faiss")
-            if crc is not None and _crc_of(folder / f"{leg}.faiss") == crc:
-                table.ann = ApproximateIndex.load(folder / f"{leg}.faiss")
+            table.ann = _approximate_index(folder / f"{leg}.faiss", meta["checksums"].get(f"{leg}.faiss"))
         else:  # another model than the snapshot's: its vectors come from the store
             corpus._load_vectors(table, np.arange(len(slots)))
     return int(meta["generation"])
+
+
+def _approximate_index(path: Path, crc: int | None) -> ApproximateIndex | None:
+    """The snapshot's approximate index of one table; None when it has none, or its file is missing or
+    damaged (the corpus then builds one again on its next sync: an index is derived data)."""
+    try:
+        if crc is None or _crc_of(path) != crc:
+            return None
+        return ApproximateIndex.load(path)
+    except (OSError, RuntimeError):  # faiss raises RuntimeError on a file it cannot read
+        return None
 
 
 def _crc_of(path: Path) -> int:
