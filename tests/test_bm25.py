@@ -44,3 +44,13 @@ def test_unknown_terms_score_nothing_and_empty_index_is_fine():
     assert not index.scores(np.array([999], dtype=np.int64)).any()
     empty = BM25Index([], [], 0)
     assert empty.scores(np.array([0], dtype=np.int64)).shape == (0,)
+
+
+def test_members_of_sorted_postings_whichever_list_is_longer():
+    from noul_lsp.retrieval.bm25 import members
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        postings = np.unique(rng.integers(0, 1000, rng.integers(0, 300))).astype(np.int32)
+        rows = np.unique(rng.integers(0, 1000, rng.integers(0, 300))).astype(np.int32)
+        assert np.array_equal(members(postings, rows), np.isin(rows, postings))

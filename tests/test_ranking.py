@@ -207,7 +207,7 @@ def test_chunk_scores_from_the_two_parts_equal_the_full_rows_for_every_shape(coo
         built = root_features(analysis=analyse(query), table=arrays.symbols, row_file=arrays.row_file,
                               term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
                               dense=None, fused_rows=fused.rows_of(0)[0], fused_scores=fused.rows_of(0)[1],
-                              rrf_k=60, allowed=None, bm25_postings=arrays.bm25.postings)
+                              rrf_k=60, allowed=None, rows_containing=arrays.bm25.contains)
         assert len(built.rows) > 3
         shapes.add(built.shape)
         full = ((built.row_matrix - model.mean) / model.scale) @ model.coef
@@ -275,6 +275,25 @@ def test_a_named_path_matches_at_folder_boundaries_only(cookie_workspace):
     assert named("cookies.py") == ["src/pkg/cookies.py", "third_party/copy/cookies.py"]
     assert named("/home/me/venv/lib/site-packages/src/pkg/cookies.py") == ["src/pkg/cookies.py"]
     assert named("kg/cookies.py") == [] and named("orders.py") == ["src/pkg/orders.py"]
+
+
+def test_top_k_over_a_sampled_threshold_is_the_top_k_of_every_score():
+    """Over many scores top_k first keeps those above a threshold drawn from a sample; the best k (their
+    scores, in order) are those a sort of every score gives, when most rows score, when few do (fewer than
+    k above the sample's threshold), with a floor of -inf, and with ties."""
+    from noul_lsp.retrieval.fusion import SAMPLED_FROM, top_k
+
+    rng = np.random.default_rng(11)
+    size = SAMPLED_FROM * 3
+    most = rng.random(size).astype(np.float32)
+    few = np.zeros(size, dtype=np.float32)
+    few[rng.choice(size, 150, replace=False)] = rng.random(150).astype(np.float32) + 1
+    ties = np.round(rng.random(size) * 20).astype(np.float32)
+    cosines = np.where(rng.random(size) < 0.5, rng.standard_normal(size), -np.inf).astype(np.float32)
+    for scores, floor in ((most, 0.0), (few, 0.0), (ties, 0.0), (cosines, -np.inf)):
+        found = top_k(scores, 200, floor=floor)
+        expected = np.sort(scores[scores > floor])[::-1][:200]
+        assert np.array_equal(scores[found], expected) and len(set(found.tolist())) == len(found)
 
 
 def test_partition_and_counting_agree_with_sorting_every_score():

@@ -94,6 +94,10 @@ class BM25Index:
             return np.zeros(0, dtype=np.int32)
         return self._docs[self._indptr[term]:self._indptr[term + 1]]
 
+    def contains(self, term: int, rows: np.ndarray) -> np.ndarray:
+        """Which of the sorted `rows` hold a term id."""
+        return members(self.postings(term), rows)
+
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every row for the (unique) query term ids; unknown ids are ignored.
 
@@ -109,6 +113,20 @@ class BM25Index:
                         weights = weights * np.float32(idf[position] / self.idf[term])
                     scores[self._docs[start:end]] += weights
         return scores
+
+
+def members(postings: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Which of the sorted `rows` are in the sorted `postings`: the shorter list searched in the longer, so
+    a common term's postings (hundreds of thousands in a large corpus) cost a search per row, not per posting."""
+    found = np.zeros(len(rows), dtype=bool)
+    if not len(postings) or not len(rows):
+        return found
+    if len(postings) <= len(rows):
+        at = np.minimum(np.searchsorted(rows, postings.astype(rows.dtype, copy=False)), len(rows) - 1)
+        found[at[rows[at] == postings]] = True
+        return found
+    at = np.minimum(np.searchsorted(postings, rows.astype(postings.dtype, copy=False)), len(postings) - 1)
+    return postings[at] == rows
 
 
 def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
@@ -143,6 +161,9 @@ class LocalBM25:
     def postings(self, term: int) -> np.ndarray:
         local = int(self.local(np.array([term]))[0])
         return self.index.postings(local) if local >= 0 else np.zeros(0, dtype=np.int32)
+
+    def contains(self, term: int, rows: np.ndarray) -> np.ndarray:
+        return members(self.postings(term), rows)
 
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
         return self.index.scores(self.local(query_term_ids), idf)
@@ -191,6 +212,13 @@ class BM25Segments:
     def postings(self, term: int) -> np.ndarray:
         base = self.base.postings(term)
         return np.concatenate([base[self.live[base]], self.delta.postings(term) + self.base.rows]).astype(np.int32)
+
+    def contains(self, term: int, rows: np.ndarray) -> np.ndarray:
+        """Which of the sorted rows hold a term id (a dead base row holds none)."""
+        split = int(np.searchsorted(rows, self.base.rows))
+        base_rows = rows[:split]
+        in_base = self.base.contains(term, base_rows) & self.live[base_rows]
+        return np.concatenate([in_base, self.delta.contains(term, rows[split:] - self.base.rows)])
 
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
         if idf is None:

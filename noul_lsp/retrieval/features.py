@@ -66,6 +66,8 @@ FEATURE_GROUPS = {
 FILE_BM25_CANDIDATES = 50
 #: how many of a root's best fused chunks lend their weight to the definitions they use (`references`)
 REFERENCE_SEEDS = 10
+#: which of some sorted rows hold a BM25 term id (the lexical index's `contains`)
+RowsContaining = Callable[[int, np.ndarray], np.ndarray]
 #: (position in the given rows, term code, idf) of every distinct term of some rows: what the `references`
 #: features read of the corpus (rank.py builds it from the corpus's row-major terms and vocabulary)
 SeedTerms = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -172,7 +174,8 @@ def _higher_than(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.ndarray, term_ids: dict[str, int],
                   idf: np.ndarray, lexical: np.ndarray | None, dense: LegScores | None, fused_rows: np.ndarray,
                   fused_scores: np.ndarray, rrf_k: int, allowed: np.ndarray | None,
-                  bm25_postings, static: LegScores | None = None, seed_terms: SeedTerms | None = None,
+                  rows_containing: RowsContaining, static: LegScores | None = None,
+                  seed_terms: SeedTerms | None = None,
                   allowed_files: np.ndarray | None = None, lexical_best: float | None = None) -> RootFeatures:
     """The feature rows of one root's candidates (see the module docstring).
 
@@ -232,10 +235,10 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     chunk[:, column["in_scope"]] = _marked(row_lookup, table.rows_in_scopes(analysis.scopes | names), n)
     name_terms = {identifier_terms(name)[0] for name in names if identifier_terms(name)}
     name_ids = [term_ids[t] for t in name_terms if t in term_ids]
-    if name_ids:
+    if name_ids and n:
         mentioned = np.zeros(n, dtype=np.float32)
         for term in name_ids:
-            mentioned += _marked(row_lookup, bm25_postings(term), n)
+            mentioned += rows_containing(term, rows)
         chunk[:, column["mentions"]] = mentioned / len(name_terms)
     chunk[:, column["symbol_terms"]] = _weighted_share(row_lookup, table.symbol_terms, analysis.terms, term_idf, n)
     seeds_per_file = np.zeros(len(files), dtype=np.float32)

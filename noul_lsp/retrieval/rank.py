@@ -216,7 +216,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         built = root_features(analysis=analysis, table=arrays.symbols, row_file=arrays.row_file,
                               term_ids=arrays.vocabulary, idf=arrays.bm25.idf, lexical=candidate.lexical_all,
                               dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
-                              allowed=candidate.allowed, bm25_postings=arrays.bm25.postings,
+                              allowed=candidate.allowed, rows_containing=arrays.bm25.contains,
                               static=candidate.static_all, seed_terms=_seed_terms(arrays),
                               # whole-file BM25 scores dead files 0 already: only a filter's mask is news
                               allowed_files=None if candidate.allowed_files is arrays.live_files
