@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from noul_lsp.retrieval.fusion import top_k
+from noul_lsp.retrieval.segment import expand_ranges
 from noul_lsp.retrieval.vocabulary import key_codes
 
 #: candidates the approximate index returns for exact rescoring
@@ -184,8 +185,6 @@ class SlotRows:
 
     def rows_of(self, slots: np.ndarray, delta_slot: np.ndarray | None = None) -> np.ndarray:
         """Sorted rows whose slot is among the sorted, distinct `slots` (delta rows follow the base's)."""
-        from noul_lsp.retrieval.segment import expand_ranges
-
         if self._sorted is None:
             order = np.argsort(self.base_slot, kind="stable")
             self._sorted = (order, self.base_slot[order])
