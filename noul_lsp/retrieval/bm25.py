@@ -208,6 +208,8 @@ class BM25Segments:
         frequency[delta_terms] += delta_frequency
         self.document_frequency = frequency
         self.idf = _Idf(int(live.sum()) + delta.rows, frequency)
+        #: the dead base rows, zeroed after scoring (fewer than the live: a multiply by `live` read them all)
+        self._dead = np.flatnonzero(~live)
 
     def postings(self, term: int) -> np.ndarray:
         base = self.base.postings(term)
@@ -227,6 +229,6 @@ class BM25Segments:
                 if self.vocabulary_size else np.zeros(len(query_term_ids))
         scores = np.empty(self.rows, dtype=np.float32)
         scores[:self.base.rows] = self.base.scores(query_term_ids, idf)
-        scores[:self.base.rows] *= self.live
+        scores[self._dead] = 0.0
         scores[self.base.rows:] = self.delta.scores(query_term_ids, idf)
         return scores

@@ -253,7 +253,10 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     if top_file > 0:
         scores = file_lexical[files]
         file_part[:, fcol["file_bm25"]] = scores / top_file
-        rank = _higher_than(file_lexical[file_lexical > 0], scores) + 1
+        # a file at or below the lowest positive candidate exceeds none that is ranked (a zero score has no
+        # rank): left out, the count reads the few files above, not every file that shares a common word
+        lowest = float(scores[scores > 0].min()) if (scores > 0).any() else top_file
+        rank = _higher_than(file_lexical[file_lexical > lowest], scores) + 1
         file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
     file_part[:, fcol["referencing_seeds"]] = seeds_per_file
     file_part[:, fcol["path_terms"]] = _weighted_share(file_lookup, table.path_terms, analysis.terms, term_idf,
