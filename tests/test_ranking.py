@@ -216,6 +216,7 @@ def test_chunk_scores_from_the_two_parts_equal_the_full_rows_for_every_shape(coo
                            ((built.file_matrix - model.mean) / model.scale) @ model.coef, rtol=1e-6, atol=1e-6)
     assert len(shapes) == 3  # a symbol, a description and a long text: each folds its own interactions
 
+
 def test_the_fit_recovers_a_known_answer():
     rng = np.random.default_rng(7)
     features = ("signal", "noise", "anti")
