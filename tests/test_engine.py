@@ -65,14 +65,14 @@ def test_chunk_mode_include_and_exclude(indexed):
 
 def test_a_repeated_filter_reuses_its_row_mask_until_the_corpus_changes(indexed):
     arrays = indexed.loaded()
-    first = indexed.row_filter.mask(arrays, ["*.go"], [])
-    assert indexed.row_filter.mask(arrays, ["*.go"], []) is first  # no second pass over every file
-    other = indexed.row_filter.mask(arrays, ["*.go"], ["services/"])
+    first = indexed.row_filter.masks(arrays, ["*.go"], [])[0]
+    assert indexed.row_filter.masks(arrays, ["*.go"], [])[0] is first  # no second pass over every file
+    other = indexed.row_filter.masks(arrays, ["*.go"], ["services/"])[0]
     assert other is not first and other.sum() <= first.sum()
     (indexed.root / "extra.go").write_text("package main\n\nfunc Extra() {}\n")
     indexed.indexer.update()
     moved = indexed.loaded()
-    assert moved is not arrays and indexed.row_filter.mask(moved, ["*.go"], []).sum() > first.sum()
+    assert moved is not arrays and indexed.row_filter.masks(moved, ["*.go"], [])[0].sum() > first.sum()
 
 
 def test_a_long_issue_text_uses_all_its_words(indexed):

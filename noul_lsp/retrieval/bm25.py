@@ -211,10 +211,6 @@ class BM25Segments:
         #: the dead base rows, zeroed after scoring (fewer than the live: a multiply by `live` read them all)
         self._dead = np.flatnonzero(~live)
 
-    def postings(self, term: int) -> np.ndarray:
-        base = self.base.postings(term)
-        return np.concatenate([base[self.live[base]], self.delta.postings(term) + self.base.rows]).astype(np.int32)
-
     def contains(self, term: int, rows: np.ndarray) -> np.ndarray:
         """Which of the sorted rows hold a term id (a dead base row holds none)."""
         split = int(np.searchsorted(rows, self.base.rows))

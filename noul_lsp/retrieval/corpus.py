@@ -67,9 +67,6 @@ class CorpusArrays:
     skipped_files: int
     #: the sorted content codes of the live base rows (a delta file's copies count those too)
     live_base_codes: np.ndarray | None = None
-    #: which files have a live row (None: every file); `live` at file level, kept so that no query
-    #: derives it again from a pass over every row
-    live_files: np.ndarray | None = None
     #: the rows of given vector slots (the base's sorted once per base)
     slot_rows: SlotRows | None = None
 
@@ -372,7 +369,7 @@ class Corpus:
         size = len(self._vocabulary)
         if live is None:
             files, row_file, row_slot = base.files, base.row_file, self._base_slot
-            bm25, file_bm25, live_base_codes, file_live = base.bm25, base.file_bm25, None, None
+            bm25, file_bm25, live_base_codes = base.bm25, base.file_bm25, None
         else:
             delta = delta if delta is not None else build_segment([], self._vocabulary, delta_of=base)
             files = base.files + delta.files
@@ -382,7 +379,6 @@ class Corpus:
             live_files = np.zeros(len(base.files), dtype=bool)
             live_files[base.row_file[self._live]] = True
             file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
-            file_live = np.concatenate([live_files, np.ones(len(delta.files), dtype=bool)])
             order = base.code_order
             live_base_codes = base.codes[order[self._live[order]]]
         covered = {}
@@ -392,11 +388,11 @@ class Corpus:
                 continue
             has = table.present[row_slot]
             covered[leg] = int((has & live).sum()) if live is not None else int(has.sum())
-        live_file_count = len(base.files) if file_live is None else int(np.count_nonzero(file_live))
+        live_file_count = len(base.files) if live is None else int(np.count_nonzero(live_files)) + len(delta.files)
         empty_files = sum(1 for why in self._rowless.values() if not why)
         return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
                             self._vocabulary, live_file_count + empty_files, len(self._rowless) - empty_files,
-                            live_base_codes, file_live, self._slot_rows)
+                            live_base_codes, self._slot_rows)
 
     def pending_keys(self, leg: str) -> list[str]:
         """One chunk key per distinct live text that has no vector of this leg's model yet (caught up with

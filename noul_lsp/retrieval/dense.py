@@ -233,10 +233,11 @@ class LegScores:
 def search(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
            allowed: np.ndarray | None, slot_rows: SlotRows | None = None) -> LegScores:
     """The k best rows by cosine (rows without a vector or outside `allowed` never answer). `slot_rows`
-    finds the rows of the approximate index's slots (rows past its base are scanned; None: every row is)."""
+    finds the rows of the approximate index's slots (rows past its base are scanned; None: a sort of
+    `row_slot` made for this call)."""
     query = query.astype(np.float32, copy=False)
     if table.ann is not None:
-        return _approximate(table, row_slot, query, k, allowed, slot_rows)
+        return _approximate(table, row_slot, query, k, allowed, slot_rows or SlotRows(row_slot))
     slots = int(row_slot.max()) + 1 if len(row_slot) else 0
     if not table.matrix.shape[1] or not slots:
         empty = np.zeros(0, dtype=np.int32)
@@ -254,16 +255,11 @@ def search(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
 
 
 def _approximate(table: VectorTable, row_slot: np.ndarray, query: np.ndarray, k: int,
-                 allowed: np.ndarray | None, slot_rows: SlotRows | None) -> LegScores:
+                 allowed: np.ndarray | None, slot_rows: SlotRows) -> LegScores:
     """Slots from the approximate index (it holds every slot with a vector), rescored exactly; then the
     rows of the best slots. A filter that leaves too few of them scans its rows exactly."""
     candidate_slots = np.unique(table.ann.search(query, max(4 * k, CANDIDATES)))
-    if slot_rows is not None:
-        rows = slot_rows.rows_of(candidate_slots, row_slot[len(slot_rows.base_slot):])
-    else:
-        marked = np.zeros(len(table.present), dtype=bool)
-        marked[candidate_slots] = True
-        rows = np.flatnonzero(marked[row_slot])
+    rows = slot_rows.rows_of(candidate_slots, row_slot[len(slot_rows.base_slot):])
     if allowed is not None:
         rows = rows[allowed[rows]]
         if len(rows) < k:  # a narrow filter: the index's neighbours lie elsewhere, so scan its rows

@@ -218,9 +218,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
                               dense=candidate.dense_all, fused_rows=rows, fused_scores=scores, rrf_k=rrf_k,
                               allowed=candidate.allowed, rows_containing=arrays.bm25.contains,
                               static=candidate.static_all, seed_terms=_seed_terms(arrays),
-                              # whole-file BM25 scores dead files 0 already: only a filter's mask is news
-                              allowed_files=None if candidate.allowed_files is arrays.live_files
-                              else candidate.allowed_files,
+                              allowed_files=candidate.allowed_files,
                               lexical_best=float(candidate.bm25[1][0]) if len(candidate.bm25[1]) else 0.0)
         if not len(built.files):
             continue

@@ -45,7 +45,8 @@ class Candidates:
     #: the static leg's top rows and cosines, and any row's cosine (as `dense`, `dense_all`)
     static: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     static_all: LegScores | None = None
-    #: `allowed` at file level: the files with a row a query may answer with (None: every file)
+    #: the files the include/exclude filter lets through (None without a filter: whole-file BM25 scores the
+    #: files of dead rows 0 itself, as the lexical leg does their rows)
     allowed_files: np.ndarray | None = None
 
 
@@ -57,14 +58,12 @@ class RowFilter:
     def __init__(self) -> None:
         self._cached: tuple[CorpusArrays, tuple, np.ndarray, np.ndarray] | None = None
 
-    def mask(self, arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray | None:
-        return self.masks(arrays, include, exclude)[0]
-
     def masks(self, arrays: CorpusArrays, include: Sequence[str],
               exclude: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """(rows, files) a query may answer with; None where every one may."""
+        """(the live rows the filter lets through, the files it lets through); without a filter, (the live
+        rows, None). None: every row."""
         if not include and not exclude:
-            return arrays.live, arrays.live_files
+            return arrays.live, None
         cached = self._cached
         if cached is not None and cached[0] is arrays and cached[1] == (tuple(include), tuple(exclude)):
             return cached[2], cached[3]
@@ -82,8 +81,6 @@ def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str])
         spec = gitignore_spec(exclude)
         allowed_files &= ~np.fromiter((spec.match_file(p) for p in arrays.files), dtype=bool, count=len(arrays.files))
     allowed = allowed_files[arrays.row_file] if len(arrays.row_file) else np.zeros(0, dtype=bool)
-    if arrays.live_files is not None:
-        allowed_files &= arrays.live_files
     return (allowed if arrays.live is None else allowed & arrays.live), allowed_files
 
 
@@ -104,7 +101,7 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
         ids = np.array([arrays.vocabulary[t] for t in terms], dtype=np.int64)
         idf = np.array([term_idf[t] for t in terms], dtype=np.float64) if term_idf is not None else None
         lexical = arrays.bm25.scores(ids, idf)
-        if allowed is not None and allowed is not arrays.live:  # the index scores dead rows 0 already
+        if include or exclude:  # the index scores dead rows 0 itself: only a filter is news to it
             lexical = np.where(allowed, lexical, 0.0).astype(np.float32)
         rows = top_k(lexical, search.candidates)
         bm25 = (rows, lexical[rows])
