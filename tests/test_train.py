@@ -238,6 +238,24 @@ def test_hard_negatives_alternate_between_the_lexical_and_the_static_ranking():
     assert static_best in negatives[:2]
 
 
+def test_negatives_are_definitions_as_every_positive_is():
+    """An import block that matches the query best is a competitor (it counts in the positive's rank) but
+    no negative: with such chunks among the negatives a cross-encoder learnt what a definition looks like
+    instead of what the query asks."""
+    from noul_lsp.train.mine import Corpus
+
+    texts = ["import upload\nfrom storage import upload, write", "def save_upload(path, data):\n    write(path, data)",
+             "def write_header(out, name):\n    out.write(name)", "def upload_parts(parts):\n    return parts"]
+    keys = [("s.py", ""), ("s.py", "save_upload"), ("s.py", "write_header"), ("s.py", "upload_parts")]
+    everything = Corpus(texts, keys)
+    definitions = Corpus(texts, keys, definitions=[False, True, True, True])
+    query = "write an upload to storage"
+    rank, _, negatives = everything.rank_and_negatives(query, texts[1], {keys[1]}, negatives=2)
+    same_rank, _, definition_negatives = definitions.rank_and_negatives(query, texts[1], {keys[1]}, negatives=2)
+    assert texts[0] in negatives and same_rank == rank >= 1
+    assert texts[0] not in definition_negatives and set(definition_negatives) == {texts[2], texts[3]}
+
+
 def test_the_docstring_share_sets_the_mix_of_sampled_pairs():
     from noul_lsp.train.fit import TrainSettings, _sample
     from noul_lsp.train.mine import Pair

@@ -10,10 +10,13 @@ Every pair then passes a consistency filter (its positive must be among the `con
 its repository for its query under BM25, or, with `static_model`, under a static model too; the rest are
 noise: a message that does not describe its diff) and gets hard negatives: the best-ranked chunks of
 the same repository that are not its positive, taken in turn from both rankings (SweRank: a reranker
-trained with random negatives collapsed). The second ranking is meant for the pairs a palette query
-looks like: a docstring that says in other words than the code what it does shares few terms with it,
-and BM25 alone drops exactly those pairs. Only source files give positives and
-negatives (file role from the path): tests and docs are the ranking stage's business.
+trained with random negatives collapsed). A negative is a definition, as every positive is, so that the
+shape of a chunk (an import block, module code) never tells the positive apart; a cross-encoder trained
+with such negatives scored one repository's chunks alike for unrelated queries (docs/benchmarks.md,
+"Two more cross-encoder runs"). The second ranking is meant for the pairs a palette query looks like:
+a docstring that says in other words than the code what it does shares few terms with it, and BM25
+alone drops exactly those pairs. Only source files give positives and negatives (file role from the
+path): tests and docs are the ranking stage's business.
 
 A repository named in the exclusion list (the benchmark repositories and their forks) is refused, and so
 is one whose licence is not recognised as permissive, unless the caller says the code is their own.
@@ -291,9 +294,12 @@ class Corpus:
     """Chunks of one repository under BM25, and under a static model when one is given, for the
     consistency filter and the hard negatives."""
 
-    def __init__(self, texts: list[str], keys: list[tuple[str, str]], *, seed: int = 13, static=None) -> None:
+    def __init__(self, texts: list[str], keys: list[tuple[str, str]], *, seed: int = 13, static=None,
+                 definitions: list[bool] | None = None) -> None:
         self.texts = texts
         self.keys = keys  # (path, symbol) of each row: the same definition at another commit is no negative
+        #: the rows that may be negatives (None: all): definitions, the kind every positive is
+        self.negative_rows = np.ones(len(texts), dtype=bool) if definitions is None else np.array(definitions, bool)
         vocabulary: dict[str, int] = {}
         row_ids, row_counts = [], []
         for text in texts:
@@ -336,7 +342,8 @@ class Corpus:
         """(rank of the positive among the rows under BM25, its rank under the static model or -1 without
         one, the best-ranked rows that are not it: BM25's and the static model's in turn). Rows of `keys`
         (the positive's definition, and the other definitions the same commit changed) and copies of the
-        positive's text are neither competitors nor negatives."""
+        positive's text are neither competitors nor negatives; negatives come from `negative_rows` alone
+        (the rank counts every competitor)."""
         eligible = np.ones(len(self.texts), dtype=bool)
         for key in keys:
             eligible[self.rows_of_key.get(key, [])] = False
@@ -346,6 +353,7 @@ class Corpus:
         if len(query_ids):
             competing = np.where(eligible, self.index.scores(query_ids), -np.inf)
             rank = int(np.sum(competing > self.score_text(query_ids, positive)))
+            competing = np.where(self.negative_rows, competing, -np.inf)
             # best first; ties (above all the zero scores) broken by the seeded order
             top = np.lexsort((self.tie_order, -competing))[:negatives]
             lexical = [int(row) for row in top if np.isfinite(competing[row])]
@@ -355,6 +363,7 @@ class Corpus:
             positive_vector = self.static.embed_documents([positive])[0]
             competing = np.where(eligible, self.vectors @ query_vector, -np.inf)
             static_rank = int(np.sum(competing > float(positive_vector @ query_vector)))
+            competing = np.where(self.negative_rows, competing, -np.inf)
             top = np.argsort(-competing, kind="stable")[:negatives]
             semantic = [int(row) for row in top if np.isfinite(competing[row])]
         chosen: list[int] = []
@@ -410,6 +419,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         full_texts: list[str] = []
         stripped_texts: list[str] = []
         keys: list[tuple[str, str]] = []
+        definitions: list[bool] = []
         docstring_pairs: list[tuple[str, str, Chunk]] = []
         for path in repository.files(repository.head):
             if not _is_source(path):
@@ -418,7 +428,8 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
             if content is None:
                 continue
             for chunk in chunker.chunk(path, content):
-                split = split_docstring(chunk) if _definition(chunk) else None
+                definitions.append(_definition(chunk))
+                split = split_docstring(chunk) if definitions[-1] else None
                 stripped = replace(chunk, text=split[1]).embed_text if split else chunk.embed_text
                 full_texts.append(chunk.embed_text)
                 stripped_texts.append(stripped)
@@ -429,8 +440,8 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         record.chunks = len(full_texts)
         progress(f"{repository_name}: {len(full_texts)} chunks, {len(docstring_pairs)} documented definitions")
         static = static_ranker(settings.static_model)
-        stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed, static=static)
-        full_corpus = Corpus(full_texts, keys, seed=settings.seed, static=static)
+        stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed, static=static, definitions=definitions)
+        full_corpus = Corpus(full_texts, keys, seed=settings.seed, static=static, definitions=definitions)
 
         pairs: list[Pair] = []
         for query, body, chunk in docstring_pairs:
