@@ -573,7 +573,8 @@ def _models_export(args: argparse.Namespace, cache: Path) -> int:
         raise CliError("usage: noul models export CHECKPOINT_DIR --out DIR [--int8]", EXIT_USAGE)
     try:
         report = export_model(Path(args.names[0]), Path(args.out), kind=args.kind, int8=args.int8,
-                              optimize=not args.no_optimize, min_score_agreement=args.min_agreement)
+                              optimize=not args.no_optimize, min_score_agreement=args.min_agreement,
+                              max_length=args.max_length)
     except ExportError as error:
         raise CliError(str(error)) from error
     print(json.dumps(dataclasses.asdict(report), indent=2))
@@ -833,6 +834,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--no-optimize", action="store_true", help="export: skip onnxruntime's graph fusion")
     models.add_argument("--min-agreement", type=float,
                         help="export: lowest accepted int8 score agreement (default 0.95)")
+    models.add_argument("--max-length", type=int, default=256,
+                        help="export: tokens of each input in the checks (default 256); check a model at the "
+                             "length it runs at, e.g. a reranker at the rerank stage's 160")
     models.add_argument("--path", default=".", help="use: the workspace folder (default: current)")
     models.set_defaults(handler=cmd_models)
 
