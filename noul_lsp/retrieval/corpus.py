@@ -370,6 +370,7 @@ class Corpus:
         if live is None:
             files, row_file, row_slot = base.files, base.row_file, self._base_slot
             bm25, file_bm25, live_base_codes = base.bm25, base.file_bm25, None
+            live_file_count = len(base.files)
         else:
             delta = delta if delta is not None else build_segment([], self._vocabulary, delta_of=base)
             files = base.files + delta.files
@@ -379,6 +380,7 @@ class Corpus:
             live_files = np.zeros(len(base.files), dtype=bool)
             live_files[base.row_file[self._live]] = True
             file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
+            live_file_count = int(np.count_nonzero(live_files)) + len(delta.files)
             order = base.code_order
             live_base_codes = base.codes[order[self._live[order]]]
         covered = {}
@@ -388,7 +390,6 @@ class Corpus:
                 continue
             has = table.present[row_slot]
             covered[leg] = int((has & live).sum()) if live is not None else int(has.sum())
-        live_file_count = len(base.files) if live is None else int(np.count_nonzero(live_files)) + len(delta.files)
         empty_files = sum(1 for why in self._rowless.values() if not why)
         return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
                             self._vocabulary, live_file_count + empty_files, len(self._rowless) - empty_files,
