@@ -635,20 +635,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def _train_static(args: argparse.Namespace, pairs: list) -> int:
     """Distil the static model from a teacher (model2vec) into <out>/distilled, then tune it on the pairs
-    into <out>."""
-    from noul_lsp.train.fit import TrainingUnavailable
-    from noul_lsp.train.static import StaticSettings, TuneSettings, distil_static, tune_static
+    into <out> (with --teacher-texts, also regressing onto the teacher's vectors of that many mined texts,
+    computed once into <out>/teacher.npz)."""
+    from noul_lsp.train import static as training
+    from noul_lsp.train.fit import TrainingUnavailable, base_model_directory
 
-    if not args.base:
-        raise CliError("noul train static needs --base DIR: the sentence-transformers teacher to distil from "
-                       "(e.g. the `model` folder of a `noul train embedder` run)", EXIT_USAGE)
     out = Path(args.out)
     given = {"epochs": None if args.epochs is None else max(1, round(args.epochs)), "learning_rate": args.learning_rate}
-    tune = TuneSettings(held_out=tuple(args.held_out or ()), **{k: v for k, v in given.items() if v is not None})
+    tune = training.TuneSettings(held_out=tuple(args.held_out or ()),
+                                 **{k: v for k, v in given.items() if v is not None})
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     try:
-        distilled = distil_static(args.base, (t for p in pairs for t in (p.positive, *p.negatives)), out / "distilled",
-                                  StaticSettings())
-        tuned = tune_static(out / "distilled", pairs, out, tune, log=lambda line: print(line, file=sys.stderr))
+        base = str(base_model_directory(args.base or ""))
+        code = (t for p in pairs for t in (p.positive, *p.negatives))
+        distilled = training.distil_static(base, code, out / "distilled", training.StaticSettings())
+        teacher = None
+        if args.teacher_texts:
+            texts = training.teacher_texts(pairs, args.teacher_texts, held_out=tune.held_out,
+                                           max_query_chars=tune.max_query_chars, seed=tune.seed)
+            teacher = (texts, training.teacher_vectors(base, texts, out / "teacher.npz", log=log))
+        tuned = training.tune_static(out / "distilled", pairs, out, tune, log=log, teacher=teacher)
     except TrainingUnavailable as error:
         raise CliError(str(error)) from error
     print(json.dumps({"distilled": distilled, "tuned": tuned}, indent=2))
@@ -871,7 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
 labels:   noul train labels --repo PATH [--repo PATH ...] --out LABELS.jsonl   (commits as ranking labels)
 embedder: noul train embedder --data DATA --out RUN                  (pip install 'noul-lsp[train]')
 reranker: noul train reranker --data DATA --out RUN
-static:   noul train static --data DATA --base RUN/model --out DIR   (distil the static leg, then tune it)
+static:   noul train static --data DATA [--base RUN/model] [--teacher-texts N] --out DIR   (distil, then tune)
 then:     noul models export RUN/model --out MODEL --int8 && noul models use MODEL --path .""")
     train.add_argument("action", choices=("mine", "labels", "embedder", "reranker", "static"))
     train.add_argument("--repo", action="append", metavar="PATH", help="mine: a git repository (bare or not)")
@@ -892,6 +898,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--epochs", type=float, help="passes over the pairs (default: 1; static: 3)")
     train.add_argument("--held-out", action="append", metavar="OWNER/NAME",
                        help="static: a mined repository never trained on, whose MRR is reported before and after")
+    train.add_argument("--teacher-texts", type=int, default=0, metavar="N",
+                       help="static: also pull the table towards the teacher's vectors of N mined texts (queries and "
+                       "code; embedded once, resumable, into OUT/teacher.npz; default 0: the pairs alone)")
     train.add_argument("--max-pairs", type=int, default=0, help="train on at most this many pairs (0: all)")
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: the epochs)")
     train.add_argument("--batch-size", type=int, default=32)

@@ -118,7 +118,14 @@ def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tm
     from test_train import make_repository
 
     from noul_lsp.train.mine import mine, read_pairs
-    from noul_lsp.train.static import StaticSettings, TuneSettings, distil_static, tune_static
+    from noul_lsp.train.static import (
+        StaticSettings,
+        TuneSettings,
+        distil_static,
+        teacher_texts,
+        teacher_vectors,
+        tune_static,
+    )
 
     data = tmp_path / "data"
     mine([make_repository(tmp_path / "acme")], data)
@@ -127,9 +134,23 @@ def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tm
     record = distil_static(str(teacher), [p.positive for p in pairs], tmp_path / "static",
                            StaticSettings(min_count=1, pca_dims=16))
     assert record["added_words"] > 0 and record["dims"] == 16
+    texts = teacher_texts(pairs, 12)
+    assert len(texts) == len(set(texts)) == min(12, len({t for p in pairs for t in (p.query[:300], p.positive, *p.negatives)}))
+    cache = tmp_path / "teacher.npz"
+    vectors = teacher_vectors(str(teacher), texts, cache, batch=4, log=lambda _: None)
+    assert vectors.shape[0] == len(texts) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    # a run stopped after the first batch resumes from the cache to the same vectors
+    with np.load(cache) as stored:
+        np.savez(cache, hashes=stored["hashes"][:4], vectors=vectors[:4])
+    assert np.allclose(teacher_vectors(str(teacher), texts, cache, batch=4, log=lambda _: None), vectors, atol=1e-5)
+    # fewer texts (a prefix of the same order) come from the cache alone, the teacher not loaded again
+    lines = []
+    assert np.array_equal(teacher_vectors(str(teacher), texts[:6], cache, log=lines.append), vectors[:6]) and not lines
     tuned = tune_static(tmp_path / "static", pairs * 32, tmp_path / "tuned",
-                        TuneSettings(epochs=2, batch_size=4, hard_negatives=1, held_out=()), log=lambda _: None)
-    assert tuned["steps"] > 0 and json.loads((tmp_path / "tuned" / "tuning.json").read_text())["pairs"] == len(pairs) * 32
+                        TuneSettings(epochs=2, batch_size=4, hard_negatives=1, held_out=(), regression_batch=4),
+                        log=lambda _: None, teacher=(texts, vectors))
+    written = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
+    assert tuned["steps"] > 0 and written["pairs"] == len(pairs) * 32 and written["teacher_texts"] == len(texts)
     model = StaticEmbedder(resolve_embedder(str(tmp_path / "tuned"), tmp_path))
     assert model.embed_documents(["def save_upload(path, data): pass"]).shape == (1, 16)
 

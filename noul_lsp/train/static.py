@@ -14,6 +14,7 @@ extra: torch, transformers); the engine reads the result with numpy alone (model
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -134,6 +135,53 @@ def held_out_mrr(model: StaticEmbedder, pairs: list, *, max_query_chars: int) ->
         gold_scores = scores[np.arange(len(members)), gold]
         reciprocal.extend((1.0 / (1 + (scores > gold_scores[:, None]).sum(axis=1))).tolist())
     return float(np.mean(reciprocal))
+
+
+def teacher_texts(pairs: list, count: int, *, held_out: tuple[str, ...] = (), max_query_chars: int = 300,
+                  seed: int = 13) -> list[str]:
+    """Up to `count` distinct texts of the mined pairs outside the held-out repositories, in a seeded
+    random order: code (positives and hard negatives) and the developers' sentences (queries) alike, so
+    that the regression onto the teacher teaches the table both sides of a search."""
+    texts = list(dict.fromkeys(t for p in pairs if p.repository not in held_out
+                               for t in (p.query[:max_query_chars], p.positive, *p.negatives)))
+    order = np.random.default_rng(seed).permutation(len(texts))
+    return [texts[i] for i in order[:count]]
+
+
+def teacher_vectors(teacher: str, texts: list[str], cache: Path, *, max_tokens: int = 128, batch: int = 256,
+                    log=print) -> np.ndarray:
+    """The teacher's (sentence-transformers) normalised vectors of `texts`, at the length the engine runs
+    the transformer at. Tens of thousands of texts take minutes on two cores, so the vectors are saved to
+    `cache` every `batch` texts with a hash of each text; a later run reuses the longest prefix of its
+    texts found there (a stopped run resumes, and a smaller or larger `--teacher-texts`, being a prefix of
+    the same seeded order, keeps what was computed)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as error:
+        raise TrainingUnavailable("teacher vectors need the train extra: "
+                                  "pip install torch==2.13.0 'noul-lsp[train]'") from error
+    hashes = np.array([hashlib.sha1(t.encode()).hexdigest()[:16] for t in texts])
+    done = np.zeros((0, 0), dtype=np.float32)
+    if cache.exists():
+        with np.load(cache) as stored:
+            if "hashes" in stored:
+                known = stored["hashes"][: len(texts)]
+                agree = known == hashes[: len(known)]
+                done = stored["vectors"][: len(agree) if agree.all() else int(np.argmin(agree))]
+    if len(done) == len(texts):
+        return done
+    model = SentenceTransformer(str(teacher), device="cpu")
+    model.max_seq_length = max_tokens
+    parts = [done] if len(done) else []
+    started, resumed = time.perf_counter(), len(done)
+    for start in range(len(done), len(texts), batch):
+        parts.append(np.asarray(model.encode(texts[start : start + batch], batch_size=32, normalize_embeddings=True,
+                                             convert_to_numpy=True), dtype=np.float32))
+        vectors = np.vstack(parts)
+        np.savez(cache, hashes=hashes[: len(vectors)], vectors=vectors)
+        rate = (len(vectors) - resumed) / (time.perf_counter() - started)
+        log(json.dumps({"teacher_vectors": len(vectors), "of": len(texts), "texts_per_s": round(rate, 1)}))
+    return np.vstack(parts)
 
 
 def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings = TuneSettings(),
