@@ -141,11 +141,13 @@ def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tm
     assert vectors.shape[0] == len(texts) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     # a run stopped after the first batch resumes from the cache to the same vectors
     with np.load(cache) as stored:
-        np.savez(cache, hashes=stored["hashes"][:4], vectors=vectors[:4])
+        np.savez(cache, teacher=stored["teacher"], hashes=stored["hashes"][:4], vectors=vectors[:4])
     assert np.allclose(teacher_vectors(str(teacher), texts, cache, batch=4, log=lambda _: None), vectors, atol=1e-5)
     # fewer texts (a prefix of the same order) come from the cache alone, the teacher not loaded again
     lines = []
     assert np.array_equal(teacher_vectors(str(teacher), texts[:6], cache, log=lines.append), vectors[:6]) and not lines
+    # another teacher (here: the same weights at another length) computes its own
+    assert len(teacher_vectors(str(teacher), texts[:6], cache, max_tokens=16, log=lines.append)) == 6 and lines
     tuned = tune_static(tmp_path / "static", pairs * 32, tmp_path / "tuned",
                         TuneSettings(epochs=2, batch_size=4, hard_negatives=1, held_out=(), regression_batch=4),
                         log=lambda _: None, teacher=(texts, vectors))

@@ -152,19 +152,20 @@ def teacher_vectors(teacher: str, texts: list[str], cache: Path, *, max_tokens: 
                     log=print) -> np.ndarray:
     """The teacher's (sentence-transformers) normalised vectors of `texts`, at the length the engine runs
     the transformer at. Tens of thousands of texts take minutes on two cores, so the vectors are saved to
-    `cache` every `batch` texts with a hash of each text; a later run reuses the longest prefix of its
-    texts found there (a stopped run resumes, and a smaller or larger `--teacher-texts`, being a prefix of
-    the same seeded order, keeps what was computed)."""
+    `cache` every `batch` texts with a hash of each text; a later run of the same teacher reuses the
+    longest prefix of its texts found there (a stopped run resumes, and a smaller or larger
+    `--teacher-texts`, being a prefix of the same seeded order, keeps what was computed)."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as error:
         raise TrainingUnavailable("teacher vectors need the train extra: "
                                   "pip install torch==2.13.0 'noul-lsp[train]'") from error
     hashes = np.array([hashlib.sha1(t.encode()).hexdigest()[:16] for t in texts])
+    source = np.array(f"{Path(teacher).resolve()} at {max_tokens} tokens")  # another teacher's vectors never serve
     done = np.zeros((0, 0), dtype=np.float32)
     if cache.exists():
         with np.load(cache) as stored:
-            if "hashes" in stored:
+            if "hashes" in stored and "teacher" in stored and stored["teacher"] == source:
                 known = stored["hashes"][: len(texts)]
                 agree = known == hashes[: len(known)]
                 done = stored["vectors"][: len(agree) if agree.all() else int(np.argmin(agree))]
@@ -178,7 +179,7 @@ def teacher_vectors(teacher: str, texts: list[str], cache: Path, *, max_tokens: 
         parts.append(np.asarray(model.encode(texts[start : start + batch], batch_size=32, normalize_embeddings=True,
                                              convert_to_numpy=True), dtype=np.float32))
         vectors = np.vstack(parts)
-        np.savez(cache, hashes=hashes[: len(vectors)], vectors=vectors)
+        np.savez(cache, teacher=source, hashes=hashes[: len(vectors)], vectors=vectors)
         rate = (len(vectors) - resumed) / (time.perf_counter() - started)
         log(json.dumps({"teacher_vectors": len(vectors), "of": len(texts), "texts_per_s": round(rate, 1)}))
     return np.vstack(parts)
