@@ -26,7 +26,6 @@ import numpy as np
 
 from noul_lsp.bench import rank_fit as rf
 from noul_lsp.retrieval.features import FEATURES
-from noul_lsp.retrieval.rank import fit_rank_model
 
 
 def _query_features(path: Path) -> list[dict]:
@@ -72,19 +71,10 @@ def _load(path: Path, specs: list[str]) -> tuple[list[rf.LabeledCandidates], str
 def held_out(records: Path, extra: Path | None, specs: list[str]) -> dict:
     """`noul rank-fit`'s leave-one-repository-out figures with `specs` appended to the features."""
     items, embedder = _load(records, specs)
-    others = _load(extra, specs)[0] if extra else []
     features = (*FEATURES, *specs)
-    columns = list(range(len(features)))
-    repositories = sorted({i.repo for i in items})
-    others = [i for i in others if i.repo not in repositories]
-    rankings = []
-    for repository in repositories:
-        model = fit_rank_model(rf._training([i for i in items if i.repo != repository], others, columns, 1.0),
-                               features, embedder=embedder)
-        for item in (i for i in items if i.repo == repository):
-            scores = model.score(item.matrix, features)
-            rankings.append((item, [item.files[k] for k in np.argsort(-scores, kind="stable")]))
-    return rf._accuracy(rankings)
+    return rf.leave_one_repository_out(items, features, l2=1.0, embedder=embedder,
+                                       extra=_load(extra, specs)[0] if extra else [],
+                                       columns=list(range(len(features))))
 
 
 def main() -> None:

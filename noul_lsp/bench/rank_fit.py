@@ -114,10 +114,12 @@ def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
 
 
 def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str, ...], *, l2: float,
-                             embedder: str, extra: list[LabeledCandidates] = (), extra_weight: float = 1.0) -> dict:
+                             embedder: str, extra: list[LabeledCandidates] = (), extra_weight: float = 1.0,
+                             columns: list[int] | None = None) -> dict:
     """Each repository of `items` ranked by a fit on the others (and on every `extra` query, whose
-    repositories are never held out nor scored)."""
-    columns = [FEATURES.index(f) for f in features]
+    repositories are never held out nor scored). `columns`: where each of `features` lies in the items'
+    matrices (default: its place in FEATURES; a probe's derived columns lie past them)."""
+    columns = [FEATURES.index(f) for f in features] if columns is None else columns
     rankings = []
     held_out = {i.repo for i in items}
     extra = [i for i in extra if i.repo not in held_out]  # a held-out repository's queries never train
