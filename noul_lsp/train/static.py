@@ -173,16 +173,18 @@ def teacher_vectors(teacher: str, texts: list[str], cache: Path, *, max_tokens: 
         return done
     model = SentenceTransformer(str(teacher), device="cpu")
     model.max_seq_length = max_tokens
-    parts = [done] if len(done) else []
+    vectors = np.zeros((len(texts), model.get_sentence_embedding_dimension()), dtype=np.float32)
+    if len(done):
+        vectors[: len(done)] = done
     started, resumed = time.perf_counter(), len(done)
     for start in range(len(done), len(texts), batch):
-        parts.append(np.asarray(model.encode(texts[start : start + batch], batch_size=32, normalize_embeddings=True,
-                                             convert_to_numpy=True), dtype=np.float32))
-        vectors = np.vstack(parts)
-        np.savez(cache, teacher=source, hashes=hashes[: len(vectors)], vectors=vectors)
-        rate = (len(vectors) - resumed) / (time.perf_counter() - started)
-        log(json.dumps({"teacher_vectors": len(vectors), "of": len(texts), "texts_per_s": round(rate, 1)}))
-    return np.vstack(parts)
+        end = min(start + batch, len(texts))
+        vectors[start:end] = model.encode(texts[start:end], batch_size=32, normalize_embeddings=True,
+                                          convert_to_numpy=True)
+        np.savez(cache, teacher=source, hashes=hashes[:end], vectors=vectors[:end])
+        rate = (end - resumed) / (time.perf_counter() - started)
+        log(json.dumps({"teacher_vectors": end, "of": len(texts), "texts_per_s": round(rate, 1)}))
+    return vectors
 
 
 def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings = TuneSettings(),
