@@ -709,7 +709,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     settings = TrainSettings(base=args.base or "", max_pairs=args.max_pairs, batch_size=args.batch_size,
                              max_tokens=args.max_tokens, **{k: v for k, v in given.items() if v is not None},
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps,
-                             docstring_share=args.docstring_share, layers=args.layers)
+                             docstring_share=args.docstring_share, layers=args.layers,
+                             in_batch_negatives=args.in_batch_negatives)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
         run = train(pairs, Path(args.out), settings)
@@ -907,6 +908,8 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--learning-rate", type=float, help="AdamW's learning rate (default 5e-5; static: Adam, 3e-3)")
     train.add_argument("--max-tokens", type=int, default=128)
     train.add_argument("--hard-negatives", type=int, default=1, help="mined hard negatives per pair in the loss")
+    train.add_argument("--in-batch-negatives", type=int, default=1, help="reranker: other pairs' positives each "
+                       "pair is also scored against (the bi-encoder uses the whole batch for free)")
     train.add_argument("--layers", type=int, default=0, help="embedder/reranker: keep the base model's first N "
                        "transformer layers (default: all); a shallower cross-encoder reranks faster")
     train.add_argument("--docstring-share", type=float, help="embedder/reranker: the share of docstring pairs among "

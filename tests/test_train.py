@@ -293,6 +293,21 @@ def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp
     assert scores.shape == (2,)
 
 
+def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from random_checkpoints import build_checkpoint
+
+    from noul_lsp.cli import main
+
+    data = tmp_path / "data"
+    mine([make_repository(tmp_path / "acme")], data)
+    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")
+    assert main(["train", "reranker", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(base),
+                 "--batch-size", "4", "--max-steps", "2", "--in-batch-negatives", "3"]) == 0
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["settings"]["in_batch_negatives"] == 3 and run["kind"] == "reranker"
+
+
 def test_commits_become_ranking_labels_asked_at_their_parent(tmp_path):
     from noul_lsp.bench.labels import load_labels
     from noul_lsp.train.labels import commit_labels, write_commit_labels
