@@ -54,7 +54,7 @@ class CliError(Exception):
 
 def _check_arguments(args: argparse.Namespace) -> None:
     """Every argument checked before any work (a bad one costs nothing, and says which it is)."""
-    for name, least in (("token_budget", 8), ("max_file_bytes", 1), ("limit", 1)):
+    for name, least in (("token_budget", 8), ("max_file_bytes", 1), ("limit", 1), ("in_batch_negatives", 1)):
         value = getattr(args, name, None)
         if value is not None and value < least:
             flag = "--" + name.replace("_", "-")
@@ -908,8 +908,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--learning-rate", type=float, help="AdamW's learning rate (default 5e-5; static: Adam, 3e-3)")
     train.add_argument("--max-tokens", type=int, default=128)
     train.add_argument("--hard-negatives", type=int, default=1, help="mined hard negatives per pair in the loss")
-    train.add_argument("--in-batch-negatives", type=int, default=1, help="reranker: other pairs' positives each "
-                       "pair is also scored against (the bi-encoder uses the whole batch for free)")
+    train.add_argument("--in-batch-negatives", type=int, default=1, help="reranker: texts of other pairs (their "
+                       "positives and hard negatives) each pair is also scored against; the bi-encoder uses the whole "
+                       "batch for free")
     train.add_argument("--layers", type=int, default=0, help="embedder/reranker: keep the base model's first N "
                        "transformer layers (default: all); a shallower cross-encoder reranks faster")
     train.add_argument("--docstring-share", type=float, help="embedder/reranker: the share of docstring pairs among "

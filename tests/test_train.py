@@ -306,6 +306,10 @@ def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):
                  "--batch-size", "4", "--max-steps", "2", "--in-batch-negatives", "3"]) == 0
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["settings"]["in_batch_negatives"] == 3 and run["kind"] == "reranker"
+    # the loss cannot draw 0 of them (torch refuses to sample none): refused before any work
+    assert main(["train", "reranker", "--data", str(data), "--out", str(tmp_path / "run0"), "--base", str(base),
+                 "--in-batch-negatives", "0"]) == 2
+    assert not (tmp_path / "run0").exists()
 
 
 def test_commits_become_ranking_labels_asked_at_their_parent(tmp_path):
