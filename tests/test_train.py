@@ -139,19 +139,24 @@ def test_mine_writes_pairs_and_provenance_through_the_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["pairs"] == 4
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["embedder", "reranker"])
-def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tmp_path, kind):
+def _mined_and_tiny_base(tmp_path: Path) -> tuple[Path, Path]:
+    """(mined pairs of the fixture repository, a tiny random base model): what a training test starts from."""
     pytest.importorskip("sentence_transformers")
     from random_checkpoints import build_checkpoint
 
+    data = tmp_path / "data"
+    mine([make_repository(tmp_path / "acme")], data)
+    return data, build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")  # two layers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["embedder", "reranker"])
+def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tmp_path, kind):
+    data, base = _mined_and_tiny_base(tmp_path)
     from noul_lsp.models.export import export_model
     from noul_lsp.train.fit import TrainSettings, train_embedder, train_reranker
 
-    data = tmp_path / "data"
-    mine([make_repository(tmp_path / "acme")], data)
     pairs = read_pairs(data) * 16  # the same few pairs, many times: a tiny model must fit them
-    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")
     settings = TrainSettings(base=str(base), batch_size=4, max_steps=24, learning_rate=1e-3, warmup_ratio=0.0,
                              log_steps=4, checkpoint_steps=12, bf16=False)
     train = train_embedder if kind == "embedder" else train_reranker
@@ -272,17 +277,12 @@ def test_the_docstring_share_sets_the_mix_of_sampled_pairs():
 
 
 def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp_path):
-    pytest.importorskip("sentence_transformers")
-    from random_checkpoints import build_checkpoint
-
+    data, base = _mined_and_tiny_base(tmp_path)  # a base of two layers
     from noul_lsp.models.cross_encoder import CrossEncoder
     from noul_lsp.models.export import export_model
     from noul_lsp.models.registry import reranker_from_directory
     from noul_lsp.train.fit import TrainSettings, train_reranker
 
-    data = tmp_path / "data"
-    mine([make_repository(tmp_path / "acme")], data)
-    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")  # two layers
     settings = TrainSettings(base=str(base), batch_size=4, max_steps=4, learning_rate=1e-3, warmup_ratio=0.0,
                              log_steps=2, checkpoint_steps=4, layers=1)
     train_reranker(read_pairs(data) * 4, tmp_path / "run", settings)
@@ -294,14 +294,9 @@ def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp
 
 
 def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):
-    pytest.importorskip("sentence_transformers")
-    from random_checkpoints import build_checkpoint
-
+    data, base = _mined_and_tiny_base(tmp_path)
     from noul_lsp.cli import main
 
-    data = tmp_path / "data"
-    mine([make_repository(tmp_path / "acme")], data)
-    base = build_checkpoint(tmp_path / "base", kind="embedder", shape="tiny")
     assert main(["train", "reranker", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(base),
                  "--batch-size", "4", "--max-steps", "2", "--in-batch-negatives", "3"]) == 0
     run = json.loads((tmp_path / "run" / "run.json").read_text())
