@@ -34,6 +34,7 @@ from rich.markup import escape
 
 from noul_lsp.config import Settings, with_overrides
 from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
+from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
@@ -710,7 +711,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                              max_tokens=args.max_tokens, **{k: v for k, v in given.items() if v is not None},
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps,
                              docstring_share=args.docstring_share, layers=args.layers,
-                             in_batch_negatives=args.in_batch_negatives)
+                             in_batch_negatives=args.in_batch_negatives, head=args.head)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
         run = train(pairs, Path(args.out), settings)
@@ -911,6 +912,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--in-batch-negatives", type=int, default=1, help="reranker: texts of other pairs (their "
                        "positives and hard negatives) each pair is also scored against; the bi-encoder uses the whole "
                        "batch for free")
+    train.add_argument("--head", choices=HEADS, default="classifier", help="reranker: classifier (a fresh one-logit "
+                       "layer) or segment-cosine (the cosine of the query's and the code's mean tokens in the joint pass: "
+                       "starts where the bi-encoder is, no new weights)")
     train.add_argument("--layers", type=int, default=0, help="embedder/reranker: keep the base model's first N "
                        "transformer layers (default: all); a shallower cross-encoder reranks faster")
     train.add_argument("--docstring-share", type=float, help="embedder/reranker: the share of docstring pairs among "

