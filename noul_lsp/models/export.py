@@ -137,7 +137,10 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
     loader = transformers.AutoModelForSequenceClassification if kind == "reranker" else transformers.AutoModel
     model = loader.from_pretrained(str(source), attn_implementation="eager").eval()
     if kind == "reranker":
-        apply_head(model, head_of(config))  # a head other than the classifier is arithmetic in the graph
+        try:
+            apply_head(model, head_of(config))  # a head other than the classifier is arithmetic in the graph
+        except ValueError as error:
+            raise ExportError(f"{source}: {error}") from error
     out.mkdir(parents=True, exist_ok=True)
     (out / INT8_FILE).unlink(missing_ok=True)  # derived from the previous fp32: never left beside a new one
     tokenizer_path = _tokenizer_file(source, out, transformers)
