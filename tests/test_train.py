@@ -331,6 +331,26 @@ def test_a_segment_cosine_reranker_trains_and_its_export_scores_the_cosine_of_th
     assert len(set(np.round(engine, 4))) == 2  # a real score per pair, not a constant
 
 
+def test_the_segment_cosine_head_is_refused_for_a_model_without_token_types(tmp_path, capsys):
+    """XLM-R has one token type: query and code cannot be told apart, so the head is refused in one line
+    before any training, and an export of a checkpoint that names it anyway is refused too."""
+    data, _ = _mined_and_tiny_base(tmp_path)
+    from random_checkpoints import build_checkpoint
+
+    from noul_lsp.cli import main
+    from noul_lsp.models.export import ExportError, export_model
+
+    xlmr = build_checkpoint(tmp_path / "xlmr", architecture="xlm-roberta", kind="reranker")
+    assert main(["train", "reranker", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(xlmr),
+                 "--max-steps", "1", "--head", "segment-cosine"]) != 0
+    error = capsys.readouterr().err
+    assert "token types" in error and "Traceback" not in error
+    config = json.loads((xlmr / "config.json").read_text())
+    (xlmr / "config.json").write_text(json.dumps({**config, "noul_head": "segment-cosine"}))
+    with pytest.raises(ExportError, match="token types"):
+        export_model(xlmr, tmp_path / "onnx", kind="reranker")
+
+
 def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):
     data, base = _mined_and_tiny_base(tmp_path)
     from noul_lsp.cli import main
