@@ -22,7 +22,7 @@ import numpy as np
 
 from noul_lsp.models.cross_encoder import CrossEncoder, RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec, OnnxEmbedder
-from noul_lsp.models.heads import apply_head, head_of
+from noul_lsp.models.heads import HEAD_KEY, HEADS, SEGMENT_COSINE_SCALE, head_of
 from noul_lsp.models.registry import kind_of
 
 FP32_FILE = "model.onnx"
@@ -120,6 +120,47 @@ def _torch_inputs(torch, tokenizer_path: Path, pairs_or_texts: list, max_length:
     if with_types:
         inputs["token_type_ids"] = torch.tensor([e.type_ids for e in encodings], dtype=torch.long)
     return inputs
+
+
+# The cross-encoder heads models/heads.py names (and says why): torch, for training and export alone.
+def segment_cosine_logits(hidden, attention_mask, token_type_ids):
+    """(batch, 1) logits from (batch, tokens, width) outputs: cosine of the two segments' mean tokens."""
+    import torch
+
+    mask = attention_mask.to(hidden.dtype)
+    code = mask * token_type_ids.to(hidden.dtype)
+    query = mask - code
+
+    def mean(weights):
+        summed = (hidden * weights.unsqueeze(-1)).sum(dim=1)
+        return summed / weights.sum(dim=1, keepdim=True).clamp(min=1.0)
+
+    cosine = torch.nn.functional.cosine_similarity(mean(query), mean(code), dim=-1, eps=1e-6)
+    return (cosine * SEGMENT_COSINE_SCALE).unsqueeze(-1)
+
+
+def apply_head(model, head: str) -> None:
+    """Give a transformers sequence-classification model the named head, in place, and record it in
+    its config so that the saved checkpoint and its export keep it."""
+    if head not in HEADS:
+        raise ValueError(f"unknown cross-encoder head {head!r}: {', '.join(HEADS)}")
+    if head == "classifier":
+        return
+    from transformers.modeling_outputs import SequenceClassifierOutput
+
+    encoder = model.base_model
+    if getattr(model.config, "type_vocab_size", 1) < 2:
+        raise ValueError("the segment-cosine head needs a model with token types (query 0, code 1), as BERT has")
+
+    def forward(input_ids=None, attention_mask=None, token_type_ids=None, **_ignored):
+        if token_type_ids is None or attention_mask is None:
+            raise ValueError("the segment-cosine head needs attention_mask and token_type_ids")
+        hidden = encoder(input_ids=input_ids, attention_mask=attention_mask,
+                         token_type_ids=token_type_ids).last_hidden_state
+        return SequenceClassifierOutput(logits=segment_cosine_logits(hidden, attention_mask, token_type_ids))
+
+    model.forward = forward
+    setattr(model.config, HEAD_KEY, head)
 
 
 def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = False, optimize: bool = True,

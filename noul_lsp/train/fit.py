@@ -222,7 +222,8 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
 
-    from noul_lsp.models.heads import SEGMENT_COSINE, apply_head
+    from noul_lsp.models.export import apply_head
+    from noul_lsp.models.heads import SEGMENT_COSINE
 
     out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
@@ -232,13 +233,10 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
         apply_head(model.model, settings.head)
     except ValueError as error:
         raise TrainingUnavailable(str(error)) from error
-    if settings.head == SEGMENT_COSINE:
-        # the loss's default squashes each logit with a sigmoid and scales it by 10, for a fresh classifier;
-        # the head's logit is already a scaled cosine (20 × cos in [-1, 1]), which a sigmoid would flatten
-        loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives, scale=1.0,
-                                            activation_fn=None)
-    else:
-        loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives)
+    # the loss's default squashes each logit with a sigmoid and scales it by 10, for a fresh classifier;
+    # the segment-cosine logit is already a scaled cosine (20 × cos in [-1, 1]), which a sigmoid would flatten
+    as_is = {"scale": 1.0, "activation_fn": None} if settings.head == SEGMENT_COSINE else {}
+    loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives, **as_is)
     trainer = CrossEncoderTrainer(
         model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,
         callbacks=[_log_callback(out / "train.log", started)])
