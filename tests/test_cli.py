@@ -35,6 +35,7 @@ def test_human_output_has_rank_location_symbol_and_preview(polyglot, tmp_path):
     assert here.startswith("P(here) not calibrated")  # lexical only: the calibration is for the hybrid pipeline
     assert first.split()[0] == "1" and "web/src/rateLimiter.ts:" in first and "% of " in first
     assert "lexical only" in done.stdout  # --no-wait on a fresh index: says the embeddings are pending
+    assert "static leg answers" not in done.stdout  # and claims no vector leg it did not use
 
 
 def test_here_text_warns_below_the_threshold():

@@ -214,8 +214,10 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,
-                      notes: list[str]) -> float | None:
-    """P(here), and each hit's probability, when a calibration fits this pair and pipeline; else None."""
+                      notes: list[str], *, static_answered: bool = False) -> float | None:
+    """P(here), and each hit's probability, when a calibration fits this pair and pipeline; else None.
+    `static_answered`: the static leg found candidates (the note then says it answered without the
+    transformer; before any vector exists the answer is BM25's alone, and the note must not say otherwise)."""
     if calibration is None:
         notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
         return None
@@ -224,7 +226,8 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
     if not features.get("dense_top"):
         # fitted with the transformer's evidence: before it has embedded anything (the static leg answers
         # alone) the features are another model's
-        notes.append("uncalibrated until the transformer has embedded some chunks (the static leg answers alone)")
+        notes.append("uncalibrated until the transformer has embedded some chunks"
+                     + (" (the static leg answers alone)" if static_answered else ""))
         return None
     here = calibration.here_probability(features)
     top = hits[0].score if hits else 0.0

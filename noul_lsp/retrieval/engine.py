@@ -194,7 +194,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")
-    here = apply_calibration(roots[0].calibration(pair), pair, legs, features, hits, notes)
+    here = apply_calibration(roots[0].calibration(pair), pair, legs, features, hits, notes,
+                             static_answered=any(len(c.static[0]) for c in candidates))
     timings["total"] = sum(timings.values())
 
     signals["denseLegs"] = _coverage(roots, loaded, [leg for chosen in root_legs for leg in chosen])
