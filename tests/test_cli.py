@@ -32,10 +32,21 @@ def test_human_output_has_rank_location_symbol_and_preview(polyglot, tmp_path):
     done = noul("find", "token bucket", "--path", str(polyglot), "--no-wait", "--limit", "2", cache=tmp_path / "c")
     assert done.returncode == 0, done.stderr
     here, first = done.stdout.splitlines()[:2]
-    assert here.startswith("P(here) not calibrated")  # lexical only: the calibration is for the hybrid pipeline
+    # --no-wait on a fresh index: the static leg embeds the small fixture within its budget and answers
+    # beside BM25; the calibration is for the transformer's evidence, which is still pending
+    assert here.startswith("P(here) not calibrated")
     assert first.split()[0] == "1" and "web/src/rateLimiter.ts:" in first and "% of " in first
-    assert "lexical only" in done.stdout  # --no-wait on a fresh index: says the embeddings are pending
-    assert "static leg answers" not in done.stdout  # and claims no vector leg it did not use
+    assert "static vectors for" in done.stderr and "static leg answers alone" in done.stdout
+    assert "lexical only" not in done.stdout
+
+
+def test_no_wait_without_a_static_leg_answers_from_bm25_and_says_so(polyglot, tmp_path):
+    done = noul("find", "token bucket", "--path", str(polyglot), "--no-wait", "--limit", "2", "--static", "none",
+                cache=tmp_path / "c")
+    assert done.returncode == 0, done.stderr
+    assert "web/src/rateLimiter.ts:" in done.stdout.splitlines()[1]
+    assert "lexical only: no chunk is embedded yet" in done.stdout
+    assert "static leg answers" not in done.stdout and "static vectors" not in done.stderr  # no leg it did not use
 
 
 def test_here_text_warns_below_the_threshold():

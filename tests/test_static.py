@@ -188,3 +188,15 @@ def test_the_ranker_sees_the_static_cosine_and_whether_the_transformer_is_missin
     assert retry["static_missing"] == 0.0 and retry["dense_missing"] == 1.0
     assert retry["static"] > 0 and retry["static_if_dense_missing"] == retry["static"]
     assert retry["static_gap"] == min(r["static_gap"] for r in rows.values())  # the best static chunk is here
+
+
+def test_an_answer_at_once_gives_the_static_leg_its_budget_and_no_more(polyglot, tmp_path):
+    from noul_lsp.cli import _update
+
+    workspace = Workspace(polyglot, _settings(tmp_path))
+    _update(workspace, embed=False, quiet=True, static_seconds=0.0)  # spent before the first batch
+    state = workspace.state()
+    assert state.static == 0 and state.embedded == 0
+    _update(workspace, embed=False, quiet=True, static_seconds=60.0)
+    state = workspace.state()
+    assert state.static == state.chunks > 0 and state.embedded == 0  # the transformer still waits

@@ -173,7 +173,9 @@ def teacher_vectors(teacher: str, texts: list[str], cache: Path, *, max_tokens: 
         return done
     model = SentenceTransformer(str(teacher), device="cpu")
     model.max_seq_length = max_tokens
-    vectors = np.zeros((len(texts), model.get_sentence_embedding_dimension()), dtype=np.float32)
+    # sentence-transformers 6 renamed the method; the old name warns
+    dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    vectors = np.zeros((len(texts), dimension()), dtype=np.float32)
     if len(done):
         vectors[: len(done)] = done
     started, resumed = time.perf_counter(), len(done)
