@@ -197,7 +197,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
             return
         deadline = time.perf_counter() + static_seconds if static_seconds is not None else None
         static = workspace.embed_static(should_stop=lambda: deadline is not None and time.perf_counter() > deadline)
-        _checkpoint(workspace, quiet)  # every chunk has a dense leg: the next open starts from here
+        _checkpoint(workspace, quiet)  # the static leg's vectors are in: the next open starts from here
         if static is not None and (static.embedded or static.fetched) and not quiet:
             covered = (f"{static.pending} chunks left for the next run" if static.stopped
                        else "every chunk has a dense leg now")
