@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -195,8 +196,8 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if not embed and static_seconds is None:
             _checkpoint(workspace, quiet)
             return
-        deadline = time.perf_counter() + static_seconds if static_seconds is not None else None
-        static = workspace.embed_static(should_stop=lambda: deadline is not None and time.perf_counter() > deadline)
+        deadline = time.perf_counter() + (static_seconds if static_seconds is not None else math.inf)
+        static = workspace.embed_static(should_stop=lambda: time.perf_counter() > deadline)
         _checkpoint(workspace, quiet)  # the static leg's vectors are in: the next open starts from here
         if static is not None and (static.embedded or static.fetched) and not quiet:
             covered = (f"{static.pending} chunks left for the next run" if static.stopped
