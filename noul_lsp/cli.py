@@ -442,6 +442,8 @@ def _devices(workspace: Workspace) -> dict[str, str]:
         found[f"{role}Device"] = model.device
         if model.fallback_reason and workspace.settings.models.use_gpu:
             found[f"{role}Fallback"] = model.fallback_reason
+    if workspace.embedder_note:
+        found["embedderNote"] = workspace.embedder_note
     if workspace.reranker_name:
         found["reranker"] = workspace.reranker_name if workspace.reranker() else f"missing: {workspace.reranker_problem}"
     else:

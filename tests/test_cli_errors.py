@@ -58,3 +58,48 @@ def test_json_is_valid_utf8_for_undecodable_paths_and_queries(small, tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.decode("utf-8"))  # strict UTF-8
     assert "caf\\xe9_retry.py" in report["files"]
+
+
+def _damaged_copy(model: Path, target: Path) -> Path:
+    """A copy of a model folder whose ONNX file is cut short."""
+    shutil.copytree(model.parent, target)
+    (target / model.name).write_bytes(model.read_bytes()[:5000])
+    return target
+
+
+def test_an_embedder_file_that_does_not_load_leaves_search_with_the_other_legs(small, tmp_path):
+    """A damaged model file is no traceback: the find answers from BM25 and the static leg, and says why."""
+    from noul_lsp.models.registry import _bundled_default
+
+    damaged = _damaged_copy(_bundled_default().onnx_path, tmp_path / "damaged-model")
+    shutil.copy(_bundled_default().tokenizer_path, damaged / "tokenizer.json")
+    (damaged / "config.json").write_text(json.dumps({"hidden_size": 384}))
+    done = noul("find", "retry the upload", "--path", str(small), "--embedder", str(damaged), cache=tmp_path / "c")
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode() + done.stderr.decode()
+    assert "src/retry.py" in out and "Traceback" not in out
+    assert "static leg only" in out and "failed to load" in out and "does not load as an ONNX model" in out
+
+
+def test_a_damaged_fused_default_runs_the_wheels_graph_with_the_same_vectors(small, tmp_path):
+    """The fused graph of the default embedder and the wheel's graph give the same vectors: when the first
+    does not load, the second runs under the same model id, and `noul status` says so."""
+    from noul_lsp.models.registry import FUSED_DEFAULT, _bundled_default, recipes_directory
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for part in ("cards", "ranking", "calibration"):
+        (models / part).symlink_to(recipes_directory() / part)
+    _damaged_copy(_bundled_default().onnx_path, models / "bundled" / FUSED_DEFAULT)
+    env = {**os.environ, "NOUL_CACHE_DIR": str(tmp_path / "c"), "NOUL_MODELS_DIR": str(models)}
+    status = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "status", str(small), "--json"], env=env,
+                            capture_output=True, timeout=120)
+    assert status.returncode == 0, status.stderr.decode()
+    report = json.loads(status.stdout)
+    assert report["model"] == "all-minilm-l6-v2-int8@128"
+    assert "does not load" in report["embedderNote"] and "the same vectors" in report["embedderNote"]
+    found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small),
+                            "--json"], env=env, capture_output=True, timeout=120)
+    assert found.returncode == 0, found.stderr.decode()
+    answer = json.loads(found.stdout)
+    assert answer["results"][0]["path"] == "src/retry.py" and answer["index"]["embedded"] == answer["index"]["chunks"]

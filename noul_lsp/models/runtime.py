@@ -69,6 +69,11 @@ class SessionModel:
         return self._session.fallback_reason
 
 
+class ModelUnreadable(RuntimeError):
+    """A model file that is there but does not load: damaged, cut short, not ONNX, or an operator this
+    onnxruntime lacks. The workspace then searches without that model and says why."""
+
+
 def open_session(model_path: Path, *, use_gpu: bool = True, threads: int = 0) -> Session:
     try:
         import onnxruntime as ort
@@ -85,7 +90,11 @@ def open_session(model_path: Path, *, use_gpu: bool = True, threads: int = 0) ->
             wanted.insert(0, "CUDAExecutionProvider")
         else:
             fallback_reason = "onnxruntime has no CUDA provider (install noul-lsp[gpu] on a machine with a GPU)"
-    session = ort.InferenceSession(str(model_path), options, providers=wanted)
+    try:
+        session = ort.InferenceSession(str(model_path), options, providers=wanted)
+    except Exception as error:  # onnxruntime's own types: a damaged or cut-short file, an unknown operator
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelUnreadable(f"{model_path} does not load as an ONNX model ({reason})") from error
     got = session.get_providers()
     device = "cuda" if got and got[0] == "CUDAExecutionProvider" else "cpu"
     if use_gpu and device == "cpu" and not fallback_reason:

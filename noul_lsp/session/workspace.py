@@ -20,7 +20,9 @@ from noul_lsp.models.registry import (
     ModelMissing,
     resolve_embedder,
     resolve_reranker,
+    same_vectors_fallback,
 )
+from noul_lsp.models.runtime import ModelUnreadable
 from noul_lsp.models.static import StaticEmbedder, StaticModelError, StaticSpec
 from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_name
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
@@ -53,6 +55,8 @@ class Workspace:
         self.indexer = Indexer(self.root, self.store, settings.index)
         self._embedder = None
         self.embedder_problem: str | None = None
+        #: how the embedder runs when not as configured, though with the same vectors ("" when as configured)
+        self.embedder_note = ""
         self.choice_problem: str | None = None
         try:
             choice = workspace_choice(self.root, self.cache)
@@ -186,12 +190,29 @@ class Workspace:
         return self._rank_models[key or ""]
 
     def embedder(self):
-        """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing."""
-        if self._embedder is None and self._embedder_spec is not None:
-            self._embedder = shared_embedder(self._embedder_spec, token_budget=self.settings.index.token_budget,
-                                             use_gpu=self.settings.models.use_gpu,
-                                             batch_size=self.settings.index.embed_batch)
+        """The embedder, loaded on first use; None (with `embedder_problem` set) when it is missing or its
+        file does not load. Search then goes on with BM25 and the static leg, and says why; the fused
+        default falls back to the wheel's graph, whose vectors are the same."""
+        if self._embedder is None and self._embedder_spec is not None and not self.embedder_problem:
+            try:
+                self._embedder = self._load_embedder(self._embedder_spec)
+            except ModelUnreadable as error:
+                problem: Exception = error
+                fallback = same_vectors_fallback(self._embedder_spec)
+                if fallback is not None:
+                    try:
+                        self._embedder = self._load_embedder(fallback)
+                        self._embedder_spec = fallback
+                        self.embedder_note = f"{error}: running {fallback.onnx_path} instead (the same vectors)"
+                        return self._embedder
+                    except (ModelUnreadable, ModelMissing) as also:
+                        problem = also
+                self.embedder_problem = f"{self.embedder_name} failed to load: {problem}"
         return self._embedder
+
+    def _load_embedder(self, spec):
+        return shared_embedder(spec, token_budget=self.settings.index.token_budget,
+                               use_gpu=self.settings.models.use_gpu, batch_size=self.settings.index.embed_batch)
 
     def reranker(self) -> CrossEncoder | None:
         """The cross-encoder, loaded on first use; None when none is configured or it is missing
