@@ -62,7 +62,7 @@ def dequantised_checkpoint(wheel_model: Path, fp32_checkpoint: Path, out: Path) 
             for key, tensor in state.items() for flip, candidate in ((False, tensor.numpy()), (True, tensor.numpy().T))
             if candidate.shape == weight.shape)
         step = float(np.abs(weight).max()) / 127
-        if difference > step:  # a rounding moves a weight by at most half a step of its scale
+        if difference > step:  # rounding moves a weight by half a step of its row's or column's scale at most
             raise SystemExit(f"{name}: no parameter of {fp32_checkpoint} matches it (closest {key}, {difference:.2e})")
         if any(m["parameter"] == key for m in matches):
             raise SystemExit(f"{name}: {key} already matched another weight")
