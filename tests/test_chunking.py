@@ -1,5 +1,6 @@
 """Chunk boundaries per language on the fixture files, with a small size budget so that classes are
-split into their methods; notebooks located on their cells' source lines."""
+split into their methods; notebooks located on their cells' source lines. Every grammar the index
+chunks with is exercised here, through the installed grammar wheel."""
 
 import json
 from pathlib import Path
@@ -49,6 +50,46 @@ EXPECTED = {
     "scripts/markdown.rb": [("Markup", "module", 1, 2), ("Markup.Renderer", "class", 3, 20)],
 }
 
+MORE = Path(__file__).parent / "fixtures" / "more_languages"
+#: the grammars whose definitions are not plain node types: Elixir's calls (`def`, `defp` clauses joined,
+#: `@doc` and `@spec` kept with their function), Lua's assigned functions, Zig's struct constants and tests,
+#: Haskell's signature with its equations
+MORE_EXPECTED = {
+    "bash/tmux.plugin.sh": [
+        ("", "module", 1, 2), ("_omb_plugin_tmux_session_exists", "function", 4, 6),
+        ("_omb_plugin_tmux_autoattach", "function", 8, 15), ("", "module", 17, 17)],
+    "csharp/CookieJar.cs": [
+        ("", "module", 1, 4), ("CookieJar", "class", 5, 8), ("CookieJar.CookieJar", "constructor", 10, 10),
+        ("CookieJar.SetFromResponse", "method", 12, 18), ("CookieJar.HeaderForRequest", "method", 20, 23),
+        ("ICookieStore", "interface", 26, 26)],
+    "elixir/decoder.ex": [
+        ("Acme.JSON.Decoder", "module", 1, 4), ("Acme.JSON.Decoder.decode", "method", 6, 10),
+        ("Acme.JSON.Decoder.parse_value", "method", 12, 19), ("Acme.JSON.Encoder", "protocol", 22, 24)],
+    "haskell/Runner.hs": [
+        ("", "module", 1, 8), ("Summary", "data", 9, 12), ("runSpecs", "function", 14, 20),
+        ("Reporter", "class", 22, 23), ("Reporter", "instance", 25, 26)],
+    "kotlin/RetryPolicy.kt": [
+        ("", "module", 1, 3), ("RetryPolicy", "class", 5, 6), ("RetryPolicy.delayFor", "method", 7, 10),
+        ("RetryPolicy.shouldRetry", "method", 12, 13), ("RetryPolicy.companion", "companion", 15, 17),
+        ("uploadWithRetry", "function", 20, 30)],
+    "lua/statusline.lua": [
+        ("M.render_section", "function", 3, 10), ("mode_name", "function", 12, 14), ("M.refresh", "function", 16, 19),
+        ("M:setup", "function", 21, 24)],
+    "php/MountManager.php": [
+        ("", "module", 1, 3), ("MountManager", "class", 5, 10), ("MountManager.mount", "method", 12, 15),
+        ("MountManager.read", "method", 17, 24), ("mount_all", "function", 27, 32)],
+    "scala/OptionParser.scala": [
+        ("", "module", 1, 1), ("Read", "trait", 3, 6), ("Read", "object", 8, 11), ("OptionParser", "class", 13, 25),
+        ("Config", "class", 27, 27)],
+    "swift/ImageCache.swift": [
+        ("", "module", 1, 1), ("ImageCache", "class", 3, 7), ("ImageCache.init", "init", 9, 11),
+        ("ImageCache.image", "method", 13, 18), ("ImageCache.store", "method", 20, 26),
+        ("CacheSerializer", "protocol", 29, 31)],
+    "zig/router.zig": [
+        ("", "module", 1, 1), ("Router", "struct", 3, 14), ("", "module", 16, 16), ("notFound", "function", 18, 20),
+        ("an unknown path has no handler", "test", 22, 25)],
+}
+
 
 @pytest.mark.parametrize("path", sorted(EXPECTED))
 def test_definition_boundaries(path):
@@ -61,6 +102,27 @@ def test_chunk_text_is_exactly_its_lines(path):
     lines = (FIXTURE / path).read_text().split("\n")
     for chunk in FileChunker(SMALL).chunk(path, (FIXTURE / path).read_text()):
         assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+
+
+@pytest.mark.parametrize("path", sorted(MORE_EXPECTED))
+def test_definition_boundaries_of_the_other_grammars(path):
+    text = (MORE / path).read_text()
+    chunker = FileChunker(SMALL)
+    chunks = chunker.chunk(path, text)
+    assert chunker.warnings == []  # the grammar loaded: no fallback to line windows
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == MORE_EXPECTED[path]
+    lines = text.split("\n")
+    assert all(c.text == "\n".join(lines[c.start_line - 1 : c.end_line]) for c in chunks)
+    assert {c.language for c in chunks} == {path.split("/")[0]}
+
+
+def test_members_carry_their_container_signature_where_the_grammar_names_no_body():
+    """Kotlin's class body and Elixir's `do` block are no `body` field: the header stops before them."""
+    headers = {}
+    for path in ("kotlin/RetryPolicy.kt", "elixir/decoder.ex"):
+        headers.update({c.symbol: c.header for c in FileChunker(SMALL).chunk(path, (MORE / path).read_text())})
+    assert headers["RetryPolicy.delayFor"] == "class RetryPolicy(private val baseMillis: Long, private val maxAttempts: Int)"
+    assert headers["Acme.JSON.Decoder.parse_value"] == "defmodule Acme.JSON.Decoder"
 
 
 def test_members_carry_their_container_signature_and_split_parts_are_numbered():
@@ -105,6 +167,7 @@ def test_markdown_windows_take_their_heading():
 
 def test_invalid_utf8_and_garbage_never_crash():
     chunker = FileChunker(IndexSettings())
-    for path in ("a.py", "a.ts", "a.go", "a.rs", "a.c", "a.rb", "a.txt"):
+    for path in ("a.py", "a.ts", "a.go", "a.rs", "a.c", "a.rb", "a.txt", "a.kt", "a.cs", "a.swift", "a.php",
+                 "a.scala", "a.lua", "a.ex", "a.hs", "a.zig", "a.sh"):
         chunks = chunker.chunk(path, "def \ufffd(:\n  {{{ ]] \x00\n" * 50)
         assert chunks and all(c.start_line <= c.end_line for c in chunks)

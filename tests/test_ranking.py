@@ -101,6 +101,16 @@ def test_roles_come_from_paths():
     assert file_role("dist/bundle.js") == "generated"
     assert file_role("proto/api_pb2.py") == "generated"
     assert file_role("notebooks/sales.ipynb") == "notebook"
+    # the test conventions of the other grammars' ecosystems, matched on the path's own case
+    assert file_role("src/Polly.Core.Tests/Retry/RetryStrategyTests.cs") == "test"
+    assert file_role("kotlinpoet/src/jvmTest/kotlin/com/squareup/kotlinpoet/FileSpecTest.kt") == "test"
+    assert file_role("kotlinpoet/src/jvmMain/kotlin/com/squareup/kotlinpoet/TypeSpec.kt") == "source"
+    assert file_role("Sources/Cache/ImageCache.swift") == "source"
+    assert file_role("src/main/java/org/acme/Latest.java") == "source"
+    assert file_role("hspec-core/src/Test/Hspec/Core/Runner.hs") == "source"  # a module namespace
+    assert file_role("hspec-core/test/Test/Hspec/Core/RunnerSpec.hs") == "test"
+    assert file_role("src/router.zig") == "source" and file_role("build.zig") == "config"
+    assert file_role("doc/data/messages/m/missing-parentheses-for-call-in-test/good.py") == "docs"
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
 

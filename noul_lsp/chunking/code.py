@@ -21,7 +21,9 @@ _IDENTIFIER_TYPES = frozenset({
     "identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
     "operator_name", "property_identifier", "constant", "scoped_identifier", "namespace_identifier",
 })
-_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
+#: a definition's body where its grammar names no `body` field (Kotlin, Elixir's `do` block)
+_UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
 
@@ -73,6 +75,8 @@ def _name(node: tree_sitter.Node) -> str:
 def _signature(node: tree_sitter.Node) -> str:
     """The definition's head (up to its body), whitespace-collapsed, at most 200 characters."""
     body = node.child_by_field_name("body")
+    if body is None:
+        body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
     head = node.text[: end - node.start_byte] if node.text is not None else b""
     head_text = head.decode("utf-8", "replace").split("\n")
@@ -89,11 +93,15 @@ class CodeChunker:
         self.window_lines = window_lines
         self.parser = parser_for(spec.name)
 
-    def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str] | None:
-        """(the inner definition node, its kind) when `node` is or wraps a definition."""
+    def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+        """(the inner definition node, its kind, its name) when `node` is or wraps a definition."""
         spec = self.spec
+        if spec.named_definition is not None:
+            named = spec.named_definition(node)
+            if named is not None:
+                return named
         if node.type in spec.definitions:
-            return node, spec.definitions[node.type]
+            return node, spec.definitions[node.type], _name(node)
         if node.type in spec.wrappers:
             field_name = spec.wrappers[node.type]
             if field_name is not None:
@@ -109,14 +117,14 @@ class CodeChunker:
             for declarator in node.named_children:
                 value = declarator.child_by_field_name("value")
                 if value is not None and value.type in ("arrow_function", "function_expression", "function", "class"):
-                    return declarator, "function" if value.type != "class" else "class"
+                    return declarator, "function" if value.type != "class" else "class", _name(declarator)
         return None
 
     def _collect(self, node: tree_sitter.Node, scope: str, scope_header: str, out: list[_Segment]) -> None:
         comment_start: int | None = None  # first row of the comment run just above the current child
         previous_end = -2
         for child in node.named_children:
-            if child.type in _COMMENTS:
+            if child.type in _COMMENTS or child.type in self.spec.leading:
                 if comment_start is None or child.start_point.row > previous_end + 1:
                     comment_start = child.start_point.row
                 previous_end = child.end_point.row
@@ -130,19 +138,21 @@ class CodeChunker:
                 if child.end_point.row > child.start_point.row:
                     self._collect(child, scope, scope_header, out)
                 continue
-            inner, kind = found
+            inner, kind, name = found
             if kind == "function" and scope:
                 kind = "method"
-            name = _name(inner) or kind
+            name = name or kind
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
             start, end = (attached if attached is not None else child.start_point.row), child.end_point.row
             if child.end_byte - child.start_byte <= self.max_chars:
                 out.append(_Segment(start, end, symbol, kind, scope_header))
-            elif inner.type in self.spec.containers:
+            elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
                 members: list[_Segment] = []
                 signature = _signature(inner)
                 self._collect(inner, symbol, signature, members)
+                if self.spec.clauses:
+                    members = _join_clauses(members)
                 out.extend(members)
                 covered = {row for m in members for row in range(m.start, m.end + 1)}
                 rest = [row for row in range(start, end + 1) if row not in covered]
@@ -161,6 +171,8 @@ class CodeChunker:
         segments: list[_Segment] = []
         self._collect(tree.root_node, "", "", segments)
         segments.sort(key=lambda s: (s.start, s.end))
+        if self.spec.clauses:
+            segments = _join_clauses(segments)
         chunks: list[Chunk] = []
         covered_rows: set[int] = set()
         for segment in segments:
@@ -195,6 +207,21 @@ class CodeChunker:
             chunks.append(Chunk(path, part_start + 1, part_end + 1, "\n".join(lines[part_start : part_end + 1]),
                                 segment.symbol, self.spec.name, segment.kind, header))
         return chunks
+
+
+def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
+    """Consecutive definitions of one name (a signature and its equations, or function heads one after
+    another) as one segment: apart, each clause is a fragment that names the function but does not
+    show it."""
+    joined: list[_Segment] = []
+    for segment in segments:
+        last = joined[-1] if joined else None
+        if (last is not None and not last.filler and not segment.filler and last.symbol == segment.symbol
+                and last.kind == segment.kind and segment.start <= last.end + 2):
+            last.end = max(last.end, segment.end)
+        else:
+            joined.append(segment)
+    return joined
 
 
 def _runs(rows: list[int]) -> list[tuple[int, int]]:

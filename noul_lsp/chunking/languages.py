@@ -3,15 +3,23 @@
 Grammars come from the per-language wheels (tree-sitter-python, ...), which ship compiled grammars and
 need no network; tree-sitter-language-pack 1.x would download them at first use. A grammar that fails to
 load (missing wheel, ABI mismatch) only sends its files to the line-window fallback.
+
+Most grammars mark a definition by its node type. Three do not, and get a `named_definition` function:
+Elixir's definitions are calls (`def name(...) do`), Lua's are often assignments of a function
+(`M.setup = function(opts)`), and Zig's types are constants bound to a container (`const Parser = struct {`).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter
+
+#: (the definition node, its kind, its name) for a node that defines something its type does not say
+NamedDefinition = Callable[[tree_sitter.Node], "tuple[tree_sitter.Node, str, str] | None"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,15 @@ class LanguageSpec:
     wrappers: dict[str, str | None] = field(default_factory=dict)
     #: `const f = () => {}` style declarations count as functions
     variable_functions: bool = False
+    #: definitions found by a function of the node rather than by its type (see the module's docstring)
+    named_definition: NamedDefinition | None = None
+    #: kinds (rather than node types) whose members are chunked on their own when the whole is too large
+    container_kinds: frozenset[str] = frozenset()
+    #: nodes that belong to the definition below them, as a doc comment does (Elixir's `@doc`, `@spec`)
+    leading: frozenset[str] = frozenset()
+    #: one name defined by consecutive clauses (Haskell's signature and equations, Elixir's function
+    #: heads) is one definition
+    clauses: bool = False
 
 
 _JS_DEFINITIONS = {
@@ -45,6 +62,81 @@ _TS_DEFINITIONS = {
     "internal_module": "namespace",
 }
 _TS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration", "internal_module"})
+
+def _node_text(node: tree_sitter.Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+_ELIXIR_DEFINITIONS = {
+    "defmodule": "module", "defprotocol": "protocol", "defimpl": "impl", "def": "function", "defp": "function",
+    "defmacro": "macro", "defmacrop": "macro", "defguard": "function", "defguardp": "function",
+    "defdelegate": "function", "test": "test", "describe": "describe",
+}
+
+
+def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`defmodule Name do`, `def name(args) when guard do`, `test "name" do`: a call whose target is one
+    of Elixir's defining macros; the name is the first argument's head."""
+    if node.type != "call":
+        return None
+    target = node.child_by_field_name("target")
+    kind = _ELIXIR_DEFINITIONS.get(_node_text(target)) if target is not None and target.type == "identifier" else None
+    if kind is None:
+        return None
+    arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+    head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if head is not None and head.type == "binary_operator":  # def name(x) when is_atom(x)
+        head = head.child_by_field_name("left")
+    if head is not None and head.type == "call":  # def name(x): the call's target is the name
+        head = head.child_by_field_name("target") or head
+    if head is None:
+        name = ""
+    elif head.type == "string":
+        name = _node_text(head).strip('"')
+    else:
+        name = _node_text(head)
+    if kind == "impl":  # defimpl Encoder, for: Map: one impl per type, named like Rust's `Encoder for Map`
+        for keywords in (c for c in arguments.named_children if c.type == "keywords"):
+            for pair in keywords.named_children:
+                key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+                if key is not None and value is not None and _node_text(key).strip() == "for:":
+                    name = f"{name} for {_node_text(value)}"
+    return node, kind, name.split("\n")[0][:80]
+
+
+def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`M.setup = function(opts) ... end` and `local f = function() ... end`."""
+    assignment = node
+    if node.type == "variable_declaration":
+        assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
+    if assignment is None or assignment.type != "assignment_statement":
+        return None
+    names = next((c for c in assignment.named_children if c.type == "variable_list"), None)
+    values = next((c for c in assignment.named_children if c.type == "expression_list"), None)
+    if names is None or values is None or len(values.named_children) != 1:
+        return None
+    if values.named_children[0].type != "function_definition":
+        return None
+    return node, "function", _node_text(names)
+
+
+_ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
+                   "opaque_declaration": "opaque"}
+
+
+def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`const Parser = struct { ... }` (a type is a constant bound to a container) and `test "name" { }`."""
+    if node.type == "test_declaration":
+        title = next((c for c in node.named_children if c.type in ("string", "identifier")), None)
+        return node, "test", _node_text(title).strip('"') if title is not None else "test"
+    if node.type != "variable_declaration":
+        return None
+    name = next((c for c in node.named_children if c.type == "identifier"), None)
+    value = next((c for c in node.named_children if c.type in _ZIG_CONTAINERS), None)
+    if name is None or value is None:
+        return None
+    return node, _ZIG_CONTAINERS[value.type], _node_text(name)
+
 
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
@@ -81,6 +173,44 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"})),
+        LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"),
+                     {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
+                      "function_declaration": "function", "secondary_constructor": "constructor"},
+                     frozenset({"class_declaration", "object_declaration", "companion_object"})),
+        LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",),
+                     {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
+                      "record_declaration": "record", "enum_declaration": "enum", "method_declaration": "method",
+                      "constructor_declaration": "constructor", "local_function_statement": "function",
+                      "delegate_declaration": "delegate", "operator_declaration": "operator"},
+                     frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"})),
+        LanguageSpec("swift", "tree_sitter_swift", "language", (".swift",),
+                     {"class_declaration": "class", "protocol_declaration": "protocol", "function_declaration": "function",
+                      "init_declaration": "init", "deinit_declaration": "deinit", "subscript_declaration": "subscript"},
+                     frozenset({"class_declaration", "protocol_declaration"})),
+        LanguageSpec("php", "tree_sitter_php", "language_php", (".php",),
+                     {"class_declaration": "class", "interface_declaration": "interface", "trait_declaration": "trait",
+                      "enum_declaration": "enum", "function_definition": "function", "method_declaration": "method"},
+                     frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"})),
+        LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"),
+                     {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
+                      "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
+                     frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"})),
+        LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
+                     {"function_declaration": "function"}, named_definition=_lua_definition),
+        LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), {},
+                     named_definition=_elixir_definition,
+                     container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
+                     leading=frozenset({"unary_operator"}), clauses=True),
+        LanguageSpec("haskell", "tree_sitter_haskell", "language", (".hs",),
+                     {"function": "function", "bind": "function", "signature": "function", "data_type": "data",
+                      "newtype": "newtype", "class": "class", "instance": "instance", "type_synonym": "type",
+                      "type_family": "type"},
+                     frozenset({"class", "instance"}), clauses=True),
+        LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",),
+                     {"function_declaration": "function"}, named_definition=_zig_definition,
+                     container_kinds=frozenset({"struct", "enum", "union", "opaque"})),
+        LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash"),
+                     {"function_definition": "function"}),
     )
 }
 

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from noul_lsp.chunking import Chunk, FileChunker
+from noul_lsp.chunking import CHUNKING_IDENTITY, Chunk, FileChunker
 from noul_lsp.config import IndexSettings
 from noul_lsp.store import ChunkRecord, ChunkStore, FileRecord, WriteBatch
 from noul_lsp.text.terms import term_counts
@@ -37,11 +37,12 @@ SETTINGS_KEY = "index_settings"
 
 
 def settings_identity(settings: IndexSettings) -> str:
-    """A digest of the settings that change which files are indexed and how they are cut into chunks.
+    """A digest of the settings and chunking rules that decide which files are indexed and how they are cut.
     (The token budget is not among them: vectors are stored per model and budget already.)"""
     relevant = {"max_file_bytes": settings.max_file_bytes, "exclude": list(settings.exclude),
                 "use_default_excludes": settings.use_default_excludes, "chunk_max_chars": settings.chunk_max_chars,
-                "window_lines": settings.window_lines, "window_overlap": settings.window_overlap}
+                "window_lines": settings.window_lines, "window_overlap": settings.window_overlap,
+                "chunking": CHUNKING_IDENTITY}
     return hashlib.blake2b(json.dumps(relevant, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 

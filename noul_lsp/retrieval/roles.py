@@ -2,7 +2,7 @@
 
 The role is a ranking feature, never a filter: a query about tests must still find tests, so the ranker
 learns how much each role is worth for each kind of query (`query_asks_for`). Roles come from the path
-(the conventions of the ten chunked languages and their ecosystems); a file whose chunks are mostly
+(the conventions of the chunked languages and their ecosystems); a file whose chunks are mostly
 verbatim copies of chunks elsewhere in the workspace (a committed bundle, a vendored copy) is measured
 separately by the ranker from content hashes, since the path alone cannot tell which copy is the original.
 """
@@ -21,6 +21,7 @@ _CODE_SUFFIXES = frozenset({
     ".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".java", ".c", ".h",
     ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rb", ".kt", ".scala", ".swift", ".cs", ".php", ".lua", ".sh",
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
+    ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy",
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
@@ -28,7 +29,8 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
 _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "setup.py",
                            "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
-                           ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml"})
+                           ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml",
+                           "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs"})
 _CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]notes|whatsnew)([-_.].*)?$")
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
                            "fixtures", "e2e", "integration_tests", "unittests"})
@@ -41,6 +43,11 @@ _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
+#: CamelCase test classes and test projects of Java, Kotlin, C#, Swift and PHP (`ClientTest.kt`,
+#: `SessionTests.swift`; folders `Polly.Core.Tests`, `commonTest`, `AlamofireTests`), matched on the
+#: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
+_CAMEL_TEST = re.compile(r"[a-z0-9]Tests?$")
+_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$")
 _GENERATED_FILE = re.compile(r".*(\.min|_pb2|_pb2_grpc|\.pb|\.generated|\.gen|_generated|\.bundle)$")
 
 #: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
@@ -56,6 +63,7 @@ ASKABLE_ROLES = tuple(_ASKS)
 
 def file_role(path: str) -> str:
     """The role of a workspace-relative path (posix separators)."""
+    cased = path.split("/")
     parts = path.lower().split("/")
     name = parts[-1]
     folders = parts[:-1]
@@ -63,6 +71,8 @@ def file_role(path: str) -> str:
     if not dot:
         stem, suffix = name, ""
     suffix = f".{suffix}" if suffix else ""
+    if suffix == ".hs":  # Haskell's capitalised folders are module namespaces: `Test/QuickCheck.hs` is the library
+        folders = [folder for folder, as_written in zip(folders, cased[:-1], strict=True) if folder == as_written]
     if suffix == ".ipynb":
         return "notebook"
     if _GENERATED_FILE.match(stem) or any(f in _GENERATED_FOLDERS for f in folders):
@@ -70,7 +80,9 @@ def file_role(path: str) -> str:
     if _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders):
         return "changelog"
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
-        if any(f in _TEST_FOLDERS for f in folders) or _TEST_FILE.match(stem):
+        if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)
+                or any(_CAMEL_TEST.search(part) for part in cased[:-1])
+                or _CAMEL_TEST.search(cased[-1][: len(stem)])):
             return "test"
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
                for i, f in enumerate(folders)):

@@ -106,7 +106,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     definition_keys: list[str] = []
     scope_rows: dict[str, list[int]] = {}
     for row, symbol in enumerate(symbols):
-        parts = [p for p in re.split(r"\.|::| for ", symbol) if p] if symbol else []
+        parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol else []
         definition_keys.append(parts[-1].strip().lower() if parts else "")
         for scope in parts[:-1]:
             scope_rows.setdefault(scope.strip().lower(), []).append(row)

@@ -71,8 +71,8 @@ class Repository:
 
     def name(self) -> str:
         """owner/name: from a mirror folder `owner+name/repo`, else the origin URL, else the folder name."""
-        parent = self.git_dir.parent if self.git_dir.name == "repo" else self.git_dir
-        for candidate in (parent.name, self.git_dir.parent.name):
+        top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir  # the work tree, or a bare one
+        for candidate in (top.name, top.parent.name):  # owner+name, or owner+name/repo (bare or checked out)
             if "+" in candidate:
                 return candidate.replace("+", "/", 1)
         try:
@@ -82,7 +82,6 @@ class Repository:
         match = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
         if match:
             return match.group(1)
-        top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir
         return top.name.removesuffix(".git")
 
     def resolve(self, revision: str) -> str:
