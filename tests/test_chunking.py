@@ -116,6 +116,15 @@ def test_definition_boundaries_of_the_other_grammars(path):
     assert {c.language for c in chunks} == {path.split("/")[0]}
 
 
+def test_a_script_with_no_extension_is_chunked_by_its_shebang():
+    text = "#!/usr/bin/env bash\n# Runs one test file.\n\nbats_run_file() {\n  source \"$1\"\n}\n"
+    chunks = FileChunker(IndexSettings()).chunk("libexec/bats-core/bats-exec-file", text)
+    assert [(c.symbol, c.kind, c.language) for c in chunks] == [("", "module", "bash"),
+                                                              ("bats_run_file", "function", "bash")]
+    plain = FileChunker(IndexSettings()).chunk("LICENSE", "#!/not/a/script\nMIT licence text\n")
+    assert [c.language for c in plain] == ["text"]
+
+
 def test_members_carry_their_container_signature_where_the_grammar_names_no_body():
     """Kotlin's class body and Elixir's `do` block are no `body` field: the header stops before them."""
     headers = {}

@@ -110,6 +110,7 @@ def test_roles_come_from_paths():
     assert file_role("hspec-core/src/Test/Hspec/Core/Runner.hs") == "source"  # a module namespace
     assert file_role("hspec-core/test/Test/Hspec/Core/RunnerSpec.hs") == "test"
     assert file_role("src/router.zig") == "source" and file_role("build.zig") == "config"
+    assert file_role("libexec/bats-core/bats-exec-test") == "source" and file_role("LICENSE") == "other"
     assert file_role("doc/data/messages/m/missing-parentheses-for-call-in-test/good.py") == "docs"
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from noul_lsp.chunking.chunk import Chunk, hash_text
 from noul_lsp.chunking.code import CodeChunker
-from noul_lsp.chunking.languages import LANGUAGES, GrammarUnavailable, language_for_path
+from noul_lsp.chunking.languages import LANGUAGES, GrammarUnavailable, language_for_path, language_for_script
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.config import IndexSettings
@@ -45,7 +45,7 @@ class FileChunker:
                 return chunk_notebook(path, text, **windows)
             except (ValueError, TypeError, AttributeError):
                 return chunk_lines(path, text, language="json", **windows)  # not valid notebook JSON
-        spec = language_for_path(path)
+        spec = language_for_path(path) or language_for_script(path, text)
         if spec is not None:
             chunker = self._code_chunker(spec.name)
             if chunker is not None:

@@ -12,6 +12,7 @@ Elixir's definitions are calls (`def name(...) do`), Lua's are often assignments
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -223,6 +224,22 @@ def language_for_path(path: str) -> LanguageSpec | None:
     if dot < 0 or "/" in path[dot:]:
         return None
     return _BY_EXTENSION.get(path[dot:].lower())
+
+
+_SHEBANG = re.compile(r"#!\s*\S*/(?:env\s+(?:-\S+\s+)*)?([A-Za-z]+)")
+_INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "ksh": "bash", "python": "python",
+                 "node": "javascript", "ruby": "ruby", "lua": "lua", "elixir": "elixir", "php": "php"}
+
+
+def language_for_script(path: str, text: str) -> LanguageSpec | None:
+    """The grammar of a file with no extension by its `#!` line (`bin/bats`, `libexec/rbenv-init`):
+    command-line tools are often scripts named like commands."""
+    name = path.rsplit("/", 1)[-1]
+    if "." in name or not text.startswith("#!"):
+        return None
+    match = _SHEBANG.match(text[:200])
+    language = _INTERPRETERS.get(match.group(1).rstrip("0123456789.")) if match else None
+    return LANGUAGES.get(language) if language else None
 
 
 class GrammarUnavailable(RuntimeError):

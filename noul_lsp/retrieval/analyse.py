@@ -21,8 +21,8 @@ SHAPES = ("symbol", "description", "long")
 LONG_QUERY_TERMS = 30
 
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in ([A-Za-z_][A-Za-z0-9_<>]*)')
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|"
-                   r"kt|scala|swift|cs|php|lua|ipynb))(?![\w])")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|go|rs|java|c|h|cc|"
+                   r"cpp|cxx|hpp|hh|hxx|rb|rake|kt|kts|scala|sc|swift|cs|php|lua|ex|exs|hs|zig|sh|bash|ipynb))(?![\w])")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])?")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
 _QUOTED = re.compile(r"(?<![\w])['\"]([^'\"\n]{2,80})['\"]")

@@ -41,6 +41,7 @@ _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
+_SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
 #: CamelCase test classes and test projects of Java, Kotlin, C#, Swift and PHP (`ClientTest.kt`,
@@ -98,6 +99,8 @@ def file_role(path: str) -> str:
         return "docs"
     if any(f in _TEST_FOLDERS for f in folders):
         return "test"
+    if not suffix and any(f in _SCRIPT_FOLDERS for f in folders):
+        return "source"  # bin/bats, libexec/rbenv-init: commands are scripts with no extension
     return "other"
 
 

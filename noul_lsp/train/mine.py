@@ -181,7 +181,7 @@ def read_exclusions(path: Path | None) -> set[str]:
 
 # --- docstrings ------------------------------------------------------------------------------------------
 
-_COMMENT_LINE = re.compile(r"^\s*(///?!?|/\*\*?|\*/?|#(?![\[!])|--)\s?")
+_COMMENT_LINE = re.compile(r"^\s*(///?!?|/\*\*?|\*/?|#(?![\[!])|---?\s*\|?)\s?")
 _DOC_STOP = re.compile(r"^\s*(@\w+|:param|:returns?|:raises|Args:|Arguments:|Returns:|Raises:|Parameters\b|"
                        r"Examples?:?$|Example usage|Usage:|Note:|See also|>>>|```|\.\. )", re.I)
 _NOT_A_DESCRIPTION = re.compile(r"copyright|spdx-license|licensed under|todo\b|fixme|xxx\b|deprecated|"
