@@ -80,7 +80,7 @@ def test_bench_runs_incrementally_and_reports(tmp_path):
     assert "Quality" in (out / "summary.md").read_text()
 
 
-def test_a_killed_run_resumes_and_an_unwritable_commit_is_skipped(tmp_path):
+def test_a_killed_run_resumes_and_a_query_whose_gold_file_the_mirror_lacks_is_skipped(tmp_path):
     mirrors, first, second = make_repository(tmp_path)
     rows = [
         {"id": "q1", "source": "describe", "repo": "acme/tools", "commit": first, "commit_date": "2024-01-01",
@@ -105,7 +105,7 @@ def test_a_killed_run_resumes_and_an_unwritable_commit_is_skipped(tmp_path):
     assert [r["id"] for r in resumed] == ["q1", "q2"]
     assert resumed[0] == json.loads(records[0])  # kept, not asked again
 
-    # a partial mirror that lacks one blob of the second commit: its queries are skipped, the rest answered
+    # a partial mirror that lacks the gold file's blob at the second commit: that query is skipped, the rest answered
     blob = git(mirrors / "acme+tools" / "repo", "rev-parse", f"{second}:tools/export.py")
     (mirrors / "acme+tools" / "repo" / "objects" / blob[:2] / blob[2:]).unlink()
     assert main([*args, "--out", str(tmp_path / "out2")]) == 0
@@ -137,3 +137,36 @@ def test_commit_labels_and_issues_get_cross_repo_negatives_and_descriptions_do_n
     negatives = {(r["id"], r["searched_repo"]) for r in records if r["searched"] == "cross-repo"}
     assert negatives == {("c1@acme/other", "acme/other"), ("s1@acme/tools", "acme/tools")}
     assert all(r["kind"] == "not_here" and not r["gold_files"] for r in records if r["searched"] == "cross-repo")
+
+
+def test_a_commit_tree_is_written_whole_without_export_ignore_and_past_a_missing_blob(tmp_path):
+    """`git archive` would leave out `export-ignore` paths (PHP packages mark their adapters so) and stop
+    at a blob the mirror lacks; the bench's trees have every file the commit has, minus what is missing."""
+    from noul_lsp.bench.trees import write_tree
+
+    work = tmp_path / "php-package"
+    (work / "src" / "Ftp").mkdir(parents=True)
+    (work / ".gitattributes").write_text("/src/Ftp export-ignore\n")
+    (work / "src" / "Ftp" / "FtpAdapter.php").write_text("<?php\nclass FtpAdapter {}\n")
+    (work / "src" / "Filesystem.php").write_text("<?php\nclass Filesystem {}\n")
+    (work / "bin").mkdir()
+    (work / "bin" / "tool").write_text("#!/bin/sh\necho tool\n")
+    (work / "bin" / "tool").chmod(0o755)
+    os.symlink("Filesystem.php", work / "src" / "Alias.php")
+    (work / "huge.json").write_text("[" + "1," * 1000 + "1]\n")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "package")
+    commit = git(work, "rev-parse", "HEAD")
+    out = tmp_path / "tree"
+    assert write_tree(work / ".git", commit, out) == []
+    assert (out / "src" / "Ftp" / "FtpAdapter.php").read_text() == "<?php\nclass FtpAdapter {}\n"
+    assert os.readlink(out / "src" / "Alias.php") == "Filesystem.php"
+    assert os.access(out / "bin" / "tool", os.X_OK)
+    committed = int(git(work, "log", "-1", "--format=%ct"))
+    assert int((out / "src" / "Filesystem.php").stat().st_mtime) == committed
+
+    blob = git(work, "rev-parse", "HEAD:huge.json")  # a mirror keeps no blob over its size limit
+    (work / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert write_tree(work / ".git", commit, out) == ["huge.json"]
+    assert not (out / "huge.json").exists() and (out / "src" / "Ftp" / "FtpAdapter.php").is_file()

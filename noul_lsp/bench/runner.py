@@ -156,7 +156,7 @@ class BenchRunner:
         self.settings = replace(settings, cache_dir=str(config.work / "cache"))
         self.queries: list[QueryRecord] = []
         self.steps: list[StepRecord] = []
-        #: queries that could not be asked, with why (a commit whose tree cannot be written)
+        #: queries that could not be asked, with why (a commit the mirror lacks, or a gold file it lacks)
         self.skipped: list[dict] = []
         self.scale: dict = {}
         self.workspaces: dict[str, Workspace] = {}
@@ -227,22 +227,30 @@ class BenchRunner:
             if self.config.resume and all(self._answered(q) for q in asked):
                 continue
             try:
-                write_tree(git_dir, commit, tree)
-            except RuntimeError as error:  # a partial mirror lacking a blob: skip this commit, keep the run
+                missing = write_tree(git_dir, commit, tree)
+            except RuntimeError as error:  # a commit the mirror lacks: skip it, keep the run
                 self.log(f"{repo} {commit[:10]}: skipped, {error}")
-                for query in asked:
-                    skipped = {"id": query.id, "repo": repo, "commit": commit, "reason": str(error)}
-                    self.skipped.append(skipped)
-                    self._append("skipped.jsonl", skipped)
+                self._skip(asked, repo, commit, str(error))
                 continue
+            lacking = set(missing)  # a blob over the mirror's size limit: only a query it answers is skipped
+            for query in [q for q in asked if lacking.intersection(q.gold_files)]:
+                self._skip([query], repo, commit, f"the mirror lacks its gold file {min(lacking & set(query.gold_files))}")
+                asked.remove(query)
             if workspace is None:
                 workspace = Workspace(tree, self.settings)
                 self.workspaces[repo] = workspace
             step = self._index(workspace, repo, commit, cold=number == 0)
             self.log(f"{repo} {commit[:10]} ({number + 1}/{len(commits)}): {step.files_indexed} files changed, "
-                     f"{step.chunks_embedded} chunks embedded in {step.update_seconds + step.embed_seconds:.1f}s")
+                     f"{step.chunks_embedded} chunks embedded in {step.update_seconds + step.embed_seconds:.1f}s"
+                     + (f" ({len(missing)} files the mirror lacks left out)" if missing else ""))
             for query in asked:
                 self._ask(workspace, query)
+
+    def _skip(self, queries: list[LabeledQuery], repo: str, commit: str, reason: str) -> None:
+        for query in queries:
+            skipped = {"id": query.id, "repo": repo, "commit": commit, "reason": reason}
+            self.skipped.append(skipped)
+            self._append("skipped.jsonl", skipped)
 
     def _index(self, workspace: Workspace, repo: str, commit: str, *, cold: bool) -> StepRecord:
         update = workspace.indexer.update()
