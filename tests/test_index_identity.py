@@ -69,3 +69,30 @@ def test_excluding_then_including_converges_both_ways(tmp_path):
     Indexer(root, store, IndexSettings()).update()
     assert held(store) == fresh_build(root, tmp_path / "fresh", IndexSettings())
     store.close()
+
+
+def test_an_index_made_before_a_grammar_was_added_recuts_that_language_once(tmp_path, monkeypatch):
+    """An upgrade that adds a grammar: the Kotlin file was a line window, it becomes definitions without
+    `--rebuild` (and the next update looks at nothing again)."""
+    import noul_lsp.chunking as chunking
+    import noul_lsp.chunking.languages as languages
+    import noul_lsp.index.indexer as indexer
+
+    root = workspace(tmp_path / "ws")
+    shutil.copy(Path(__file__).parent / "fixtures" / "more_languages" / "kotlin" / "RetryPolicy.kt", root)
+    store = ChunkStore(tmp_path / "idx")
+
+    def kinds() -> set[str]:
+        return {chunk.kind for chunk in store.chunks(held(store)["RetryPolicy.kt"][0])}
+
+    with monkeypatch.context() as previous_version:  # as the version before chunked: no Kotlin grammar
+        previous_version.delitem(languages._BY_EXTENSION, ".kt")
+        previous_version.setattr(indexer, "CHUNKING_IDENTITY", "1:without-kotlin")
+        Indexer(root, store, IndexSettings()).update()
+        assert kinds() == {"text"}
+    assert indexer.CHUNKING_IDENTITY == chunking.CHUNKING_IDENTITY
+    Indexer(root, store, IndexSettings()).update()
+    assert held(store) == fresh_build(root, tmp_path / "fresh", IndexSettings())
+    assert {"class", "function"} <= kinds()  # the small class is one chunk at the default budget
+    assert Indexer(root, store, IndexSettings()).update().files_indexed == 0
+    store.close()
