@@ -210,6 +210,25 @@ def test_a_class_docstring_is_the_class_s_own_not_its_first_method_s():
     assert description == "Keep computed values for a while." and "Keep computed" not in rest and "def get" in rest
 
 
+def test_the_docs_of_the_other_grammars_are_read_as_descriptions():
+    """Elixir documents with `@doc` (kept with its function by the chunker), Haskell with `-- |`, Lua with `---`."""
+    from noul_lsp.chunking import FileChunker
+    from noul_lsp.config import IndexSettings
+    from noul_lsp.train.mine import split_docstring
+
+    fixtures = Path(__file__).parent / "fixtures" / "more_languages"
+    found = {}
+    for path in ("elixir/decoder.ex", "haskell/Runner.hs", "lua/statusline.lua"):
+        for chunk in FileChunker(IndexSettings(chunk_max_chars=400)).chunk(path, (fixtures / path).read_text()):
+            split = split_docstring(chunk)
+            if split is not None:
+                found[chunk.symbol] = split
+    assert found["Acme.JSON.Decoder.decode"][0] == "Decodes `text`, returning `{:ok, term}` or `{:error, reason}`."
+    assert found["Acme.JSON.Decoder.decode"][1].lstrip().startswith("@spec decode")
+    assert found["runSpecs"][0] == "Run every example and count the outcomes."
+    assert found["M.render_section"][0] == "Builds the text of one statusline section from its components."
+
+
 def test_a_pair_is_kept_when_either_ranking_puts_its_code_near_the_top(tmp_path):
     repository = make_repository(tmp_path / "acme")
     strict = MineSettings(hard_negatives=3, consistency_top=1)

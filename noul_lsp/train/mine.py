@@ -244,9 +244,27 @@ def _leading_comment(text: str) -> tuple[str, str] | None:
     return _first_paragraph(described), "\n".join(lines[count:])
 
 
+_ELIXIR_DOC = re.compile(r'\A\s*@doc\s+(?:"""(.*?)"""|"((?:[^"\\\n]|\\.)*)")[ \t]*\n?', re.S)
+
+
+def _elixir_doc(text: str) -> tuple[str, str] | None:
+    """The `@doc` (heredoc or one-line string) a function's chunk starts with, and the rest: Elixir
+    documents with module attributes, which the chunker keeps with the function below them."""
+    match = _ELIXIR_DOC.match(text)
+    if match is None:
+        return None
+    doc = match.group(1) if match.group(1) is not None else match.group(2)
+    return _first_paragraph(inspect.cleandoc(doc).splitlines()), text[match.end():]
+
+
 def split_docstring(chunk: Chunk) -> tuple[str, str] | None:
     """(the description, the chunk's text without it) for a definition that documents itself."""
-    split = _python_docstring(chunk.text) if chunk.language == "python" else _leading_comment(chunk.text)
+    if chunk.language == "python":
+        split = _python_docstring(chunk.text)
+    elif chunk.language == "elixir":
+        split = _elixir_doc(chunk.text)
+    else:
+        split = _leading_comment(chunk.text)
     if split is None:
         return None
     description, rest = split[0].strip(), split[1]
