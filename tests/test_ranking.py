@@ -103,6 +103,7 @@ def test_roles_come_from_paths():
     assert file_role("notebooks/sales.ipynb") == "notebook"
     # the test conventions of the other grammars' ecosystems, matched on the path's own case
     assert file_role("src/Polly.Core.Tests/Retry/RetryStrategyTests.cs") == "test"
+    assert file_role("src/AdapterTestUtilities/FilesystemAdapterTestCase.php") == "test"
     assert file_role("kotlinpoet/src/jvmTest/kotlin/com/squareup/kotlinpoet/FileSpecTest.kt") == "test"
     assert file_role("kotlinpoet/src/jvmMain/kotlin/com/squareup/kotlinpoet/TypeSpec.kt") == "source"
     assert file_role("Sources/Cache/ImageCache.swift") == "source"

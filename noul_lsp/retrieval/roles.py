@@ -45,9 +45,9 @@ _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
 #: CamelCase test classes and test projects of Java, Kotlin, C#, Swift and PHP (`ClientTest.kt`,
-#: `SessionTests.swift`; folders `Polly.Core.Tests`, `commonTest`, `AlamofireTests`), matched on the
+#: `SessionTests.swift`, `FtpAdapterTestCase.php`; folders `Polly.Core.Tests`, `commonTest`), matched on the
 #: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
-_CAMEL_TEST = re.compile(r"[a-z0-9]Tests?$")
+_CAMEL_TEST = re.compile(r"[a-z0-9]Test(?:s|Case)?$")
 _TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$")
 _GENERATED_FILE = re.compile(r".*(\.min|_pb2|_pb2_grpc|\.pb|\.generated|\.gen|_generated|\.bundle)$")
 
