@@ -180,3 +180,17 @@ def test_invalid_utf8_and_garbage_never_crash():
                  "a.scala", "a.lua", "a.ex", "a.hs", "a.zig", "a.sh"):
         chunks = chunker.chunk(path, "def \ufffd(:\n  {{{ ]] \x00\n" * 50)
         assert chunks and all(c.start_line <= c.end_line for c in chunks)
+
+
+def test_half_written_definitions_of_the_other_grammars_never_crash():
+    """What the definition readers meet while a file is being typed: a `defimpl` with no arguments, a
+    Lua assignment with no name, a Zig constant with no value, a Haskell signature with no type."""
+    chunker = FileChunker(IndexSettings())
+    for path, text in [("a.ex", "defimpl do end"), ("a.ex", "defimpl"), ("a.ex", "defmodule do\n def x\nend"),
+                       ("a.ex", "def (x) when do"), ("a.lua", "M. = function"), ("a.lua", "local = function() end"),
+                       ("a.zig", "const = struct {"), ("a.zig", "test {"), ("a.hs", "x :: \nx ="),
+                       ("a.kt", "class {"), ("a.swift", "extension {"), ("a.php", "<?php class {")]:
+        lines = text.split("\n")
+        for chunk in chunker.chunk(path, text):
+            assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+

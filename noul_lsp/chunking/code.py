@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.languages import LanguageSpec, parser_for
+from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
 
 _IDENTIFIER_TYPES = frozenset({
     "identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
@@ -39,35 +39,31 @@ class _Segment:
     filler: bool = False
 
 
-def _text(node: tree_sitter.Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
-
-
 def _name(node: tree_sitter.Node) -> str:
     """The declared name of a definition node, across grammars."""
     named = node.child_by_field_name("name")
     if named is not None:
-        return _text(named)
+        return node_text(named)
     if node.type == "impl_item":  # rust: impl [Trait for] Type
         target = node.child_by_field_name("type")
         trait = node.child_by_field_name("trait")
         if target is not None:
-            return f"{_text(trait)} for {_text(target)}" if trait is not None else _text(target)
+            return f"{node_text(trait)} for {node_text(target)}" if trait is not None else node_text(target)
     if node.type == "type_declaration":  # go: type ( Name struct{...} )
         for child in node.named_children:
             inner = child.child_by_field_name("name")
             if inner is not None:
-                return _text(inner)
+                return node_text(inner)
     if node.type == "type_definition":  # c: typedef ... Name;
         declarator = node.child_by_field_name("declarator")
         if declarator is not None:
-            return _text(declarator)
+            return node_text(declarator)
     declarator = node.child_by_field_name("declarator")
     for _ in range(8):  # c/cpp: function_definition -> declarator -> declarator -> identifier
         if declarator is None:
             break
         if declarator.type in _IDENTIFIER_TYPES:
-            return _text(declarator)
+            return node_text(declarator)
         declarator = declarator.child_by_field_name("declarator")
     return ""
 

@@ -64,7 +64,8 @@ _TS_DEFINITIONS = {
 }
 _TS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration", "internal_module"})
 
-def _node_text(node: tree_sitter.Node) -> str:
+
+def node_text(node: tree_sitter.Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
 
 
@@ -81,7 +82,7 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
     if node.type != "call":
         return None
     target = node.child_by_field_name("target")
-    kind = _ELIXIR_DEFINITIONS.get(_node_text(target)) if target is not None and target.type == "identifier" else None
+    kind = _ELIXIR_DEFINITIONS.get(node_text(target)) if target is not None and target.type == "identifier" else None
     if kind is None:
         return None
     arguments = next((c for c in node.named_children if c.type == "arguments"), None)
@@ -93,15 +94,15 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
     if head is None:
         name = ""
     elif head.type == "string":
-        name = _node_text(head).strip('"')
+        name = node_text(head).strip('"')
     else:
-        name = _node_text(head)
-    if kind == "impl":  # defimpl Encoder, for: Map: one impl per type, named like Rust's `Encoder for Map`
+        name = node_text(head)
+    if kind == "impl" and arguments is not None:  # defimpl Encoder, for: Map: one impl per type, named like Rust's `Encoder for Map`
         for keywords in (c for c in arguments.named_children if c.type == "keywords"):
             for pair in keywords.named_children:
                 key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
-                if key is not None and value is not None and _node_text(key).strip() == "for:":
-                    name = f"{name} for {_node_text(value)}"
+                if key is not None and value is not None and node_text(key).strip() == "for:":
+                    name = f"{name} for {node_text(value)}"
     return node, kind, name.split("\n")[0][:80]
 
 
@@ -118,7 +119,7 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
         return None
     if values.named_children[0].type != "function_definition":
         return None
-    return node, "function", _node_text(names)
+    return node, "function", node_text(names)
 
 
 _ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
@@ -129,14 +130,14 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     """`const Parser = struct { ... }` (a type is a constant bound to a container) and `test "name" { }`."""
     if node.type == "test_declaration":
         title = next((c for c in node.named_children if c.type in ("string", "identifier")), None)
-        return node, "test", _node_text(title).strip('"') if title is not None else "test"
+        return node, "test", node_text(title).strip('"') if title is not None else "test"
     if node.type != "variable_declaration":
         return None
     name = next((c for c in node.named_children if c.type == "identifier"), None)
     value = next((c for c in node.named_children if c.type in _ZIG_CONTAINERS), None)
     if name is None or value is None:
         return None
-    return node, _ZIG_CONTAINERS[value.type], _node_text(name)
+    return node, _ZIG_CONTAINERS[value.type], node_text(name)
 
 
 LANGUAGES: dict[str, LanguageSpec] = {
