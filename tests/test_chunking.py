@@ -194,3 +194,21 @@ def test_half_written_definitions_of_the_other_grammars_never_crash():
         for chunk in chunker.chunk(path, text):
             assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
 
+
+def test_a_definition_reader_that_fails_on_a_file_leaves_its_lines_findable(monkeypatch):
+    import dataclasses
+
+    import noul_lsp.chunking.languages as languages
+
+    def broken(node):
+        raise AttributeError("a node this reader did not expect")
+
+    monkeypatch.setitem(languages.LANGUAGES, "elixir", dataclasses.replace(languages.LANGUAGES["elixir"],
+                                                                           named_definition=broken))
+    chunker = FileChunker(IndexSettings())
+    text = (MORE / "elixir/decoder.ex").read_text()
+    chunks = chunker.chunk("lib/decoder.ex", text)
+    assert chunks and {c.kind for c in chunks} == {"text"} and "def decode(text)" in chunks[0].text
+    assert chunker.warnings == ["lib/decoder.ex: elixir definitions unreadable (AttributeError: a node this "
+                                "reader did not expect); cut into line windows"]
+

@@ -49,6 +49,10 @@ class FileChunker:
         if spec is not None:
             chunker = self._code_chunker(spec.name)
             if chunker is not None:
-                return chunker.chunk(path, text)
+                try:
+                    return chunker.chunk(path, text)
+                except Exception as error:  # a definition reader's slip on one file: its lines stay findable
+                    self.warnings.append(f"{path}: {spec.name} definitions unreadable ({type(error).__name__}: "
+                                         f"{error}); cut into line windows")
             return chunk_lines(path, text, language=spec.name, **windows)
         return chunk_lines(path, text, language=text_language(path), **windows)
