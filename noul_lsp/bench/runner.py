@@ -234,7 +234,8 @@ class BenchRunner:
                 continue
             lacking = set(missing)  # a blob over the mirror's size limit: only a query it answers is skipped
             for query in [q for q in asked if lacking.intersection(q.gold_files)]:
-                self._skip([query], repo, commit, f"the mirror lacks its gold file {min(lacking & set(query.gold_files))}")
+                gold = min(lacking.intersection(query.gold_files))
+                self._skip([query], repo, commit, f"the mirror lacks its gold file {gold}")
                 asked.remove(query)
             if workspace is None:
                 workspace = Workspace(tree, self.settings)

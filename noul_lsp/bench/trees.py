@@ -40,7 +40,8 @@ def write_tree(git_dir: Path, commit: str, out: Path) -> list[str]:
     listing = subprocess.run([*git, "ls-tree", "-r", "-z", "--full-tree", commit], capture_output=True)
     when = subprocess.run([*git, "log", "-1", "--format=%ct", commit], capture_output=True, text=True)
     if listing.returncode != 0 or when.returncode != 0:
-        raise RuntimeError(f"cannot write {commit} of {git_dir}: {(listing.stderr or when.stderr.encode()).decode(errors='replace')}")
+        error = listing.stderr.decode(errors="replace") or when.stderr
+        raise RuntimeError(f"cannot write {commit} of {git_dir}: {error}")
     committed = int(when.stdout.strip())
     missing: list[str] = []
     with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as blobs:

@@ -97,7 +97,7 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
         name = node_text(head).strip('"')
     else:
         name = node_text(head)
-    if kind == "impl" and arguments is not None:  # defimpl Encoder, for: Map: one impl per type, named like Rust's `Encoder for Map`
+    if kind == "impl" and arguments is not None:  # `defimpl Encoder, for: Map`: named like Rust's `Encoder for Map`
         for keywords in (c for c in arguments.named_children if c.type == "keywords"):
             for pair in keywords.named_children:
                 key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
