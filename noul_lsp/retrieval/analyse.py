@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from noul_lsp.chunking.languages import LANGUAGES
 from noul_lsp.text.terms import STOP_WORDS, query_terms
 
 SHAPES = ("symbol", "description", "long")
@@ -21,8 +22,12 @@ SHAPES = ("symbol", "description", "long")
 LONG_QUERY_TERMS = 30
 
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in ([A-Za-z_][A-Za-z0-9_<>]*)')
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|go|rs|java|c|h|cc|"
-                   r"cpp|cxx|hpp|hh|hxx|rb|rake|kt|kts|scala|sc|swift|cs|php|lua|ex|exs|hs|zig|sh|bash|ipynb))(?![\w])")
+#: a file path in the query: any extension a grammar chunks (the chunker's list, so a new grammar's files
+#: are named as soon as they are cut), and notebooks
+_CODE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions} | {"ipynb"},
+                          key=lambda ext: (-len(ext), ext))
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
+                   + r"))(?![\w])")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])?")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
 _QUOTED = re.compile(r"(?<![\w])['\"]([^'\"\n]{2,80})['\"]")
