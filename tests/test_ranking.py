@@ -319,7 +319,7 @@ def test_partition_and_counting_agree_with_sorting_every_score():
         scores = rng.integers(0, 6, size=int(rng.integers(0, 400))).astype(np.float32)
         k = int(rng.integers(1, 40))
         positive = np.flatnonzero(scores > 0)
-        assert np.array_equal(_best(scores, k), positive[np.argsort(-scores[positive], kind="stable")[:k]])
+        assert np.array_equal(_best(scores, positive, k), positive[np.argsort(-scores[positive], kind="stable")[:k]])
         values = scores[scores > 0]
         thresholds = rng.choice(scores, size=min(len(scores), 15), replace=False) if len(scores) else scores
         descending = np.sort(values)[::-1]
@@ -365,3 +365,19 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
         queries = _training(items, others, list(range(len(items[0].matrix[0]))), weight)
         assert sum(q.weight for q in queries[len(items):]) == pytest.approx(weight * len(items))
         assert all(q.weight == 1.0 for q in queries[: len(items)])
+
+
+def test_symbol_matches_agree_whichever_list_is_longer():
+    """The entity columns search the shorter of (candidates, a name's postings) in the longer; either way
+    a candidate is marked exactly when a posting holds it, and its share sums the idf of those terms."""
+    from noul_lsp.retrieval.features import _marked, _weighted_share
+
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        members = np.unique(rng.integers(0, 5000, size=int(rng.integers(0, 300)))).astype(np.int32)
+        postings = {term: np.unique(rng.integers(0, 5000, size=int(rng.integers(0, 3000)))).astype(np.int32)
+                    for term in ("a", "b", "c")}
+        idf = {"a": 1.0, "b": 2.5, "c": 0.0}
+        assert np.array_equal(_marked(members, postings["a"]), np.isin(members, postings["a"]))
+        expected = sum(idf[t] * np.isin(members, postings[t]) for t in postings) / sum(idf.values())
+        assert np.allclose(_weighted_share(members, postings, ("a", "b", "c", "d"), idf), expected)

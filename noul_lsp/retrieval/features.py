@@ -29,12 +29,13 @@ a chunk's row takes its own chunk columns beside its file's columns, so one line
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from noul_lsp.retrieval.analyse import QueryAnalysis
+from noul_lsp.retrieval.bm25 import members as members_of
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
 from noul_lsp.retrieval.segment import expand_ranges
@@ -122,20 +123,17 @@ class _Positions:
         return np.where(self.members[position] == ids, position, -1)
 
 
-def _marked(lookup: _Positions, ids: np.ndarray, count: int) -> np.ndarray:
-    """A bool mask over positions: which members are among `ids`."""
-    mask = np.zeros(count, dtype=bool)
-    if len(ids):
-        found = lookup[ids]
-        mask[found[found >= 0]] = True
-    return mask
+def _marked(members: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """A bool mask over the sorted `members`: which are among the sorted `ids` (postings of the symbol table,
+    which grow with the corpus: the shorter list is searched in the longer, `bm25.members`)."""
+    return members_of(np.asarray(ids), members)
 
 
-def _weighted_share(lookup: _Positions, postings: dict[str, np.ndarray], terms: tuple[str, ...],
-                    idf: dict[str, float], count: int) -> np.ndarray:
-    """Per position, the idf-weighted share of query terms whose postings contain it."""
+def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], terms: tuple[str, ...],
+                    idf: dict[str, float]) -> np.ndarray:
+    """Per sorted member, the idf-weighted share of query terms whose (sorted) postings contain it."""
     total = sum(idf.get(t, 0.0) for t in terms)
-    share = np.zeros(count, dtype=np.float64)
+    share = np.zeros(len(members), dtype=np.float64)
     if total <= 0:
         return share.astype(np.float32)
     for term in terms:
@@ -143,15 +141,14 @@ def _weighted_share(lookup: _Positions, postings: dict[str, np.ndarray], terms: 
         weight = idf.get(term, 0.0)
         if ids is None or weight <= 0:
             continue
-        found = lookup[ids]
-        share[found[found >= 0]] += weight
+        share[members_of(ids, members)] += weight
     return (share / total).astype(np.float32)
 
 
-def _best(scores: np.ndarray, k: int) -> np.ndarray:
-    """The indexes of the k highest positive scores, best first (ties by index), in O(n): a sort of every
-    file's score cost a million-chunk workspace milliseconds per query."""
-    positive = np.flatnonzero(scores > 0)
+def _best(scores: np.ndarray, positive: np.ndarray, k: int) -> np.ndarray:
+    """The indexes of the k highest positive scores (`positive`: the indexes of every positive one, in
+    order), best first (ties by index), in O(n): a sort of every file's score cost a million-chunk
+    workspace milliseconds per query."""
     if len(positive) > k:
         kth = np.partition(scores[positive], len(positive) - k)[len(positive) - k]
         # every score above the k-th, and as many equal to it as fit, in index order (a stable sort's choice)
@@ -194,7 +191,11 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     if allowed_files is not None and file_count:
         file_lexical = np.where(allowed_files, file_lexical, 0.0)
     from_fusion = np.unique(row_file[fused_rows]) if len(fused_rows) else np.zeros(0, dtype=np.int32)
-    best_files = _best(file_lexical, FILE_BM25_CANDIDATES)
+    # the files that hold a query term, found once: the candidates, the best score and the ranks read them,
+    # not every file of the corpus again
+    matching_files = np.flatnonzero(file_lexical > 0)
+    matching_scores = file_lexical[matching_files]
+    best_files = _best(file_lexical, matching_files, FILE_BM25_CANDIDATES)
     files = np.unique(np.concatenate([from_fusion, best_files])).astype(np.int32)
     if not len(files):
         return RootFeatures(files, np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, np.int32),
@@ -231,8 +232,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         hit = found >= 0
         chunk[found[hit], column["rrf"]] = fused_scores[hit] * (rrf_k + 1) / 2.0
     names = analysis.names
-    chunk[:, column["defines"]] = _marked(row_lookup, table.rows_defining(names), n)
-    chunk[:, column["in_scope"]] = _marked(row_lookup, table.rows_in_scopes(analysis.scopes | names), n)
+    chunk[:, column["defines"]] = _marked(rows, table.rows_defining(names))
+    chunk[:, column["in_scope"]] = _marked(rows, table.rows_in_scopes(analysis.scopes | names))
     name_terms = {identifier_terms(name)[0] for name in names if identifier_terms(name)}
     name_ids = [term_ids[t] for t in name_terms if t in term_ids]
     if name_ids and n:
@@ -240,7 +241,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         for term in name_ids:
             mentioned += rows_containing(term, rows)
         chunk[:, column["mentions"]] = mentioned / len(name_terms)
-    chunk[:, column["symbol_terms"]] = _weighted_share(row_lookup, table.symbol_terms, analysis.terms, term_idf, n)
+    chunk[:, column["symbol_terms"]] = _weighted_share(rows, table.symbol_terms, analysis.terms, term_idf)
     seeds_per_file = np.zeros(len(files), dtype=np.float32)
     if seed_terms is not None and analysis.shape == "long" and len(fused_rows) and n:
         chunk[:, column["referenced"]], seeds_per_file = _references(
@@ -248,25 +249,25 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
 
     file_part = np.zeros((len(files), len(FILE_COLUMNS)), dtype=np.float32)
     fcol = {name: index for index, name in enumerate(FILE_COLUMNS)}
-    file_lookup = _Positions(files)
-    top_file = float(file_lexical.max()) if file_count else 0.0
+    top_file = float(matching_scores.max()) if len(matching_scores) else 0.0
     if top_file > 0:
         scores = file_lexical[files]
         file_part[:, fcol["file_bm25"]] = scores / top_file
         # a file at or below the lowest positive candidate exceeds none that is ranked (a zero score has no
         # rank): left out, the count reads the few files above, not every file that shares a common word
         lowest = float(scores[scores > 0].min()) if (scores > 0).any() else top_file
-        rank = _higher_than(file_lexical[file_lexical > lowest], scores) + 1
+        rank = _higher_than(matching_scores[matching_scores > lowest], scores) + 1
         file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
     file_part[:, fcol["referencing_seeds"]] = seeds_per_file
-    file_part[:, fcol["path_terms"]] = _weighted_share(file_lookup, table.path_terms, analysis.terms, term_idf,
-                                                       len(files))
-    file_part[:, fcol["path_named"]] = _marked(file_lookup, table.files_ending_with(analysis.paths), len(files))
-    file_part[:, fcol["stem_named"]] = _marked(file_lookup, table.files_with_stems(analysis.modules), len(files))
-    fused_per_file = np.bincount(row_file[fused_rows], minlength=file_count) if len(fused_rows) else np.zeros(file_count)
-    file_part[:, fcol["fused_chunks"]] = np.log1p(fused_per_file[files])
+    file_part[:, fcol["path_terms"]] = _weighted_share(files, table.path_terms, analysis.terms, term_idf)
+    file_part[:, fcol["path_named"]] = _marked(files, table.files_ending_with(analysis.paths))
+    file_part[:, fcol["stem_named"]] = _marked(files, table.files_with_stems(analysis.modules))
+    # every fused chunk's file is a candidate: counted among the candidates, not in an array over every file
+    fused_per_file = np.bincount(np.searchsorted(files, row_file[fused_rows]), minlength=len(files)) \
+        if len(fused_rows) else np.zeros(len(files))
+    file_part[:, fcol["fused_chunks"]] = np.log1p(fused_per_file)
     # the share of a file's chunks that were retrieved: coherence that a long file does not get by size alone
-    file_part[:, fcol["fused_share"]] = fused_per_file[files] / np.maximum(table.file_rows[files], 1)
+    file_part[:, fcol["fused_share"]] = fused_per_file / np.maximum(table.file_rows[files], 1)
     file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
     file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
     roles = table.roles[files]
