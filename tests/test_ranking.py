@@ -370,14 +370,15 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
 def test_symbol_matches_agree_whichever_list_is_longer():
     """The entity columns search the shorter of (candidates, a name's postings) in the longer; either way
     a candidate is marked exactly when a posting holds it, and its share sums the idf of those terms."""
-    from noul_lsp.retrieval.features import _marked, _weighted_share
+    from noul_lsp.retrieval.bm25 import members
+    from noul_lsp.retrieval.features import _weighted_share
 
     rng = np.random.default_rng(11)
     for _ in range(100):
-        members = np.unique(rng.integers(0, 5000, size=int(rng.integers(0, 300)))).astype(np.int32)
+        candidates = np.unique(rng.integers(0, 5000, size=int(rng.integers(0, 300)))).astype(np.int32)
         postings = {term: np.unique(rng.integers(0, 5000, size=int(rng.integers(0, 3000)))).astype(np.int32)
                     for term in ("a", "b", "c")}
         idf = {"a": 1.0, "b": 2.5, "c": 0.0}
-        assert np.array_equal(_marked(members, postings["a"]), np.isin(members, postings["a"]))
-        expected = sum(idf[t] * np.isin(members, postings[t]) for t in postings) / sum(idf.values())
-        assert np.allclose(_weighted_share(members, postings, ("a", "b", "c", "d"), idf), expected)
+        assert np.array_equal(members(postings["a"], candidates), np.isin(candidates, postings["a"]))
+        expected = sum(idf[t] * np.isin(candidates, postings[t]) for t in postings) / sum(idf.values())
+        assert np.allclose(_weighted_share(candidates, postings, ("a", "b", "c", "d"), idf), expected)

@@ -123,15 +123,10 @@ class _Positions:
         return np.where(self.members[position] == ids, position, -1)
 
 
-def _marked(members: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """A bool mask over the sorted `members`: which are among the sorted `ids` (postings of the symbol table,
-    which grow with the corpus: the shorter list is searched in the longer, `bm25.members`)."""
-    return members_of(np.asarray(ids), members)
-
-
 def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], terms: tuple[str, ...],
                     idf: dict[str, float]) -> np.ndarray:
-    """Per sorted member, the idf-weighted share of query terms whose (sorted) postings contain it."""
+    """Per sorted member, the idf-weighted share of query terms whose (sorted) postings contain it. The
+    symbol table's postings grow with the corpus: `bm25.members` searches the shorter list in the longer."""
     total = sum(idf.get(t, 0.0) for t in terms)
     share = np.zeros(len(members), dtype=np.float64)
     if total <= 0:
@@ -232,8 +227,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         hit = found >= 0
         chunk[found[hit], column["rrf"]] = fused_scores[hit] * (rrf_k + 1) / 2.0
     names = analysis.names
-    chunk[:, column["defines"]] = _marked(rows, table.rows_defining(names))
-    chunk[:, column["in_scope"]] = _marked(rows, table.rows_in_scopes(analysis.scopes | names))
+    chunk[:, column["defines"]] = members_of(table.rows_defining(names), rows)
+    chunk[:, column["in_scope"]] = members_of(table.rows_in_scopes(analysis.scopes | names), rows)
     name_terms = {identifier_terms(name)[0] for name in names if identifier_terms(name)}
     name_ids = [term_ids[t] for t in name_terms if t in term_ids]
     if name_ids and n:
@@ -260,8 +255,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
     file_part[:, fcol["referencing_seeds"]] = seeds_per_file
     file_part[:, fcol["path_terms"]] = _weighted_share(files, table.path_terms, analysis.terms, term_idf)
-    file_part[:, fcol["path_named"]] = _marked(files, table.files_ending_with(analysis.paths))
-    file_part[:, fcol["stem_named"]] = _marked(files, table.files_with_stems(analysis.modules))
+    file_part[:, fcol["path_named"]] = members_of(table.files_ending_with(analysis.paths), files)
+    file_part[:, fcol["stem_named"]] = members_of(table.files_with_stems(analysis.modules), files)
     # every fused chunk's file is a candidate: counted among the candidates, not in an array over every file
     fused_per_file = np.bincount(np.searchsorted(files, row_file[fused_rows]), minlength=len(files)) \
         if len(fused_rows) else np.zeros(len(files))
