@@ -54,3 +54,20 @@ def test_members_of_sorted_postings_whichever_list_is_longer():
         postings = np.unique(rng.integers(0, 1000, rng.integers(0, 300))).astype(np.int32)
         rows = np.unique(rng.integers(0, 1000, rng.integers(0, 300))).astype(np.int32)
         assert np.array_equal(members(postings, rows), np.isin(rows, postings))
+
+
+def test_a_query_term_weighs_by_how_often_the_query_repeats_it():
+    """Okapi's query side: each term's part times qtf·(k3+1)/(k3+qtf). Written once, a term keeps its part
+    exactly, so a one-line query scores as before; repeated, it counts more, never more than k3+1 times."""
+    from noul_lsp.retrieval.bm25 import QUERY_TERM_K3, query_term_weights, repeated_term_weights
+
+    index, vocabulary = _ours(CORPUS)
+    ids = np.array([vocabulary["upload"], vocabulary["cache"]], dtype=np.int64)
+    weights = query_term_weights(np.array([3, 1]))
+    assert weights[1] == 1.0 and 1.0 < weights[0] < query_term_weights(np.array([30]))[0] < QUERY_TERM_K3 + 1
+    by_term = [index.scores(ids[i:i + 1]) for i in range(2)]
+    np.testing.assert_allclose(index.scores(ids, query_weights=weights), weights[0] * by_term[0] + by_term[1],
+                               rtol=1e-6)
+    assert repeated_term_weights(["upload", "cache"], {"upload": 1, "cache": 1}) is None
+    assert repeated_term_weights(["upload", "cache"], None) is None
+    assert repeated_term_weights(["upload", "cache"], {"upload": 3}).tolist() == weights.tolist()

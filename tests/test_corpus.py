@@ -94,6 +94,11 @@ def test_a_changed_file_kills_its_base_rows_and_the_delta_answers(tmp_path):
         holding = arrays.bm25.contains(term, every_row)
         assert np.flatnonzero(holding).tolist() == np.flatnonzero(arrays.bm25.scores(np.array([term])) > 0).tolist()
     assert arrays.bm25.contains(arrays.vocabulary["cookie"], every_row).tolist() == [False, False, True, False, False]
+    # a query's term weights reach the base and the delta alike
+    both = np.array([arrays.vocabulary["cookie"], arrays.vocabulary["backoff"]])
+    once = [arrays.bm25.scores(both[i:i + 1]) for i in range(2)]
+    np.testing.assert_allclose(arrays.bm25.scores(both, query_weights=np.array([2.0, 3.0])),
+                               2.0 * once[0] + 3.0 * once[1], rtol=1e-6)
 
     fresh = Corpus(store, None)
     fresh.sync()

@@ -129,6 +129,9 @@ def test_analysis_names_entities_and_shape():
     dotted = analyse("why does Session.send drop the `max_redirects` setting")
     assert dotted.shape == "description"
     assert {"send", "max_redirects"} <= dotted.names and "session" in dotted.scopes
+    # counted as BM25 cuts them: `parser_state` holds a third "parser"
+    assert analyse("the Parser fails: parser.parse() returns None, the parser_state is lost").counts == {
+        "parser": 3, "fails": 1, "parse": 1, "returns": 1, "none": 1, "parser_state": 1, "state": 1, "lost": 1}
     plain = analyse("where are cookies persisted between requests")
     assert plain.names == frozenset() and plain.paths == ()
 

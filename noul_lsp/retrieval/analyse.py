@@ -12,10 +12,12 @@ mentions it. Plain English words are not entities: they are BM25's and the embed
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from noul_lsp.chunking.languages import LANGUAGES
-from noul_lsp.text.terms import STOP_WORDS, query_terms
+from noul_lsp.text.terms import STOP_WORDS
+from noul_lsp.text.terms import terms as all_terms
 
 SHAPES = ("symbol", "description", "long")
 #: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
@@ -57,6 +59,8 @@ class QueryAnalysis:
     text: str
     terms: tuple[str, ...]
     shape: str
+    #: how often each of `terms` occurs in the query (BM25's query-term weight reads it)
+    term_counts: tuple[int, ...]
     #: definition names the query names (the last part of a dotted path, a frame's function, a code-style word)
     names: frozenset[str]
     #: class or module parts of dotted names (`Session` of `Session.send`), matched against a symbol's scope
@@ -67,6 +71,11 @@ class QueryAnalysis:
     modules: frozenset[str]
     #: how many traceback frames the query carries
     frames: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Each term's count in the query."""
+        return dict(zip(self.terms, self.term_counts, strict=True))
 
     @property
     def entity_count(self) -> int:
@@ -86,7 +95,8 @@ def _shape(text: str, terms: tuple[str, ...], frames: int) -> str:
 
 def analyse(text: str) -> QueryAnalysis:
     """Terms, shape and entities of a query (pure; a few regular expressions over the text)."""
-    terms = tuple(query_terms(text))
+    counts = Counter(all_terms(text))
+    terms = tuple(counts)  # first occurrence order, as query_terms gives them
     names: set[str] = set()
     scopes: set[str] = set()
     modules: set[str] = set()
@@ -131,6 +141,7 @@ def analyse(text: str) -> QueryAnalysis:
     shape = _shape(text, terms, len(frames))
     if shape == "symbol":  # a lone word typed into a code search is a name
         names.update(w.lower() for w in _WORD.findall(text) if len(w) > 2)
-    return QueryAnalysis(text=text, terms=terms, shape=shape, names=frozenset(names),
+    return QueryAnalysis(text=text, terms=terms, shape=shape, term_counts=tuple(counts.values()),
+                         names=frozenset(names),
                          scopes=frozenset(scopes - names), paths=tuple(paths), modules=frozenset(modules),
                          frames=len(frames))

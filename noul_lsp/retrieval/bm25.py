@@ -9,6 +9,7 @@ one concatenation of the per-row arrays (tens of milliseconds for 50k chunks).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,11 +100,12 @@ class BM25Index:
         return members(self.postings(term), rows)
 
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None, *,
-               out: np.ndarray | None = None) -> np.ndarray:
+               query_weights: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every row for the (unique) query term ids; unknown ids are ignored.
 
         `idf`, aligned with the term ids, replaces this index's own idf (a multi-root search scores every
-        root with the idf of all roots together, so that scores compare across roots). `out`: zeroed float32
+        root with the idf of all roots together, so that scores compare across roots). `query_weights`,
+        aligned too, multiply each term's part (`query_term_weights`; None: 1 each). `out`: zeroed float32
         room for the scores (a segment's part of the whole corpus's array, which is then not copied)."""
         scores = np.zeros(self.rows, dtype=np.float32) if out is None else out
         for position, term in enumerate(query_term_ids.tolist()):
@@ -111,8 +113,13 @@ class BM25Index:
                 start, end = self._indptr[term], self._indptr[term + 1]
                 if end > start:
                     weights = self._weights[start:end]
+                    scale = 1.0
                     if idf is not None and self.idf[term] > 0:
-                        weights = weights * np.float32(idf[position] / self.idf[term])
+                        scale = idf[position] / self.idf[term]
+                    if query_weights is not None:
+                        scale *= query_weights[position]
+                    if scale != 1.0:  # x * 1 is x: skipped, the sums are the same
+                        weights = weights * np.float32(scale)
                     # ufunc.at, not `scores[docs] += weights`: the same sums in the same order, without the
                     # gathered and scattered temporaries (2-3x as fast over an issue text's millions of postings)
                     np.add.at(scores, self._docs[start:end], weights)
@@ -131,6 +138,29 @@ def members(postings: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return found
     at = np.minimum(np.searchsorted(postings, rows.astype(postings.dtype, copy=False)), len(postings) - 1)
     return postings[at] == rows
+
+
+#: Robertson's k3: how fast a query term's weight saturates with its count in the query
+QUERY_TERM_K3 = 8.0
+
+
+def query_term_weights(counts: np.ndarray, k3: float = QUERY_TERM_K3) -> np.ndarray:
+    """Each query term's weight from its count in the query, qtf·(k3+1)/(k3+qtf) (Okapi BM25's query
+    side): 1 for a term written once, rising towards k3+1. An issue text repeats the names it is about
+    (the failing function, the class in every frame) and mentions the rest once; counted once each, the
+    hundred words around them weigh as much. Exactly 1 for a count of 1, so a one-line query scores as
+    before."""
+    counts = np.asarray(counts, dtype=np.float64)
+    return counts * (k3 + 1.0) / (k3 + counts)
+
+
+def repeated_term_weights(terms: Sequence[str], counts: Mapping[str, int] | None) -> np.ndarray | None:
+    """`query_term_weights` of `terms` by their counts, or None where every term occurs once (no weight
+    to apply)."""
+    if not counts:
+        return None
+    found = np.array([counts.get(t, 1) for t in terms], dtype=np.float64)
+    return query_term_weights(found) if (found > 1).any() else None
 
 
 def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
@@ -170,8 +200,8 @@ class LocalBM25:
         return members(self.postings(term), rows)
 
     def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None, *,
-               out: np.ndarray | None = None) -> np.ndarray:
-        return self.index.scores(self.local(query_term_ids), idf, out=out)
+               query_weights: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        return self.index.scores(self.local(query_term_ids), idf, query_weights=query_weights, out=out)
 
     @property
     def document_frequency(self) -> tuple[np.ndarray, np.ndarray]:
@@ -223,13 +253,14 @@ class BM25Segments:
         in_base = self.base.contains(term, base_rows) & self.live[base_rows]
         return np.concatenate([in_base, self.delta.contains(term, rows[split:] - self.base.rows)])
 
-    def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None) -> np.ndarray:
+    def scores(self, query_term_ids: np.ndarray, idf: np.ndarray | None = None, *,
+               query_weights: np.ndarray | None = None) -> np.ndarray:
         if idf is None:
             known = (query_term_ids >= 0) & (query_term_ids < self.vocabulary_size)
             idf = np.where(known, self.idf[np.clip(query_term_ids, 0, max(self.vocabulary_size - 1, 0))], 0.0) \
                 if self.vocabulary_size else np.zeros(len(query_term_ids))
         scores = np.zeros(self.rows, dtype=np.float32)
-        self.base.scores(query_term_ids, idf, out=scores[:self.base.rows])
+        self.base.scores(query_term_ids, idf, query_weights=query_weights, out=scores[:self.base.rows])
         scores[self._dead] = 0.0
-        self.delta.scores(query_term_ids, idf, out=scores[self.base.rows:])
+        self.delta.scores(query_term_ids, idf, query_weights=query_weights, out=scores[self.base.rows:])
         return scores

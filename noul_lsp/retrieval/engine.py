@@ -138,7 +138,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     ranking_key = roots[0].ranking_key_for(static=with_static)
     query_vectors: dict[str, np.ndarray] = {}  # one embedding of the query per model, shared by roots
     candidates = [retrieve(r, query, arrays, legs=chosen, include=include, exclude=exclude,
-                           query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf)
+                           query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf,
+                           term_counts=analysis.counts)
                   for r, arrays, chosen in zip(roots, loaded, root_legs, strict=True)]
 
     started = time.perf_counter()

@@ -36,6 +36,7 @@ import numpy as np
 
 from noul_lsp.retrieval.analyse import QueryAnalysis
 from noul_lsp.retrieval.bm25 import members as members_of
+from noul_lsp.retrieval.bm25 import repeated_term_weights
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
 from noul_lsp.retrieval.segment import expand_ranges
@@ -182,7 +183,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     term_idf = {t: float(idf[term_ids[t]]) for t in known}
     query_ids = np.array([term_ids[t] for t in known], dtype=np.int64)
 
-    file_lexical = table.file_bm25.scores(query_ids) if len(query_ids) else np.zeros(file_count, dtype=np.float32)
+    file_lexical = table.file_bm25.scores(query_ids, query_weights=repeated_term_weights(known, analysis.counts)) \
+        if len(query_ids) else np.zeros(file_count, dtype=np.float32)
     if allowed_files is not None and file_count:
         file_lexical = np.where(allowed_files, file_lexical, 0.0)
     from_fusion = np.unique(row_file[fused_rows]) if len(fused_rows) else np.zeros(0, dtype=np.int32)

@@ -18,6 +18,7 @@ import json
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.bm25 import BM25Parameters
+from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import union_idf
@@ -34,6 +35,7 @@ from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
 from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
 from noul_lsp.text.terms import query_terms
+from noul_lsp.text.terms import terms as all_terms
 
 #: chunks each leg brings from the database
 CANDIDATES = 200
@@ -77,9 +79,10 @@ def _org_frequencies(connection, terms: list[str]) -> dict[str, int]:
     return {term: int(count) for term, count in rows if count}
 
 
-def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequency: dict[str, int]) -> list[tuple]:
-    """The top chunks by BM25 (Lucene's, as the local index scores it) among those holding a rarer
-    query term. Returns (repo, path) per chunk, best first."""
+def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequency: dict[str, int],
+                     counts: dict[str, int] | None = None) -> list[tuple]:
+    """The top chunks by BM25 (Lucene's, with the query-term weight of `counts`, as the local index scores
+    it) among those holding a rarer query term. Returns (repo, path) per chunk, best first."""
     if not idf:
         return []
     scored = sorted(idf, key=lambda term: (-idf[term], term))[:SCORED_TERMS]
@@ -88,9 +91,10 @@ def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequ
     parameters = BM25Parameters()
     average = max(visible.length / max(visible.chunks, 1), 1e-9)
     parts, params = [], []
-    for term in scored:
+    weights = repeated_term_weights(scored, counts)
+    for position, term in enumerate(scored):
         parts.append("%s * coalesce((terms->>%s)::float8, 0) / (coalesce((terms->>%s)::float8, 0) + norm)")
-        params += [idf[term], term, term]
+        params += [idf[term] * (1.0 if weights is None else float(weights[position])), term, term]
     tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in selecting)
     statement = (f"SELECT repo, path FROM (SELECT repo, key, path, terms, "
                  f"{parameters.k1} * (1 - {parameters.b} + {parameters.b} * length / {average!r}) AS norm "
@@ -216,7 +220,7 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
                                                    other_frequency=frequency).items() if term in frequency}
     timings["org_setup"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
-    lexical = _bm25_candidates(connection, idf, visible, frequency)
+    lexical = _bm25_candidates(connection, idf, visible, frequency, Counter(all_terms(query)))
     timings["org_bm25"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
