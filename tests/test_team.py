@@ -168,6 +168,10 @@ def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, o
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     assert len(find_org(postgres["owner"], "render a PDF of an invoice", organisation, limit=1).hits) == 1
+    # an issue text weighs the term it repeats (in the database's BM25 as in the local one)
+    issue = find_org(postgres["owner"], "The payslip PDF is wrong.\nEvery payslip renders the invoice layout, "
+                     "so the payslip total is missing", organisation)
+    assert (issue.hits[0].repository, issue.hits[0].path) == ("team/beta", "payroll/salary.py")
 
 
 def test_row_level_security_hides_ungranted_repositories(postgres, organisation):
