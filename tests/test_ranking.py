@@ -76,7 +76,7 @@ def cookie_workspace(tmp_path):
 def candidate_rows(workspace: Workspace, query: str) -> dict[str, dict[str, float]]:
     """The ranking stage's feature row of each candidate file, by path (lexical retrieval only)."""
     arrays = workspace.loaded()
-    candidate = retrieve(workspace, query, arrays, legs=("bm25",), include=(), exclude=(), query_vectors={},
+    candidate = retrieve(workspace, analyse(query), arrays, legs=("bm25",), include=(), exclude=(), query_vectors={},
                          stage=lambda name, started: None, notes=[])
     fused = fuse([candidate.bm25], [candidate.dense], size=200, rrf_k=60)
     ranking = rank_candidates(untrained_model(""), [candidate], fused, analyse(query), mode="files", rrf_k=60,
@@ -216,7 +216,7 @@ def test_chunk_scores_from_the_two_parts_equal_the_full_rows_for_every_shape(coo
     shapes = set()
     for query in ("extract_cookies", "where are cookies persisted between requests",
                   "Traceback:\n" + "  File \"src/pkg/cookies.py\", line 3, in extract_cookies\n" * 20):
-        candidate = retrieve(cookie_workspace, query, arrays, legs=("bm25",), include=(), exclude=(),
+        candidate = retrieve(cookie_workspace, analyse(query), arrays, legs=("bm25",), include=(), exclude=(),
                              query_vectors={}, stage=lambda name, started: None, notes=[])
         fused = fuse([candidate.bm25], [candidate.dense], size=200, rrf_k=60)
         built = root_features(analysis=analyse(query), table=arrays.symbols, row_file=arrays.row_file,

@@ -176,7 +176,7 @@ def test_the_ranker_sees_the_static_cosine_and_whether_the_transformer_is_missin
     workspace.indexer.update()
     workspace.embed_static()
     arrays = workspace.loaded()
-    candidate = retrieve(workspace, QUERY, arrays, legs=("bm25", "static"), include=(), exclude=(),
+    candidate = retrieve(workspace, analyse(QUERY), arrays, legs=("bm25", "static"), include=(), exclude=(),
                          query_vectors={}, stage=lambda name, started: None, notes=[])
     fused = fuse([candidate.bm25], [candidate.dense], [candidate.static], size=200, rrf_k=60)
     assert fused.static_ranking and not fused.dense_ranking

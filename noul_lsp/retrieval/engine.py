@@ -137,9 +137,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     with_static = any("static" in chosen for chosen in root_legs)
     ranking_key = roots[0].ranking_key_for(static=with_static)
     query_vectors: dict[str, np.ndarray] = {}  # one embedding of the query per model, shared by roots
-    candidates = [retrieve(r, query, arrays, legs=chosen, include=include, exclude=exclude,
-                           query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf,
-                           term_counts=analysis.counts)
+    candidates = [retrieve(r, analysis, arrays, legs=chosen, include=include, exclude=exclude,
+                           query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf)
                   for r, arrays, chosen in zip(roots, loaded, root_legs, strict=True)]
 
     started = time.perf_counter()

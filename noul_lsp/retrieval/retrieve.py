@@ -12,11 +12,12 @@ changed since the last compaction are dead (corpus.py): they are masked like row
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from noul_lsp.retrieval.analyse import QueryAnalysis
 from noul_lsp.retrieval.bm25 import bm25_idf, repeated_term_weights
 from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.dense import LegScores
@@ -84,13 +85,14 @@ def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str])
     return (allowed if arrays.live is None else allowed & arrays.live), allowed_files
 
 
-def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
+def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
              exclude: Sequence[str], query_vectors: dict[str, np.ndarray], stage: Stage, notes: list[str],
-             term_idf: dict[str, float] | None = None, term_counts: Mapping[str, int] | None = None) -> Candidates:
-    """The top chunks of each leg with their raw scores (BM25 score, cosine). `term_idf` overrides this
-    root's BM25 idf per query term (multi-root search); `term_counts`: how often the query holds each term
-    (BM25 weighs a repeated term up; None: once each); `query_vectors` holds one query embedding per model,
-    shared by the roots of one find."""
+             term_idf: dict[str, float] | None = None) -> Candidates:
+    """The top chunks of each leg with their raw scores (BM25 score, cosine) for an analysed query (its
+    BM25 terms and how often it repeats each, counted once per find; the vector legs embed its text).
+    `term_idf` overrides this root's BM25 idf per query term (multi-root search); `query_vectors` holds one
+    query embedding per model, shared by the roots of one find."""
+    query, term_counts = analysis.text, analysis.counts
     search = root.settings.search
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
@@ -98,7 +100,7 @@ def retrieve(root, query: str, arrays: CorpusArrays, *, legs: Sequence[str], inc
     lexical = None
     if "bm25" in legs:
         started = time.perf_counter()
-        terms = [t for t in query_terms(query) if t in arrays.vocabulary]
+        terms = [t for t in term_counts if t in arrays.vocabulary]
         ids = np.array([arrays.vocabulary[t] for t in terms], dtype=np.int64)
         idf = np.array([term_idf[t] for t in terms], dtype=np.float64) if term_idf is not None else None
         lexical = arrays.bm25.scores(ids, idf, query_weights=repeated_term_weights(terms, term_counts))
