@@ -12,12 +12,10 @@ mentions it. Plain English words are not entities: they are BM25's and the embed
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from noul_lsp.chunking.languages import LANGUAGES
-from noul_lsp.text.terms import STOP_WORDS
-from noul_lsp.text.terms import terms as all_terms
+from noul_lsp.text.terms import STOP_WORDS, term_counts
 
 SHAPES = ("symbol", "description", "long")
 #: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
@@ -95,7 +93,7 @@ def _shape(text: str, terms: tuple[str, ...], frames: int) -> str:
 
 def analyse(text: str) -> QueryAnalysis:
     """Terms, shape and entities of a query (pure; a few regular expressions over the text)."""
-    counts = Counter(all_terms(text))
+    counts = term_counts(text)
     terms = tuple(counts)  # first occurrence order, as query_terms gives them
     names: set[str] = set()
     scopes: set[str] = set()

@@ -18,7 +18,6 @@ import json
 import shutil
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,8 +33,7 @@ from noul_lsp.retrieval.retrieve import union_idf
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
 from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
-from noul_lsp.text.terms import query_terms
-from noul_lsp.text.terms import terms as all_terms
+from noul_lsp.text.terms import query_terms, term_counts
 
 #: chunks each leg brings from the database
 CANDIDATES = 200
@@ -220,7 +218,7 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
                                                    other_frequency=frequency).items() if term in frequency}
     timings["org_setup"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
-    lexical = _bm25_candidates(connection, idf, visible, frequency, Counter(all_terms(query)))
+    lexical = _bm25_candidates(connection, idf, visible, frequency, term_counts(query))
     timings["org_bm25"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
