@@ -136,6 +136,27 @@ def test_analysis_names_entities_and_shape():
     assert plain.names == frozenset() and plain.paths == ()
 
 
+def test_analysis_reads_ipython_frames_absolute_paths_and_links():
+    """A notebook user pastes IPython's frames, a reporter links a file on GitHub or quotes an installed
+    copy's path: each names a file (and a frame its function and class) as a plain frame does."""
+    notebook = analyse("TypeError: ufunc 'subtract' not supported\n"
+                       "File ~/code/shop/src/pkg/cookies.py:14, in CookieJar.extract_cookies(self, response)\n"
+                       "---> 14 jar.items.append(header)\n")
+    assert notebook.frames == 1 and notebook.shape == "long"
+    assert notebook.paths == ("code/shop/src/pkg/cookies.py",)
+    assert "extract_cookies" in notebook.names and "cookiejar" in notebook.scopes | notebook.names
+    linked = analyse("the bug is here https://github.com/acme/shop/blob/4f2a9c1/src/pkg/orders.py#L2 and in "
+                     "/usr/lib/python3/site-packages/pkg/cookies.py, not in ./src/pkg/cookies.py")
+    assert linked.paths == ("github.com/acme/shop/blob/4f2a9c1/src/pkg/orders.py",
+                            "usr/lib/python3/site-packages/pkg/cookies.py", "src/pkg/cookies.py")
+    assert {"orders", "cookies"} <= linked.modules
+    report = analyse("    def test_jar():\n>       jar.extract_cookies(response)\n\n"
+                     "src/pkg/cookies.py:14: in extract_cookies\n    jar.items.append(header)\n"
+                     ".venv/lib/python3.12/site-packages/pluggy/_hooks.py:513: in __call__\nE   AttributeError\n")
+    assert report.frames == 2 and "extract_cookies" in report.names
+    assert report.paths == ("src/pkg/cookies.py", "venv/lib/python3.12/site-packages/pluggy/_hooks.py")
+
+
 def test_a_defining_chunk_outranks_a_mentioning_one_in_its_features(cookie_workspace):
     rows = candidate_rows(cookie_workspace, "where is extract_cookies implemented")
     source, tests = rows["src/pkg/cookies.py"], rows["tests/test_cookies.py"]
@@ -291,6 +312,10 @@ def test_a_named_path_matches_at_folder_boundaries_only(cookie_workspace):
     assert named("cookies.py") == ["src/pkg/cookies.py", "third_party/copy/cookies.py"]
     assert named("/home/me/venv/lib/site-packages/src/pkg/cookies.py") == ["src/pkg/cookies.py"]
     assert named("kg/cookies.py") == [] and named("orders.py") == ["src/pkg/orders.py"]
+    # an installed copy (no src/ folder) shares the folder and the name: the longest such ending decides
+    assert named("usr/lib/python3/site-packages/pkg/cookies.py") == ["src/pkg/cookies.py"]
+    assert named("usr/lib/python3/site-packages/other/cookies.py") == []
+    assert named("github.com/acme/shop/blob/4f2a9c1/src/pkg/orders.py") == ["src/pkg/orders.py"]
 
 
 def test_top_k_over_a_sampled_threshold_is_the_top_k_of_every_score():

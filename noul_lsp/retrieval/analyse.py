@@ -22,11 +22,17 @@ SHAPES = ("symbol", "description", "long")
 LONG_QUERY_TERMS = 30
 
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in ([A-Za-z_][A-Za-z0-9_<>]*)')
+#: IPython's frames (what a notebook user pastes): `File ~/code/pkg/scales.py:351, in ContinuousBase._setup(self)`
+_IPYTHON_FRAME = re.compile(r'File ([^\s"]+):(\d+), in (<?[A-Za-z_][\w.<>]*)')
+#: pytest's frames (its long report, and `--tb=short`): `src/_pytest/runner.py:341: in from_call`
+_PYTEST_FRAME = re.compile(r'^[ \t]*([^\s:"]+\.py):(\d+): in (<?[A-Za-z_][\w.<>]*)', re.M)
 #: a file path in the query: any extension a grammar chunks (the chunker's list, so a new grammar's files
 #: are named as soon as they are cut), and notebooks
 _CODE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions} | {"ipynb"},
                           key=lambda ext: (-len(ext), ext))
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
+#: relative, absolute (`/usr/lib/.../requests/sessions.py`), home (`~/code/...`) or a link's path
+#: (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`): a path starts after a space, a quote, a colon
+_PATH = re.compile(r"(?<![\w.-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
                    + r"))(?![\w])")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])?")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
@@ -101,18 +107,23 @@ def analyse(text: str) -> QueryAnalysis:
     paths: list[str] = []
 
     def add_path(path: str) -> None:
-        path = path.strip().lstrip("./").lower()
+        path = re.sub(r"/{2,}", "/", path.strip()).lstrip("~./").lower()
         if path and path not in paths:
             paths.append(path)
             stem = _PATH_SUFFIX.sub("", path.rsplit("/", 1)[-1])
             if stem and stem != "__init__":
                 modules.add(stem)
 
-    frames = _FRAME.findall(text)
-    for file, _line, function in frames:
-        add_path(file.replace("\\", "/"))
-        if not function.startswith("<"):
+    # Python's, IPython's and pytest's frames, in the order written
+    frames = sorted([(m.start(), m.group(1).replace("\\", "/"), m.group(3)) for m in _FRAME.finditer(text)]
+                    + [(m.start(), m.group(1), m.group(3)) for m in _IPYTHON_FRAME.finditer(text)]
+                    + [(m.start(), m.group(1), m.group(3)) for m in _PYTEST_FRAME.finditer(text)])
+    for _position, file, qualified in frames:
+        add_path(file)
+        if not qualified.startswith("<"):
+            *owners, function = qualified.split(".")
             names.add(function.lower())
+            scopes.update(owner.lower() for owner in owners)
     for path in _PATH.findall(text):
         add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)

@@ -46,7 +46,8 @@ from noul_lsp.text.terms import identifier_terms
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
                  "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing", "referenced")
 FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25",
-                "file_bm25_inverse_rank", "referencing_seeds", "path_terms", "path_named", "stem_named", "fused_chunks", "fused_share", "size", "duplicate_share",
+                "file_bm25_inverse_rank", "referencing_seeds", "path_terms", "path_named", "stem_named",
+                "fused_chunks", "fused_share", "size", "duplicate_share",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
 #: (shape, column): the column's weight for that query shape is learned on top of its common weight

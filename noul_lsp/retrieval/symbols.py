@@ -70,16 +70,23 @@ class SymbolTable:
 
     def files_ending_with(self, paths: Sequence[str]) -> np.ndarray:
         """Files whose path ends with one of `paths` at a folder boundary (`requests/cookies.py`), or whose
-        whole path ends one of them (a traceback's absolute `/venv/.../requests/cookies.py`)."""
+        whole path ends one of them (a traceback's absolute `/venv/.../requests/cookies.py`); failing both,
+        the files that share the path's longest ending of a folder and a name: an installed copy's
+        `site-packages/_pytest/unittest.py` is the workspace's `src/_pytest/unittest.py`."""
         found: list[np.ndarray] = []
         for path in paths:
             parts = path.lower().split("/")
+            matches: list[np.ndarray] = []
             if path.lower() in self.path_suffixes:
-                found.append(self.path_suffixes[path.lower()])
+                matches.append(self.path_suffixes[path.lower()])
             for start in range(1, len(parts)):
                 matched = self.path_suffixes.get("/".join(parts[start:]))
                 if matched is not None:  # keep only files whose whole path is this suffix of the query's
-                    found.append(matched[self.depths[matched] == len(parts) - start])
+                    matches.append(matched[self.depths[matched] == len(parts) - start])
+            if not sum(len(m) for m in matches):
+                shared = (self.path_suffixes.get("/".join(parts[start:])) for start in range(1, len(parts) - 1))
+                matches.append(next((m for m in shared if m is not None), np.zeros(0, dtype=np.int32)))
+            found.extend(matches)
         return np.unique(np.concatenate(found)).astype(np.int32) if found else np.zeros(0, dtype=np.int32)
 
 def _stem(path: str) -> str:
