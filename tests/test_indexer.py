@@ -3,6 +3,7 @@ how many texts went through the model."""
 
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -13,7 +14,7 @@ from noul_lsp.session.workspace import Workspace
 @pytest.fixture
 def small_settings(settings) -> Settings:
     """Methods as their own chunks, so an edit to one method is visible as one re-embedded chunk."""
-    return Settings(IndexSettings(chunk_max_chars=400), settings.search, settings.models, settings.cache_dir)
+    return replace(settings, index=IndexSettings(chunk_max_chars=400))
 
 
 def _index(workspace: Workspace):
@@ -102,8 +103,7 @@ def test_a_file_that_turns_binary_is_dropped(polyglot, small_settings):
 def test_vectors_of_another_model_budget_are_kept_apart(polyglot, small_settings):
     workspace = Workspace(polyglot, small_settings)
     _index(workspace)
-    other = Settings(IndexSettings(chunk_max_chars=400, token_budget=64), small_settings.search,
-                     small_settings.models, small_settings.cache_dir)
+    other = replace(small_settings, index=IndexSettings(chunk_max_chars=400, token_budget=64))
     narrow = Workspace(polyglot, other)
     assert narrow.model_key != workspace.model_key
     assert narrow.state().embedded == 0  # the 256-token vectors are not used for the 64-token model
