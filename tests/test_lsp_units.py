@@ -27,6 +27,18 @@ def test_bad_settings_keep_defaults_and_say_why():
     assert settings_from_client("nonsense")[1] and settings_from_client(None) == (Settings(), [])
 
 
+def test_a_configuration_change_is_laid_over_the_initialization_options():
+    """A client that gives the cache folder at start and changes only the limit later keeps its index where
+    it was; what the change names wins, in either shape."""
+    start = {"noul": {"cacheDir": "/data/noul", "limit": 5, "index": {"tokenBudget": 64}}}
+    changed, problems = settings_from_client({"noul": {"limit": 2}}, base=start)
+    assert not problems and changed.cache_dir == "/data/noul" and changed.search.limit == 2
+    assert changed.index.token_budget == 64
+    nested, _ = settings_from_client({"index": {"maxFileBytes": 1000}}, base=start)
+    assert nested.index.token_budget == 64 and nested.index.max_file_bytes == 1000
+    assert settings_from_client({"noul": {"cacheDir": "/elsewhere"}}, base=start)[0].cache_dir == "/elsewhere"
+
+
 def test_columns_count_utf16_code_units():
     line = "emoji = '\U0001F600é'"
     assert code_units(line, types.PositionEncodingKind.Utf16) == len(line) + 1  # the emoji takes 2 units

@@ -62,6 +62,8 @@ class NoulServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("noul-lsp", __version__, protocol_cls=NoulProtocol)
         self.settings = Settings()
+        #: what the client sent at start: every configuration change is laid over it
+        self.initialization_options: Any = None
         self.roots: dict[Path, Workspace] = {}
         self.watchers: dict[Path, RootWatcher] = {}
         self.shown: dict[str, _Shown] = {}
@@ -243,11 +245,12 @@ class NoulServer(LanguageServer):
                           "index": str(workspace.store.directory)})
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
 
-    def apply_settings(self, raw: Any) -> None:
-        """Adopt the client's settings. `null` (some clients send it on every change) keeps the current ones."""
+    def apply_settings(self, raw: Any, base: Any = None) -> None:
+        """Adopt the client's settings, laid over `base` (the initialization options). `null` (some clients
+        send it on every change) keeps the current ones."""
         if raw is None and self.loop is not None:
             return
-        settings, problems = settings_from_client(raw)
+        settings, problems = settings_from_client(raw, base)
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
         previous, self.settings = self.settings, settings
@@ -275,6 +278,7 @@ server = NoulServer()
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: NoulServer, params: types.InitializeParams) -> None:
+    ls.initialization_options = params.initialization_options
     ls.apply_settings(params.initialization_options)
     folders = [path_of(f.uri) for f in params.workspace_folders or []]
     if not folders and params.root_uri:
@@ -325,7 +329,7 @@ def did_change_watched_files(ls: NoulServer, params: types.DidChangeWatchedFiles
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: NoulServer, params: types.DidChangeConfigurationParams) -> None:
-    ls.apply_settings(params.settings)
+    ls.apply_settings(params.settings, base=ls.initialization_options)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

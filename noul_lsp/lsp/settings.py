@@ -26,16 +26,26 @@ FLAT_KEYS = {
 CLIENT_KEYS = frozenset({"serverPath", "server_path", "serverCommand", "cmd", "python", "pythonPath", "trace"})
 
 
-def settings_from_client(raw: Any) -> tuple[Settings, list[str]]:
+def settings_from_client(raw: Any, base: Any = None) -> tuple[Settings, list[str]]:
+    """The engine's settings from what a client sent. `base` is what it sent at start (the
+    initialization options): a configuration change is laid over it, so a key the change leaves out keeps
+    its start value. A Neovim user gives `cacheDir` in `init_options` and the rest in `settings`; without
+    the base, the first change of `limit` moved the index to the default cache folder and rebuilt it."""
+    tree, problems = _tree(raw)
+    start, _ = _tree(base)
+    settings, parse_problems = parse_settings(_merged(start, tree))
+    return settings, problems + parse_problems
+
+
+def _tree(raw: Any) -> tuple[dict[str, Any], list[str]]:
+    """The settings tree of a client's message (both shapes, or a mix), and what was wrong with its shape."""
     if raw is None:
-        return parse_settings({})
+        return {}, []
     if not isinstance(raw, Mapping):
-        settings, problems = parse_settings({})
-        return settings, [f"settings must be an object, got {raw!r}; using defaults"]
+        return {}, [f"settings must be an object, got {raw!r}; using defaults"]
     section = raw.get("noul", raw)
     if not isinstance(section, Mapping):
-        settings, problems = parse_settings({})
-        return settings, [f"settings.noul must be an object, got {section!r}; using defaults"]
+        return {}, [f"settings.noul must be an object, got {section!r}; using defaults"]
     tree: dict[str, Any] = {}
     for key, value in section.items():
         if key in CLIENT_KEYS:
@@ -49,4 +59,15 @@ def settings_from_client(raw: Any) -> tuple[Settings, list[str]]:
             tree[key] = {**value, **tree[key]}
         else:
             tree[key] = value
-    return parse_settings(tree)
+    return tree, []
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base`, section by section."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
