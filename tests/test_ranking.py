@@ -136,9 +136,10 @@ def test_analysis_names_entities_and_shape():
     assert plain.names == frozenset() and plain.paths == ()
 
 
-def test_analysis_reads_ipython_frames_absolute_paths_and_links():
-    """A notebook user pastes IPython's frames, a reporter links a file on GitHub or quotes an installed
-    copy's path: each names a file (and a frame its function and class) as a plain frame does."""
+def test_analysis_reads_ipython_and_pytest_frames_absolute_paths_and_links():
+    """A notebook user pastes IPython's frames, a pytest report its own, a reporter links a file on GitHub
+    or quotes an installed copy's path: each names a file (and a frame its function and class) as a plain
+    Python frame does."""
     notebook = analyse("TypeError: ufunc 'subtract' not supported\n"
                        "File ~/code/shop/src/pkg/cookies.py:14, in CookieJar.extract_cookies(self, response)\n"
                        "---> 14 jar.items.append(header)\n")

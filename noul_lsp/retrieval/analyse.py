@@ -114,11 +114,10 @@ def analyse(text: str) -> QueryAnalysis:
             if stem and stem != "__init__":
                 modules.add(stem)
 
-    # Python's, IPython's and pytest's frames, in the order written
-    frames = sorted([(m.start(), m.group(1).replace("\\", "/"), m.group(3)) for m in _FRAME.finditer(text)]
-                    + [(m.start(), m.group(1), m.group(3)) for m in _IPYTHON_FRAME.finditer(text)]
-                    + [(m.start(), m.group(1), m.group(3)) for m in _PYTEST_FRAME.finditer(text)])
-    for _position, file, qualified in frames:
+    # Python's, IPython's and pytest's frames: (file, function or Class.method)
+    frames = [(m.group(1).replace("\\", "/"), m.group(3)) for m in _FRAME.finditer(text)] + [
+        (m.group(1), m.group(3)) for pattern in (_IPYTHON_FRAME, _PYTEST_FRAME) for m in pattern.finditer(text)]
+    for file, qualified in frames:
         add_path(file)
         if not qualified.startswith("<"):
             *owners, function = qualified.split(".")
