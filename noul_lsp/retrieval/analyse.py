@@ -31,8 +31,9 @@ _PYTEST_FRAME = re.compile(r'^[ \t]*([^\s:"]+\.py):(\d+): in (<?[A-Za-z_][\w.<>]
 _CODE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions} | {"ipynb"},
                           key=lambda ext: (-len(ext), ext))
 #: relative, absolute (`/usr/lib/.../requests/sessions.py`), home (`~/code/...`) or a link's path
-#: (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`): a path starts after a space, a quote, a colon
-_PATH = re.compile(r"(?<![\w.-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
+#: (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`): a path starts after a space, a quote, a colon,
+#: never inside another path (a start at every slash of a long listing made the search quadratic)
+_PATH = re.compile(r"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
                    + r"))(?![\w])")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])?")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
