@@ -156,6 +156,8 @@ def test_analysis_reads_ipython_and_pytest_frames_absolute_paths_and_links():
                      ".venv/lib/python3.12/site-packages/pluggy/_hooks.py:513: in __call__\nE   AttributeError\n")
     assert report.frames == 2 and "extract_cookies" in report.names
     assert report.paths == ("src/pkg/cookies.py", "venv/lib/python3.12/site-packages/pluggy/_hooks.py")
+    windows = analyse("File c:\\Users\\me\\site-packages\\pkg\\cookies.py:14, in extract_cookies(response)")
+    assert "c:/users/me/site-packages/pkg/cookies.py" in windows.paths and windows.frames == 1
     # a path never starts inside another one: from each slash of a long listing the search would scan the
     # rest of it again (quadratic: 13 s for a 40 KB listing)
     from noul_lsp.retrieval.analyse import _PATH

@@ -108,16 +108,17 @@ def analyse(text: str) -> QueryAnalysis:
     paths: list[str] = []
 
     def add_path(path: str) -> None:
-        path = re.sub(r"/{2,}", "/", path.strip()).lstrip("~./").lower()
+        path = re.sub(r"/{2,}", "/", path.strip().replace("\\", "/")).lstrip("~./").lower()
         if path and path not in paths:
             paths.append(path)
             stem = _PATH_SUFFIX.sub("", path.rsplit("/", 1)[-1])
             if stem and stem != "__init__":
                 modules.add(stem)
 
-    # Python's, IPython's and pytest's frames: (file, function or Class.method)
-    frames = [(m.group(1).replace("\\", "/"), m.group(3)) for m in _FRAME.finditer(text)] + [
-        (m.group(1), m.group(3)) for pattern in (_IPYTHON_FRAME, _PYTEST_FRAME) for m in pattern.finditer(text)]
+    # Python's, IPython's and pytest's frames: (file, function or Class.method); a Windows path's
+    # backslashes are slashes to add_path
+    frames = [(m.group(1), m.group(3)) for pattern in (_FRAME, _IPYTHON_FRAME, _PYTEST_FRAME)
+              for m in pattern.finditer(text)]
     for file, qualified in frames:
         add_path(file)
         if not qualified.startswith("<"):
