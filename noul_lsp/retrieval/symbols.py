@@ -76,16 +76,18 @@ class SymbolTable:
         found: list[np.ndarray] = []
         for path in paths:
             parts = path.lower().split("/")
-            matches: list[np.ndarray] = []
-            if path.lower() in self.path_suffixes:
-                matches.append(self.path_suffixes[path.lower()])
+            matches = [self.path_suffixes.get("/".join(parts), np.zeros(0, dtype=np.int32))]
+            longest_shared = None  # the longest ending of a folder and a name that some file has
             for start in range(1, len(parts)):
                 matched = self.path_suffixes.get("/".join(parts[start:]))
-                if matched is not None:  # keep only files whose whole path is this suffix of the query's
-                    matches.append(matched[self.depths[matched] == len(parts) - start])
-            if not sum(len(m) for m in matches):
-                shared = (self.path_suffixes.get("/".join(parts[start:])) for start in range(1, len(parts) - 1))
-                matches.append(next((m for m in shared if m is not None), np.zeros(0, dtype=np.int32)))
+                if matched is None:
+                    continue
+                # keep only files whose whole path is this suffix of the query's
+                matches.append(matched[self.depths[matched] == len(parts) - start])
+                if longest_shared is None and start < len(parts) - 1:
+                    longest_shared = matched
+            if longest_shared is not None and not any(len(m) for m in matches):
+                matches.append(longest_shared)
             found.extend(matches)
         return np.unique(np.concatenate(found)).astype(np.int32) if found else np.zeros(0, dtype=np.int32)
 
