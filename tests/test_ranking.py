@@ -361,6 +361,28 @@ def test_partition_and_counting_agree_with_sorting_every_score():
         assert np.array_equal(_higher_than(values, thresholds), np.searchsorted(-descending, -thresholds, side="left"))
 
 
+def test_runs_give_the_maxima_runners_up_and_heads_a_sort_within_each_file_gives():
+    """Per candidate file (a run of adjacent rows) the ranking stage takes the second-best chunk's value and
+    the best few chunks from reduceat over the runs, not from a sort of every row by (file, value); ties
+    must fall as that stable sort lets them (the earlier row first)."""
+    from noul_lsp.retrieval.features import Blocks
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        sizes = rng.integers(1, 9, size=int(rng.integers(1, 30)))
+        owner = np.repeat(np.sort(rng.choice(1000, size=len(sizes), replace=False)), sizes)
+        values = rng.integers(0, 4, size=len(owner)).astype(np.float32)  # few distinct values: many ties
+        blocks = Blocks.of(owner)
+        order = np.lexsort((-values, owner))
+        ranked_owner = owner[order]
+        place = np.arange(len(order)) - np.searchsorted(ranked_owner, ranked_owner)
+        assert np.array_equal(owner[blocks.starts], np.unique(owner))
+        assert np.array_equal(blocks.top(values, 3), order[place < 3])
+        second = blocks.second_best(values)
+        expected = values[order][place == 1]
+        assert np.array_equal(second[blocks.sizes > 1], expected) and (second[blocks.sizes == 1] == -np.inf).all()
+
+
 def _candidate_records(path, repos, queries_per_repo, rng, *, label_file):
     """Bench records whose gold file is the one with the highest `rrf` feature (plus noise), the rest random."""
     from noul_lsp.retrieval.features import FEATURES

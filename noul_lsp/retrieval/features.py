@@ -110,6 +110,52 @@ class RootFeatures:
         return self.chunk_part @ folded[:len(CHUNK_COLUMNS)] + per_file[self.row_owner]
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """Runs of equal values in a sorted array (a candidate file's rows are adjacent): per-file maxima,
+    runners-up and heads by `reduceat` over the runs, in O(rows). Sorting every candidate row by (file,
+    value) instead, once per column, cost a description's ranking stage 1.1 of its 5.8 ms at 127k chunks
+    and 1.5 of 7.4 ms at 973k (docs/benchmarks.md, "Scale")."""
+
+    starts: np.ndarray  # int64 index of each run's first element
+    sizes: np.ndarray  # int64 length of each run
+
+    @classmethod
+    def of(cls, sorted_keys: np.ndarray) -> Blocks:
+        n = len(sorted_keys)
+        starts = np.flatnonzero(np.diff(sorted_keys, prepend=sorted_keys[:1] - 1)) if n else np.zeros(0, np.int64)
+        return cls(starts, np.diff(np.append(starts, n)))
+
+    def first_of_best(self, values: np.ndarray, best: np.ndarray) -> np.ndarray:
+        """Per run, the index of its first element equal to the run's `best` value (its maximum)."""
+        n = len(values)
+        return np.minimum.reduceat(np.where(values == np.repeat(best, self.sizes), np.arange(n), n), self.starts)
+
+    def second_best(self, values: np.ndarray, best: np.ndarray | None = None) -> np.ndarray:
+        """Per run, the second-largest value (its maximum again when that occurs twice; -inf in a run of one):
+        what the second element of a descending sort within the run would be."""
+        if best is None:
+            best = np.maximum.reduceat(values, self.starts)
+        rest = values.astype(np.float64)
+        first = self.first_of_best(values, best)
+        rest[first[first < len(values)]] = -np.inf  # a run whose maximum is NaN has no first best
+        return np.maximum.reduceat(rest, self.starts)
+
+    def top(self, values: np.ndarray, k: int) -> np.ndarray:
+        """The indexes of each run's k largest values (fewer in a shorter run), run by run, each run's best
+        first, ties in index order: the rows a stable sort by (run, -value) puts first in each run."""
+        rest = values.astype(np.float64)
+        picked = np.full((len(self.starts), k), -1, dtype=np.int64)
+        for place in range(min(k, int(self.sizes.max()) if len(self.sizes) else 0)):
+            best = np.maximum.reduceat(rest, self.starts)
+            first = self.first_of_best(rest, best)
+            filled = (best > -np.inf) & (first < len(values))
+            picked[filled, place] = first[filled]
+            rest[first[filled]] = -np.inf
+        flat = picked.ravel()
+        return flat[flat >= 0]
+
+
 class _Positions:
     """`lookup[ids]`: the position of each id among the sorted `members`, -1 for the others. A binary
     search over the candidates, not an array the size of the corpus per query."""
@@ -279,31 +325,21 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
 
     pooled = np.full((len(files), len(CHUNK_COLUMNS)), 0.0, dtype=np.float32)
     if n:
-        present = np.unique(owner)
-        block_starts = np.searchsorted(owner, present)
-        pooled[present] = np.maximum.reduceat(chunk, block_starts, axis=0)
+        blocks = Blocks.of(owner)
+        present = owner[blocks.starts]
+        pooled[present] = np.maximum.reduceat(chunk, blocks.starts, axis=0)
         # the smallest gap and the "missing" flag pool by minimum: the file's best chunk decides
         for name in ("dense_gap", "dense_missing", "static_gap", "static_missing"):
-            pooled[present, column[name]] = np.minimum.reduceat(chunk[:, column[name]], block_starts)
-        rrf = chunk[:, column["rrf"]]
-        order = np.lexsort((-rrf, owner))
-        ranked_owner = owner[order]
-        first = np.searchsorted(ranked_owner, present)
-        second = first + 1
-        has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
-        file_part[present[has_second], fcol["rrf_second"]] = rrf[order][second[has_second]]
-        # each vector leg's view of the whole file: its second-best chunk and its mean cosine (a file that is
-        # about the query as a whole, not one lucky chunk in a long file)
+            pooled[present, column[name]] = np.minimum.reduceat(chunk[:, column[name]], blocks.starts)
+        has_second = blocks.sizes > 1
+        # the second-best fused chunk, and each vector leg's view of the whole file: its second-best chunk and
+        # its mean cosine (a file that is about the query as a whole, not one lucky chunk in a long file)
+        for name, leg_column in (("rrf_second", "rrf"), ("dense_second", "dense"), ("static_second", "static")):
+            values = chunk[:, column[leg_column]]
+            second = blocks.second_best(values, pooled[present, column[leg_column]])
+            file_part[present[has_second], fcol[name]] = second[has_second]
         for leg in ("dense", "static"):
-            cosine = chunk[:, column[leg]]
-            order = np.lexsort((-cosine, owner))
-            ranked_owner, ranked_cosine = owner[order], cosine[order]
-            first = np.searchsorted(ranked_owner, present)
-            second = first + 1
-            has_second = (second < n) & (ranked_owner[np.minimum(second, n - 1)] == present)
-            file_part[present[has_second], fcol[f"{leg}_second"]] = ranked_cosine[second[has_second]]
-            file_part[present, fcol[f"{leg}_mean"]] = np.add.reduceat(cosine, block_starts) / np.diff(
-                np.append(block_starts, n))
+            file_part[present, fcol[f"{leg}_mean"]] = np.add.reduceat(chunk[:, column[leg]], blocks.starts) / blocks.sizes
     file_matrix = _design(pooled, file_part, analysis.shape)
     return RootFeatures(files, file_matrix, rows, owner, chunk, file_part, analysis.shape)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from noul_lsp.models.registry import fitted_file_name, fitted_parameters
-from noul_lsp.retrieval.features import FEATURES, root_features
+from noul_lsp.retrieval.features import FEATURES, Blocks, root_features
 
 
 @dataclass(frozen=True)
@@ -244,11 +244,8 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         probabilities = softmax(row_scores)
         return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
                        payload)
-    # each file's best chunks: rows grouped by file, best first, the first CHUNKS_PER_FILE of each group
-    order = np.lexsort((-row_scores, owners))
-    grouped = owners[order]
-    group_start = np.searchsorted(grouped, grouped)
-    kept = order[(np.arange(len(order)) - group_start) < CHUNKS_PER_FILE]
+    # each file's best chunks: rows grouped by file (owners ascend), the first CHUNKS_PER_FILE of each, best first
+    kept = Blocks.of(owners).top(row_scores, CHUNKS_PER_FILE)
     best_chunks: dict[int, list[tuple[int, int]]] = {}
     for owner, root, row in zip(owners[kept].tolist(), roots[kept].tolist(), rows[kept].tolist(), strict=True):
         best_chunks.setdefault(owner, []).append((root, row))
