@@ -124,6 +124,34 @@ def test_a_deleted_file_leaves_no_row(tmp_path):
     assert corpus.chunk_count == 1 and corpus.file_count == 1
 
 
+def test_a_term_only_deleted_files_held_has_no_idf_before_or_after_a_compaction(tmp_path):
+    """The vocabulary keeps the terms of deleted files. Such a term must weigh as absent (idf 0) whatever
+    the index's history: with dead base rows and a delta, after a compaction, and in a snapshot written
+    before this rule (the largest idf for an absent term), else the ranking stage's name-match shares and
+    P(here)'s idf mass depend on when the index was last compacted."""
+    store = ChunkStore(tmp_path / "idx")
+    _add_file(store, "a.py", ["upload parser", "upload retry"])
+    old = _add_file(store, "b.py", ["cookie jar"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    batch = WriteBatch()
+    for record in old:
+        batch.delete_chunk(record.key)
+    batch.delete_file("b.py")
+    store.apply(batch)
+    corpus.sync()
+    arrays = corpus.arrays()
+    cookie, upload = arrays.vocabulary["cookie"], arrays.vocabulary["upload"]
+    segmented = (float(arrays.bm25.idf[cookie]), float(arrays.bm25.idf[upload]))
+    assert corpus.compact()  # a base over the live rows, and its snapshot
+    arrays = corpus.arrays()
+    assert segmented == (0.0, float(arrays.bm25.idf[upload])) and float(arrays.bm25.idf[cookie]) == 0.0
+
+    from noul_lsp.retrieval.bm25 import BM25Index, bm25_idf
+    state = arrays.bm25.state() | {"idf": bm25_idf(2, arrays.bm25.document_frequency).astype(np.float32)}
+    assert float(BM25Index.from_state(state).idf[cookie]) == 0.0  # an older snapshot's idf, read with the rule
+
+
 def test_reopened_from_its_snapshot_the_corpus_answers_the_same(tmp_path):
     store = ChunkStore(tmp_path / "idx")
     first = _add_file(store, "a.py", ["retry upload", "cookie jar"])

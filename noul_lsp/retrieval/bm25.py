@@ -59,7 +59,7 @@ class BM25Index:
         order = np.argsort(term_ids, kind="stable")
         term_ids, docs, counts = term_ids[order], docs[order], counts[order]
         document_frequency = np.bincount(term_ids, minlength=vocabulary_size).astype(np.float64)
-        idf = bm25_idf(rows, document_frequency).astype(np.float32)
+        idf = present_idf(rows, document_frequency)
         self.document_frequency = document_frequency.astype(np.int64)
         self.idf = idf
         average_length = max(self.average_length, 1e-9)
@@ -85,6 +85,8 @@ class BM25Index:
         index.average_length = float(state["average_length"][0])
         for name in cls.STATE:
             setattr(index, name, state[name.lstrip("_")])
+        # a snapshot written before `present_idf` holds the largest idf for the vocabulary's absent terms
+        index.idf = np.where(index.document_frequency > 0, index.idf, np.float32(0.0)).astype(np.float32)
         if len(index._indptr) != index.vocabulary_size + 1 or len(index._docs) != len(index._weights):
             raise ValueError("the BM25 arrays do not fit together")
         return index
@@ -168,6 +170,15 @@ def bm25_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
     return np.log1p((documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
+def present_idf(documents: int, document_frequency: np.ndarray) -> np.ndarray:
+    """float32 idf per term id, 0 for a term no live row holds. The vocabulary keeps the terms of deleted
+    files; scored as absent, such a term weighs what a never-seen one does, whether the index was
+    compacted since (a base built over live rows) or not (a base with dead rows and a delta): otherwise
+    the ranking stage's name-match shares and P(here)'s idf mass followed the index's history."""
+    frequency = np.asarray(document_frequency, dtype=np.float64)
+    return np.where(frequency > 0, bm25_idf(documents, frequency), 0.0).astype(np.float32)
+
+
 class LocalBM25:
     """A BM25 index over a few rows whose term ids are mapped to local ones: a delta's index costs its own
     terms, not the size of the whole vocabulary."""
@@ -220,9 +231,7 @@ class _Idf:
         return len(self.frequency)
 
     def __getitem__(self, ids):
-        frequency = self.frequency[ids]
-        idf = bm25_idf(self.documents, np.asarray(frequency, dtype=np.float64)).astype(np.float32)
-        return np.where(np.asarray(frequency) > 0, idf, np.float32(0.0))
+        return present_idf(self.documents, self.frequency[ids])
 
 
 class BM25Segments:

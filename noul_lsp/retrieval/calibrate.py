@@ -199,8 +199,13 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
         arrays = candidates[0].arrays
         unknown = float(bm25_idf(arrays.live_rows, np.zeros(1))[0])
         idf = arrays.bm25.idf
-        mass = sum(float(idf[arrays.vocabulary[t]]) if t in arrays.vocabulary and arrays.vocabulary[t] < len(idf)
-                   else unknown for t in analysis_terms)
+
+        def weight(term: str) -> float:
+            term_id = arrays.vocabulary.get(term)
+            value = float(idf[term_id]) if term_id is not None and term_id < len(idf) else 0.0
+            return value or unknown  # no live row holds it (never seen, or only in deleted files): absent
+
+        mass = sum(weight(t) for t in analysis_terms)
     else:
         mass = sum(term_idf.values())
     bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)
