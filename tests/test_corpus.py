@@ -152,6 +152,41 @@ def test_a_term_only_deleted_files_held_has_no_idf_before_or_after_a_compaction(
     assert float(BM25Index.from_state(state).idf[cookie]) == 0.0  # an older snapshot's idf, read with the rule
 
 
+def test_a_vocabulary_remembers_found_terms_and_stays_right_as_it_grows(monkeypatch):
+    """`Vocabulary.get` keeps the terms it found among its sorted codes (an id never changes); terms added
+    later, frozen later, and a full memory (it starts again) must not change an answer."""
+    import noul_lsp.retrieval.vocabulary as vocabulary
+
+    monkeypatch.setattr(vocabulary, "FOUND_TERMS_KEPT", 2)
+    words = vocabulary.Vocabulary()
+    first = words.assign(["retry", "upload", "cookie"])
+    words.freeze()
+    assert [words.get(t) for t in ("retry", "upload", "cookie", "retry")] == [first[t] for t in ("retry", "upload", "cookie", "retry")]
+    assert words.get("backoff") is None and "backoff" not in words
+    later = words.assign(["backoff", "retry"])
+    assert later == {"backoff": 3, "retry": first["retry"]} and words.get("backoff") == 3
+    words.freeze()
+    assert [words.get(t) for t in ("backoff", "cookie", "upload")] == [3, first["cookie"], first["upload"]]
+    assert len(words) == 4 and len(words._found) <= 2
+
+
+def test_the_symbol_tables_maps_answer_many_keys_as_they_answer_each():
+    """The ranking stage asks a packed map (and a base joined with a delta) for all of a query's terms at
+    once; the answer must be each key's own lookup, absent keys None."""
+    from noul_lsp.retrieval.symbols import _Joined
+    from noul_lsp.retrieval.vocabulary import PackedMap, get_many
+
+    base = {"retry": np.array([1, 4, 9], np.int32), "upload": np.array([2], np.int32), "cookie": np.array([0, 3], np.int32)}
+    delta = {"cookie": np.array([0], np.int32), "backoff": np.array([1, 2], np.int32)}
+    keys = ["cookie", "zebra", "retry", "backoff", "", "upload", "cookie"]
+    for mapping in (base, PackedMap.of(base), _Joined(PackedMap.of(base), delta, 10),
+                    _Joined(PackedMap.of(base), PackedMap.of(delta), 10), PackedMap.of({})):
+        many = get_many(mapping, keys)
+        for key, found in zip(keys, many, strict=True):
+            one = mapping.get(key)
+            assert (found is None and one is None) or (found.tolist() == one.tolist() and found.dtype == one.dtype)
+
+
 def test_reopened_from_its_snapshot_the_corpus_answers_the_same(tmp_path):
     store = ChunkStore(tmp_path / "idx")
     first = _add_file(store, "a.py", ["retry upload", "cookie jar"])

@@ -428,7 +428,8 @@ def test_symbol_matches_agree_whichever_list_is_longer():
     """The entity columns search the shorter of (candidates, a name's postings) in the longer; either way
     a candidate is marked exactly when a posting holds it, and its share sums the idf of those terms."""
     from noul_lsp.retrieval.bm25 import members
-    from noul_lsp.retrieval.features import _weighted_share
+    from noul_lsp.retrieval.features import WeightedTerms, _weighted_share
+    from noul_lsp.retrieval.vocabulary import PackedMap
 
     rng = np.random.default_rng(11)
     for _ in range(100):
@@ -438,4 +439,7 @@ def test_symbol_matches_agree_whichever_list_is_longer():
         idf = {"a": 1.0, "b": 2.5, "c": 0.0}
         assert np.array_equal(members(postings["a"], candidates), np.isin(candidates, postings["a"]))
         expected = sum(idf[t] * np.isin(candidates, postings[t]) for t in postings) / sum(idf.values())
-        assert np.allclose(_weighted_share(candidates, postings, ("a", "b", "c", "d"), idf), expected)
+        query = WeightedTerms.of(("a", "b", "c", "d"), idf)
+        assert np.allclose(_weighted_share(candidates, postings, query), expected)
+        assert np.array_equal(_weighted_share(candidates, PackedMap.of(postings), query),
+                              _weighted_share(candidates, postings, query))

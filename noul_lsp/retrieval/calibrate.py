@@ -199,13 +199,13 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
         arrays = candidates[0].arrays
         unknown = float(bm25_idf(arrays.live_rows, np.zeros(1))[0])
         idf = arrays.bm25.idf
-
-        def weight(term: str) -> float:
-            term_id = arrays.vocabulary.get(term)
-            value = float(idf[term_id]) if term_id is not None and term_id < len(idf) else 0.0
-            return value or unknown  # no live row holds it (never seen, or only in deleted files): absent
-
-        mass = sum(weight(t) for t in analysis_terms)
+        ids = np.array([arrays.vocabulary.get(t, -1) for t in analysis_terms], dtype=np.int64)
+        known = (ids >= 0) & (ids < len(idf))
+        values = np.zeros(len(ids))
+        if known.any():
+            values[known] = idf[ids[known]]  # one gather: a corpus with a delta computes its idf when asked
+        # a term no live row holds (never seen, or only in deleted files: idf 0) weighs as absent
+        mass = sum(value or unknown for value in values.tolist())
     else:
         mass = sum(term_idf.values())
     bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)

@@ -41,6 +41,7 @@ from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
 from noul_lsp.retrieval.segment import expand_ranges
 from noul_lsp.retrieval.symbols import SymbolTable
+from noul_lsp.retrieval.vocabulary import get_many, key_codes
 from noul_lsp.text.terms import identifier_terms
 
 CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines", "in_scope", "mentions",
@@ -171,20 +172,31 @@ class _Positions:
         return np.where(self.members[position] == ids, position, -1)
 
 
-def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], terms: tuple[str, ...],
-                    idf: dict[str, float]) -> np.ndarray:
+@dataclass(frozen=True)
+class WeightedTerms:
+    """The query's terms that have an idf here (a term absent from the corpus weighs nothing), their idf
+    and key codes: computed once a find, read by each name-match share."""
+
+    terms: list[str]
+    idf: np.ndarray  # float64, aligned with terms
+    codes: np.ndarray  # uint64 key codes, aligned with terms
+
+    @classmethod
+    def of(cls, terms, idf: dict[str, float]) -> WeightedTerms:
+        weighted = [t for t in terms if idf.get(t, 0.0) > 0]
+        return cls(weighted, np.array([idf[t] for t in weighted], dtype=np.float64), key_codes(weighted))
+
+
+def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], query: WeightedTerms) -> np.ndarray:
     """Per sorted member, the idf-weighted share of query terms whose (sorted) postings contain it. The
     symbol table's postings grow with the corpus: `bm25.members` searches the shorter list in the longer."""
-    total = sum(idf.get(t, 0.0) for t in terms)
+    total = sum(query.idf.tolist())
     share = np.zeros(len(members), dtype=np.float64)
     if total <= 0:
         return share.astype(np.float32)
-    for term in terms:
-        ids = postings.get(term)
-        weight = idf.get(term, 0.0)
-        if ids is None or weight <= 0:
-            continue
-        share[members_of(ids, members)] += weight
+    for weight, ids in zip(query.idf.tolist(), get_many(postings, query.terms, query.codes), strict=True):
+        if ids is not None:
+            share[members_of(ids, members)] += weight
     return (share / total).astype(np.float32)
 
 
@@ -226,9 +238,11 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     the terms of given rows (None: no `references` features), `lexical_best` the best allowed BM25 score (the
     lexical leg's first hit; None: taken from `lexical`)."""
     file_count = len(table.file_rows)
-    known = [t for t in analysis.terms if t in term_ids and term_ids[t] < len(idf)]
-    term_idf = {t: float(idf[term_ids[t]]) for t in known}
-    query_ids = np.array([term_ids[t] for t in known], dtype=np.int64)
+    ids = {t: term_ids.get(t) for t in analysis.terms}
+    known = [t for t in analysis.terms if ids[t] is not None and ids[t] < len(idf)]
+    query_ids = np.array([ids[t] for t in known], dtype=np.int64)
+    # one gather for every term: a corpus with a delta computes its idf when asked, per call
+    term_idf = dict(zip(known, idf[query_ids].tolist(), strict=True)) if known else {}
 
     file_lexical = table.file_bm25.scores(query_ids, query_weights=repeated_term_weights(known, analysis.counts)) \
         if len(query_ids) else np.zeros(file_count, dtype=np.float32)
@@ -285,7 +299,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         for term in name_ids:
             mentioned += rows_containing(term, rows)
         chunk[:, column["mentions"]] = mentioned / len(name_terms)
-    chunk[:, column["symbol_terms"]] = _weighted_share(rows, table.symbol_terms, analysis.terms, term_idf)
+    weighted = WeightedTerms.of(analysis.terms, term_idf)
+    chunk[:, column["symbol_terms"]] = _weighted_share(rows, table.symbol_terms, weighted)
     seeds_per_file = np.zeros(len(files), dtype=np.float32)
     if seed_terms is not None and analysis.shape == "long" and len(fused_rows) and n:
         chunk[:, column["referenced"]], seeds_per_file = _references(
@@ -303,7 +318,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         rank = _higher_than(matching_scores[matching_scores > lowest], scores) + 1
         file_part[:, fcol["file_bm25_inverse_rank"]] = np.where(scores > 0, 1.0 / rank, 0.0)
     file_part[:, fcol["referencing_seeds"]] = seeds_per_file
-    file_part[:, fcol["path_terms"]] = _weighted_share(files, table.path_terms, analysis.terms, term_idf)
+    file_part[:, fcol["path_terms"]] = _weighted_share(files, table.path_terms, weighted)
     file_part[:, fcol["path_named"]] = members_of(table.files_ending_with(analysis.paths), files)
     file_part[:, fcol["stem_named"]] = members_of(table.files_with_stems(analysis.modules), files)
     # every fused chunk's file is a candidate: counted among the candidates, not in an array over every file

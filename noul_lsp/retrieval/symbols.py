@@ -16,7 +16,7 @@ import numpy as np
 
 from noul_lsp.retrieval.bm25 import BM25Index
 from noul_lsp.retrieval.roles import role_codes
-from noul_lsp.retrieval.vocabulary import key_code
+from noul_lsp.retrieval.vocabulary import get_many, key_code
 from noul_lsp.text.terms import identifier_terms
 
 _PATH_PART = re.compile(r"[A-Za-z0-9_]+")
@@ -171,6 +171,17 @@ class _Joined(Mapping):
 
     def __contains__(self, key) -> bool:
         return key in self._base or key in self._delta
+
+    def get_many(self, keys: Sequence[str], codes: np.ndarray | None = None) -> list[np.ndarray | None]:
+        """`[self.get(k) for k in keys]`, each segment asked for all of them at once."""
+        found = []
+        for base, delta in zip(get_many(self._base, keys, codes), get_many(self._delta, keys, codes), strict=True):
+            if delta is None:
+                found.append(base)
+            else:
+                delta = delta + self._shift
+                found.append(delta if base is None else np.concatenate([base, delta]).astype(np.int32))
+        return found
 
     def __iter__(self):
         raise TypeError("joined postings are looked up, not iterated")

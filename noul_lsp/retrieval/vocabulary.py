@@ -10,7 +10,7 @@ then score as one, which is harmless.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,6 +23,10 @@ def key_codes(keys: Iterable[str]) -> np.ndarray:
     return np.fromiter((key_code(k) for k in keys), dtype=np.uint64)
 
 
+#: how many found terms a vocabulary remembers before it starts again (`Vocabulary.get`)
+FOUND_TERMS_KEPT = 100_000
+
+
 class Vocabulary:
     """Term -> id, ids 0..n-1 in the order terms were first seen; only ever extended."""
 
@@ -30,6 +34,10 @@ class Vocabulary:
         self._codes = np.zeros(0, np.uint64) if codes is None else codes  # sorted
         self._ids = np.zeros(0, np.int64) if ids is None else ids  # id of each code
         self._added: dict[str, int] = {}
+        #: terms found among the sorted codes, by term: a find looks each of its query's terms up several
+        #: times (the lexical leg, the ranking stage, P(here)), and a hash and a search cost ~5 µs each,
+        #: ~700 of them for an issue text. An id never changes once given, so what is found stays true.
+        self._found: dict[str, int] = {}
         #: (vocabulary size it was built at, code per term id): see `codes_of`
         self._inverse: tuple[int, np.ndarray] = (0, np.zeros(0, np.uint64))
 
@@ -38,13 +46,18 @@ class Vocabulary:
 
     def get(self, term: str, default: int | None = None) -> int | None:
         found = self._added.get(term)
+        if found is None:
+            found = self._found.get(term)
         if found is not None:
             return found
         if len(self._codes):
             code = np.uint64(key_code(term))
             position = int(np.searchsorted(self._codes, code))
             if position < len(self._codes) and self._codes[position] == code:
-                return int(self._ids[position])
+                if len(self._found) >= FOUND_TERMS_KEPT:
+                    self._found = {}
+                found = self._found[term] = int(self._ids[position])
+                return found
         return default
 
     def __contains__(self, term: str) -> bool:
@@ -145,8 +158,28 @@ class PackedMap(Mapping):
     def __contains__(self, key) -> bool:
         return isinstance(key, str) and self._position(key) >= 0
 
+    def get_many(self, keys: Sequence[str], codes: np.ndarray | None = None) -> list[np.ndarray | None]:
+        """`[self.get(k) for k in keys]` with one binary search for all of them (`codes`: their key codes,
+        when the caller has them already)."""
+        if not len(self.codes) or not len(keys):
+            return [None] * len(keys)
+        codes = key_codes(keys) if codes is None else codes
+        position = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
+        found = (self.codes[position] == codes).tolist()
+        starts, ends = self.offsets[position].tolist(), self.offsets[position + 1].tolist()
+        return [self.values[s:e] if hit else None for s, e, hit in zip(starts, ends, found, strict=True)]
+
     def __iter__(self):
         raise TypeError("a PackedMap holds key codes, not keys: it cannot be iterated")
 
     def __len__(self) -> int:
         return len(self.codes)
+
+
+def get_many(mapping: Mapping[str, np.ndarray], keys: Sequence[str],
+             codes: np.ndarray | None = None) -> list[np.ndarray | None]:
+    """`[mapping.get(k) for k in keys]`. The symbol table's maps read from a snapshot are packed, and an
+    issue text asks them for a hundred terms a find: looked up one by one (a hash and a search each) that
+    cost its ranking stage ~2 ms, one search for all of them a tenth of it."""
+    many = getattr(mapping, "get_many", None)
+    return many(keys, codes) if many is not None else [mapping.get(k) for k in keys]
