@@ -29,7 +29,7 @@ a chunk's row takes its own chunk columns beside its file's columns, so one line
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,7 +182,7 @@ class WeightedTerms:
     codes: np.ndarray  # uint64 key codes, aligned with terms
 
     @classmethod
-    def of(cls, terms, idf: dict[str, float]) -> WeightedTerms:
+    def of(cls, terms: Sequence[str], idf: dict[str, float]) -> WeightedTerms:
         weighted = [t for t in terms if idf.get(t, 0.0) > 0]
         return cls(weighted, np.array([idf[t] for t in weighted], dtype=np.float64), key_codes(weighted))
 
@@ -190,11 +190,12 @@ class WeightedTerms:
 def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], query: WeightedTerms) -> np.ndarray:
     """Per sorted member, the idf-weighted share of query terms whose (sorted) postings contain it. The
     symbol table's postings grow with the corpus: `bm25.members` searches the shorter list in the longer."""
-    total = sum(query.idf.tolist())
+    weights = query.idf.tolist()
+    total = sum(weights)
     share = np.zeros(len(members), dtype=np.float64)
     if total <= 0:
         return share.astype(np.float32)
-    for weight, ids in zip(query.idf.tolist(), get_many(postings, query.terms, query.codes), strict=True):
+    for weight, ids in zip(weights, get_many(postings, query.terms, query.codes), strict=True):
         if ids is not None:
             share[members_of(ids, members)] += weight
     return (share / total).astype(np.float32)

@@ -179,7 +179,8 @@ class PackedMap(Mapping):
 def get_many(mapping: Mapping[str, np.ndarray], keys: Sequence[str],
              codes: np.ndarray | None = None) -> list[np.ndarray | None]:
     """`[mapping.get(k) for k in keys]`. The symbol table's maps read from a snapshot are packed, and an
-    issue text asks them for a hundred terms a find: looked up one by one (a hash and a search each) that
-    cost its ranking stage ~2 ms, one search for all of them a tenth of it."""
+    issue text asks two of them for its hundred terms a find: one hash and one search per term, where a
+    packed map can search for all of them at once (with the vocabulary's remembered terms, 2 ms off an
+    issue text's ranking stage at 127k chunks: docs/benchmarks.md, "Scale")."""
     many = getattr(mapping, "get_many", None)
     return many(keys, codes) if many is not None else [mapping.get(k) for k in keys]
