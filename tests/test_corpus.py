@@ -32,6 +32,14 @@ def _replace_file(store: ChunkStore, path: str, old: list[ChunkRecord], texts: l
     return _add_file(store, path, texts)
 
 
+def _delete_file(store: ChunkStore, path: str, old: list[ChunkRecord]) -> None:
+    batch = WriteBatch()
+    for record in old:
+        batch.delete_chunk(record.key)
+    batch.delete_file(path)
+    store.apply(batch)
+
+
 def _bm25_top(corpus: Corpus, word: str) -> list[tuple[str, int]]:
     arrays = corpus.arrays()
     scores = arrays.bm25.scores(np.array([arrays.vocabulary[word]]))
@@ -114,11 +122,7 @@ def test_a_deleted_file_leaves_no_row(tmp_path):
     old = _add_file(store, "b.py", ["retry cookie"])
     corpus = Corpus(store, None)
     corpus.sync()
-    batch = WriteBatch()
-    for record in old:
-        batch.delete_chunk(record.key)
-    batch.delete_file("b.py")
-    store.apply(batch)
+    _delete_file(store, "b.py", old)
     corpus.sync()
     assert _bm25_top(corpus, "retry") == [("a.py", 1)]
     assert corpus.chunk_count == 1 and corpus.file_count == 1
@@ -134,11 +138,7 @@ def test_a_term_only_deleted_files_held_has_no_idf_before_or_after_a_compaction(
     old = _add_file(store, "b.py", ["cookie jar"])
     corpus = Corpus(store, None)
     corpus.sync()
-    batch = WriteBatch()
-    for record in old:
-        batch.delete_chunk(record.key)
-    batch.delete_file("b.py")
-    store.apply(batch)
+    _delete_file(store, "b.py", old)
     corpus.sync()
     arrays = corpus.arrays()
     cookie, upload = arrays.vocabulary["cookie"], arrays.vocabulary["upload"]
