@@ -182,9 +182,11 @@ class WeightedTerms:
     codes: np.ndarray  # uint64 key codes, aligned with terms
 
     @classmethod
-    def of(cls, terms: Sequence[str], idf: dict[str, float]) -> WeightedTerms:
-        weighted = [t for t in terms if idf.get(t, 0.0) > 0]
-        return cls(weighted, np.array([idf[t] for t in weighted], dtype=np.float64), key_codes(weighted))
+    def of(cls, terms: Sequence[str], idf: np.ndarray) -> WeightedTerms:
+        """`terms` (the query's terms the vocabulary knows) and their idf, aligned."""
+        weighted = np.asarray(idf, dtype=np.float64) > 0
+        kept = [t for t, keep in zip(terms, weighted.tolist(), strict=True) if keep]
+        return cls(kept, np.asarray(idf, dtype=np.float64)[weighted], key_codes(kept))
 
 
 def _weighted_share(members: np.ndarray, postings: Mapping[str, np.ndarray], query: WeightedTerms) -> np.ndarray:
@@ -243,7 +245,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     known = [t for t in analysis.terms if ids[t] is not None and ids[t] < len(idf)]
     query_ids = np.array([ids[t] for t in known], dtype=np.int64)
     # one gather for every term: a corpus with a delta computes its idf when asked, per call
-    term_idf = dict(zip(known, idf[query_ids].tolist(), strict=True)) if known else {}
+    weighted = WeightedTerms.of(known, idf[query_ids] if known else np.zeros(0))
 
     file_lexical = table.file_bm25.scores(query_ids, query_weights=repeated_term_weights(known, analysis.counts)) \
         if len(query_ids) else np.zeros(file_count, dtype=np.float32)
@@ -300,7 +302,6 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         for term in name_ids:
             mentioned += rows_containing(term, rows)
         chunk[:, column["mentions"]] = mentioned / len(name_terms)
-    weighted = WeightedTerms.of(analysis.terms, term_idf)
     chunk[:, column["symbol_terms"]] = _weighted_share(rows, table.symbol_terms, weighted)
     seeds_per_file = np.zeros(len(files), dtype=np.float32)
     if seed_terms is not None and analysis.shape == "long" and len(fused_rows) and n:
