@@ -713,7 +713,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                           "refused": sources["refused"]}, indent=2))
         return 0 if sources["labels"] else EXIT_FAILURE
     from noul_lsp.train.fit import TrainingUnavailable, TrainSettings, train_embedder, train_reranker
-    from noul_lsp.train.mine import read_pairs
+    from noul_lsp.train.pairs import read_pairs
 
     if not args.data:
         raise CliError(f"noul train {args.action} needs --data DIR (the folder `noul train mine` wrote)", EXIT_USAGE)

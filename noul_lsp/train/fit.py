@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from noul_lsp.train.mine import Pair
+from noul_lsp.train.pairs import Pair
 
 
 class TrainingUnavailable(RuntimeError):
@@ -67,6 +67,13 @@ class TrainSettings:
     #: reranker: "classifier" (transformers' fresh one-logit head) or "segment-cosine" (models/heads.py:
     #: the cosine of the query's and the code's mean tokens in the joint pass; no new weights)
     head: str = "classifier"
+    #: "cpu" (the documented recipe) or "cuda": one prepared run on a GPU machine (scripts/train_gpu.py)
+    device: str = "cpu"
+    #: keep the token embeddings (half of MiniLM's weights) as the base has them: a run on another machine
+    #: then sends back only the layers it changed, and rare code tokens keep their pretrained vectors
+    freeze_token_embeddings: bool = False
+    #: stop (and save) after this many seconds of training (0: no limit): a run leased for minutes ends in time
+    max_seconds: float = 0.0
 
 
 def base_model_directory(base: str) -> Path:
@@ -134,6 +141,23 @@ def _latest_checkpoint(directory: Path) -> str | None:
     return str(max(found, key=lambda p: int(p.name.split("-")[-1]))) if found else None
 
 
+def _freeze_token_embeddings(transformer, settings: TrainSettings) -> None:
+    if settings.freeze_token_embeddings:
+        transformer.get_input_embeddings().weight.requires_grad_(False)
+
+
+def _deadline_callback(settings: TrainSettings, started: float):
+    """Stops training once `max_seconds` have passed; the run then saves what it has, as at its end."""
+    from transformers import TrainerCallback
+
+    class Deadline(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if settings.max_seconds and time.monotonic() - started > settings.max_seconds:
+                control.should_training_stop = True
+
+    return Deadline()
+
+
 def _log_callback(log_path: Path, started: float):
     from transformers import TrainerCallback
 
@@ -153,7 +177,7 @@ def _arguments(cls, settings: TrainSettings, out: Path, **extra):
     return cls(output_dir=str(out / "checkpoints"), num_train_epochs=settings.epochs,
                max_steps=settings.max_steps or -1, per_device_train_batch_size=settings.batch_size,
                learning_rate=settings.learning_rate, warmup_steps=settings.warmup_ratio, bf16=settings.bf16,
-               use_cpu=True, save_strategy="steps", save_steps=settings.checkpoint_steps, save_total_limit=2,
+               use_cpu=settings.device == "cpu", save_strategy="steps", save_steps=settings.checkpoint_steps, save_total_limit=2,
                logging_steps=settings.log_steps, report_to=[], dataloader_num_workers=0, seed=settings.seed,
                batch_sampler="no_duplicates", disable_tqdm=True, **extra)
 
@@ -207,12 +231,14 @@ def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     )
 
     out, chosen, dataset, started = _prepare(pairs, out, settings)
-    model = SentenceTransformer(str(base_model_directory(settings.base)), device="cpu")
+    model = SentenceTransformer(str(base_model_directory(settings.base)), device=settings.device)
     model.max_seq_length = settings.max_tokens
     _keep_layers(model[0].auto_model, settings.layers)
+    _freeze_token_embeddings(model[0].auto_model, settings)
     trainer = SentenceTransformerTrainer(
         model=model, args=_arguments(SentenceTransformerTrainingArguments, settings, out), train_dataset=dataset,
-        loss=losses.MultipleNegativesRankingLoss(model), callbacks=[_log_callback(out / "train.log", started)])
+        loss=losses.MultipleNegativesRankingLoss(model),
+        callbacks=[_log_callback(out / "train.log", started), _deadline_callback(settings, started)])
     return _run(trainer, lambda: model.save(str(out / "model")), "embedder", out, settings, chosen, started)
 
 
@@ -227,8 +253,9 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
 
     out, chosen, dataset, started = _prepare(pairs, out, settings)
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
-                         device="cpu")
+                         device=settings.device)
     _keep_layers(model.model, settings.layers)
+    _freeze_token_embeddings(model.model, settings)
     try:
         apply_head(model.model, settings.head)
     except ValueError as error:
@@ -239,5 +266,5 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     loss = MultipleNegativesRankingLoss(model, num_negatives=settings.in_batch_negatives, **as_is)
     trainer = CrossEncoderTrainer(
         model=model, args=_arguments(CrossEncoderTrainingArguments, settings, out), train_dataset=dataset, loss=loss,
-        callbacks=[_log_callback(out / "train.log", started)])
+        callbacks=[_log_callback(out / "train.log", started), _deadline_callback(settings, started)])
     return _run(trainer, lambda: model.save_pretrained(str(out / "model")), "reranker", out, settings, chosen, started)

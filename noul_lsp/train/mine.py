@@ -46,6 +46,7 @@ from noul_lsp.retrieval.bm25 import BM25Index, BM25Parameters
 from noul_lsp.retrieval.roles import file_role
 from noul_lsp.text.terms import query_terms, term_counts
 from noul_lsp.train.git import CommitChange, GitError, Repository
+from noul_lsp.train.pairs import Pair, pairs_file, read_pairs  # noqa: F401 (read_pairs: the miner's reader)
 
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "Zlib")
 DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "impl",
@@ -80,23 +81,6 @@ class MineSettings:
     max_query_chars: int = 600
     max_file_bytes: int = 400_000
     seed: int = 13
-
-
-@dataclass
-class Pair:
-    query: str
-    positive: str
-    negatives: list[str]
-    source: str  # "docstring" or "commit"
-    repository: str
-    path: str
-    symbol: str
-    language: str
-    commit: str
-    #: the positive's rank under BM25 among its repository's chunks (0 = first)
-    bm25_rank: int
-    #: its rank under the static model (-1: mined without one)
-    static_rank: int = -1
 
 
 @dataclass
@@ -536,10 +520,6 @@ def _overlaps(chunk: Chunk, span: tuple[int, int]) -> bool:
     return chunk.start_line <= last and chunk.end_line >= first
 
 
-def pairs_file(out: Path, repository: str) -> Path:
-    return out / "repositories" / (repository.replace("/", "--") + ".jsonl")
-
-
 def mine(directories: Sequence[Path], out: Path, *, settings: MineSettings = MineSettings(),
          exclusions: set[str] = frozenset(), own_code: bool = False,
          progress: Callable[[str], None] = lambda _m: None) -> dict:
@@ -593,19 +573,3 @@ def _write_sources(path: Path, sources: dict, settings: MineSettings) -> None:
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(sources, indent=2) + "\n")
     temporary.replace(path)
-
-
-def read_pairs(out: Path) -> list[Pair]:
-    """Every mined pair of the repositories sources.json records (no pair without its provenance), in a
-    stable order (repository, then file order)."""
-    sources_path = Path(out) / "sources.json"
-    if not sources_path.is_file():
-        return []
-    pairs: list[Pair] = []
-    for repository in sorted(json.loads(sources_path.read_text())["repositories"]):
-        path = pairs_file(Path(out), repository)
-        if not path.is_file():
-            continue
-        with path.open() as handle:
-            pairs.extend(Pair(**json.loads(line)) for line in handle if line.strip())
-    return pairs
