@@ -126,6 +126,39 @@ def read_packed_pairs(pack_dir: Path) -> list[Pair]:
             for r in data["pairs"]]
 
 
+def drop_false_negatives(pairs: list[Pair], base: Path, device: str, share: float = 1.0,
+                         sources: tuple[str, ...] = ("commit",)) -> tuple[list[Pair], dict]:
+    """Keep a commit pair's mined negative only when the base model scores it below `share` of the
+    positive's score (NV-Retriever's "positive-aware" filter). A commit's negatives come from the
+    repository's head and its positive from the parent, so a function the commit *added* (the best match
+    for its message) is marked negative; the base model finds those. Measured on 400 sampled pairs here:
+    the base puts 34% of commit negatives above their positive and 19% of docstring ones, whose labels
+    are exact (the function's own docstring): the gap is the label noise, so docstring pairs keep all
+    their negatives, and the share is 1.0, not NV-Retriever's 0.95, for a teacher this weak. A pair
+    left with no negative is dropped (its label is the likelier error)."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(base), device=device)
+    model.max_seq_length = 128
+    texts = sorted({t for p in pairs for t in (p.positive, *p.negatives)})
+    index = {t: i for i, t in enumerate(texts)}
+    encode = dict(batch_size=512, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    code = model.encode(texts, **encode)
+    queries = model.encode([p.query[:300] for p in pairs], **encode)
+    kept_pairs, negatives_before, negatives_after = [], 0, 0
+    for query, pair in zip(queries, pairs, strict=True):
+        positive = float(code[index[pair.positive]] @ query)
+        kept = [n for n in pair.negatives if pair.source not in sources or float(code[index[n]] @ query) < share * positive]
+        negatives_before += len(pair.negatives)
+        negatives_after += len(kept)
+        if kept:
+            kept_pairs.append(replace(pair, negatives=kept))
+    del model
+    return kept_pairs, {"pairs_before": len(pairs), "pairs_after": len(kept_pairs),
+                        "negatives_before": negatives_before, "negatives_after": negatives_after, "share": share,
+                        "sources": list(sources)}
+
+
 def send_back(name: str, model_dir: Path, out: Path, manifest: dict) -> None:
     """The model's weights but its token embeddings as float16 parts of <= 15 MiB, its small files into
     the manifest's tar (written at the end)."""
@@ -151,7 +184,8 @@ def send_back(name: str, model_dir: Path, out: Path, manifest: dict) -> None:
     manifest["models"][name] = entry
 
 
-def train(pack_dir: Path, work: Path, out: Path, plan: list[dict], deadline: float, device: str = "cuda") -> dict:
+def train(pack_dir: Path, work: Path, out: Path, plan: list[dict], deadline: float, device: str = "cuda",
+          denoise: bool = True, limit_pairs: int = 0) -> dict:
     import torch
 
     from noul_lsp.train.fit import TrainSettings, train_embedder, train_reranker
@@ -160,8 +194,16 @@ def train(pack_dir: Path, work: Path, out: Path, plan: list[dict], deadline: flo
     manifest: dict = {"models": {}, "runs": {}, "errors": {},
                       "device": torch.cuda.get_device_name(0) if device == "cuda" else device}
     base = rebuild_base(pack_dir, work / "base")
-    pairs = read_packed_pairs(pack_dir)
+    pairs = read_packed_pairs(pack_dir)[:limit_pairs or None]
     print(f"{len(pairs)} pairs, base rebuilt in {time.monotonic() - started:.1f} s", flush=True)
+    if denoise:
+        try:
+            pairs, manifest["denoise"] = drop_false_negatives(pairs, base, device)
+            manifest["denoise"]["seconds"] = round(time.monotonic() - started, 1)
+            print(f"denoised: {manifest['denoise']}", flush=True)
+        except Exception:  # the raw pairs are still worth a lease
+            import traceback
+            manifest["errors"]["denoise"] = traceback.format_exc()
     logs = tarfile.open(out / "runs.tar.gz", "w:gz")
     for step in plan:
         left = deadline - (time.monotonic() - started)
@@ -207,7 +249,7 @@ PLAN = [
      "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 1e-4, "max_tokens": 160, "hard_negatives": 7,
                   "in_batch_negatives": 1, "layers": 3, "max_query_chars": 300, "log_steps": 20, "max_seconds": 120}},
     {"name": "reranker-l6", "kind": "reranker",
-     "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 1e-4, "max_tokens": 160, "hard_negatives": 7,
+     "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 7e-5, "max_tokens": 160, "hard_negatives": 7,
                   "in_batch_negatives": 1, "layers": 0, "max_query_chars": 300, "log_steps": 20, "max_seconds": 150}},
 ]
 
@@ -251,6 +293,8 @@ def main() -> int:
     t.add_argument("--max-steps", type=int, default=0, help="a smoke test: this many steps of 8 pairs a model")
     t.add_argument("--only", action="append", help="train only these plan entries")
     t.add_argument("--device", default="cuda", help="cpu: a smoke test of the whole script here")
+    t.add_argument("--no-denoise", action="store_true", help="train on the mined negatives as they are")
+    t.add_argument("--limit-pairs", type=int, default=0, help="a smoke test: the first N pairs only")
     u = sub.add_parser("unpack")
     u.add_argument("--returned", required=True)
     u.add_argument("--base", default="")
@@ -262,7 +306,8 @@ def main() -> int:
         plan = [step for step in PLAN if not args.only or step["name"] in args.only]
         if args.max_steps:
             plan = [step | {"settings": step["settings"] | {"max_steps": args.max_steps, "batch_size": 8}} for step in plan]
-        manifest = train(Path(args.pack), Path(args.work), Path(args.out), plan, args.seconds, args.device)
+        manifest = train(Path(args.pack), Path(args.work), Path(args.out), plan, args.seconds, args.device,
+                         not args.no_denoise, args.limit_pairs)
         print(json.dumps({k: v for k, v in manifest.items() if k != "models"}, indent=2, default=str))
     else:
         manifest = unpack(Path(args.returned), base_directory(args.base), Path(args.out))
