@@ -406,3 +406,40 @@ def test_commits_become_ranking_labels_asked_at_their_parent(tmp_path):
     assert [q.query for q in load_labels([out])] == [label["query"]]  # the bench reads the file as it is
     assert sources["labels"] == 1 and list(sources["refused"]) == [str(refused)]
     assert json.loads((tmp_path / "labels" / "commit-labels.jsonl.sources.json").read_text())["labels"] == 1
+
+
+@pytest.mark.slow
+def test_a_gpu_lease_round_trip_sends_back_the_trained_layers_and_restores_the_token_embeddings(tmp_path):
+    """scripts/train_gpu.py, run here on the CPU: pack the pairs and base, train with the token embeddings
+    frozen (the lease sends back only the rest, as float16 parts), unpack: the checkpoint has the base's own
+    float32 token embeddings, the trained layers, and exports."""
+    import importlib.util
+
+    from safetensors.numpy import load_file
+
+    from noul_lsp.models.export import export_model
+
+    data, base = _mined_and_tiny_base(tmp_path)
+    spec = importlib.util.spec_from_file_location("train_gpu", Path(__file__).parents[1] / "scripts" / "train_gpu.py")
+    train_gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_gpu)
+
+    summary = train_gpu.pack(data, base, tmp_path / "pack", negatives=7)
+    assert summary["pairs"] == len(read_pairs(data)) and summary["texts"] > summary["pairs"]
+    plan = [{"name": "reranker", "kind": "reranker",
+             "settings": {"batch_size": 4, "max_steps": 3, "learning_rate": 1e-3, "warmup_ratio": 0.0, "log_steps": 1}}]
+    sent = tmp_path / "sent"
+    sent.mkdir()
+    manifest = train_gpu.train(tmp_path / "pack", tmp_path / "work", sent, plan, deadline=600, device="cpu")
+    assert not manifest["errors"] and manifest["denoise"]["pairs_after"] <= manifest["denoise"]["pairs_before"]
+    assert manifest["runs"]["reranker"]["settings"]["freeze_token_embeddings"]
+
+    train_gpu.unpack(sent, base, tmp_path / "back")
+    trained = load_file(str(tmp_path / "work" / "reranker" / "model" / "model.safetensors"))
+    restored = load_file(str(tmp_path / "back" / "reranker" / "model" / "model.safetensors"))
+    original = load_file(str(base / "model.safetensors"))
+    tokens = next(k for k in restored if k.endswith("word_embeddings.weight"))
+    assert np.array_equal(restored[tokens], next(v for k, v in original.items() if k.endswith("word_embeddings.weight")))
+    layer = next(k for k in trained if "encoder.layer.0" in k and k.endswith("query.weight"))
+    assert np.allclose(restored[layer], trained[layer], atol=1e-2) and set(restored) == set(trained)
+    assert export_model(tmp_path / "back" / "reranker" / "model", tmp_path / "onnx", kind="reranker").kind == "reranker"
