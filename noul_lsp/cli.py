@@ -727,7 +727,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                              max_tokens=args.max_tokens, **{k: v for k, v in given.items() if v is not None},
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps,
                              docstring_share=args.docstring_share, layers=args.layers,
-                             in_batch_negatives=args.in_batch_negatives, head=args.head)
+                             in_batch_negatives=args.in_batch_negatives, head=args.head, device=args.device,
+                             freeze_token_embeddings=args.freeze_token_embeddings, max_seconds=args.max_seconds)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
         run = train(pairs, Path(args.out), settings)
@@ -938,6 +939,12 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
                        "the sampled ones (default: as mined)")
     train.add_argument("--bf16", action="store_true",
                        help="bf16 autocast: faster on CPUs with AMX, 20x slower on those without (default: fp32)")
+    train.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                       help="embedder/reranker: cuda trains on a GPU (with --bf16); scripts/train_gpu.py runs a lease")
+    train.add_argument("--freeze-token-embeddings", action="store_true",
+                       help="embedder/reranker: keep the base's token embeddings (half of MiniLM's weights)")
+    train.add_argument("--max-seconds", type=float, default=0.0,
+                       help="embedder/reranker: stop and save after this many seconds (default: no limit)")
     train.set_defaults(handler=cmd_train)
 
     mcp = sub.add_parser("mcp", parents=[common], help="serve coding agents over MCP (stdio)",

@@ -384,6 +384,33 @@ def test_the_reranker_command_takes_the_count_of_in_batch_negatives(tmp_path):
     assert not (tmp_path / "run0").exists()
 
 
+def test_frozen_token_embeddings_stay_the_base_s_and_a_deadline_stops_the_run_after_a_step(tmp_path):
+    data, base = _mined_and_tiny_base(tmp_path)
+    from safetensors.numpy import load_file
+
+    from noul_lsp.cli import main
+    from noul_lsp.train.fit import TrainSettings, train_embedder
+
+    assert main(["train", "embedder", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(base),
+                 "--batch-size", "2", "--max-steps", "4", "--learning-rate", "1e-2", "--freeze-token-embeddings"]) == 0
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["settings"]["freeze_token_embeddings"] and run["settings"]["device"] == "cpu"
+    trained = load_file(str(next((tmp_path / "run" / "model").rglob("model.safetensors"))))
+    original = load_file(str(base / "model.safetensors"))
+
+    def weight(weights: dict, suffix: str) -> np.ndarray:
+        return next(v for k, v in weights.items() if k.endswith(suffix))
+
+    assert np.array_equal(weight(trained, "word_embeddings.weight"), weight(original, "word_embeddings.weight"))
+    query = "encoder.layer.0.attention.self.query.weight"
+    assert not np.array_equal(weight(trained, query), weight(original, query))
+
+    settings = TrainSettings(base=str(base), batch_size=2, max_steps=20, warmup_ratio=0.0, log_steps=1,
+                             max_seconds=0.001)
+    stopped = train_embedder(read_pairs(data) * 8, tmp_path / "late", settings)
+    assert len(stopped["first_losses"]) == 1  # one step logged, then the deadline
+
+
 def test_commits_become_ranking_labels_asked_at_their_parent(tmp_path):
     from noul_lsp.bench.labels import load_labels
     from noul_lsp.train.labels import commit_labels, write_commit_labels
