@@ -117,7 +117,8 @@ def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tm
     from random_checkpoints import build_checkpoint
     from test_train import make_repository
 
-    from noul_lsp.train.mine import mine, read_pairs
+    from noul_lsp.train.mine import mine
+    from noul_lsp.train.pairs import read_pairs
     from noul_lsp.train.static import (
         StaticSettings,
         TuneSettings,

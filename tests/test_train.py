@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from noul_lsp.train.mine import MineSettings, MiningRefused, classify_licence, mine, mine_repository, read_pairs
+from noul_lsp.train.mine import MineSettings, MiningRefused, classify_licence, mine, mine_repository
+from noul_lsp.train.pairs import read_pairs
 
 MIT = """MIT License
 
@@ -284,7 +285,7 @@ def test_negatives_are_definitions_as_every_positive_is():
 
 def test_the_docstring_share_sets_the_mix_of_sampled_pairs():
     from noul_lsp.train.fit import TrainSettings, _sample
-    from noul_lsp.train.mine import Pair
+    from noul_lsp.train.pairs import Pair
 
     def pair(source: str, index: int) -> Pair:
         return Pair(f"{source} {index}", f"code {index}", ["other"], source, "a/b", "x.py", f"f{index}", "python",

@@ -177,8 +177,8 @@ def _arguments(cls, settings: TrainSettings, out: Path, **extra):
     return cls(output_dir=str(out / "checkpoints"), num_train_epochs=settings.epochs,
                max_steps=settings.max_steps or -1, per_device_train_batch_size=settings.batch_size,
                learning_rate=settings.learning_rate, warmup_steps=settings.warmup_ratio, bf16=settings.bf16,
-               use_cpu=settings.device == "cpu", save_strategy="steps", save_steps=settings.checkpoint_steps, save_total_limit=2,
-               logging_steps=settings.log_steps, report_to=[], dataloader_num_workers=0, seed=settings.seed,
+               use_cpu=settings.device == "cpu", save_strategy="steps", save_steps=settings.checkpoint_steps,
+               save_total_limit=2, logging_steps=settings.log_steps, report_to=[], dataloader_num_workers=0, seed=settings.seed,
                batch_sampler="no_duplicates", disable_tqdm=True, **extra)
 
 

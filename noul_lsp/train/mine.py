@@ -46,7 +46,7 @@ from noul_lsp.retrieval.bm25 import BM25Index, BM25Parameters
 from noul_lsp.retrieval.roles import file_role
 from noul_lsp.text.terms import query_terms, term_counts
 from noul_lsp.train.git import CommitChange, GitError, Repository
-from noul_lsp.train.pairs import Pair, pairs_file, read_pairs  # noqa: F401 (read_pairs: the miner's reader)
+from noul_lsp.train.pairs import Pair, pairs_file
 
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "Zlib")
 DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "impl",
