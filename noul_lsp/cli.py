@@ -687,7 +687,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CliError("name the repositories to mine: `noul train mine --repo PATH [--repo PATH ...] --out DIR`",
                            EXIT_USAGE)
         settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository,
-                                static_model=args.static_model or "")
+                                static_model=args.static_model or "", test_negatives=args.test_negatives)
         exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()
         try:
             sources = mine([Path(r).expanduser() for r in args.repo], Path(args.out), settings=settings,
@@ -908,6 +908,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
     train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
     train.add_argument("--max-pairs-per-repository", type=int, default=3000)
+    train.add_argument("--test-negatives", type=int, default=0, metavar="N",
+                       help="mine: add each pair's N best-matching test chunks (the tests that call its code) to "
+                       "its negatives (default 0: definitions of source files only)")
     train.add_argument("--per-repository", type=int, default=40,
                        help="labels: ranking labels taken per repository (its newest qualifying commits)")
     train.add_argument("--static-model", metavar="NAME", help="mine: also rank with this static model (e.g. "

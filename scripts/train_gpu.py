@@ -65,7 +65,7 @@ def pack(data: Path, base: Path, out: Path, negatives: int) -> dict:
         return texts.setdefault(text[:MAX_CODE_CHARS], len(texts))
 
     rows = [{"q": p.query[:MAX_QUERY_CHARS], "p": text_id(p.positive), "n": [text_id(n) for n in p.negatives[:negatives]],
-             "s": p.source, "r": p.repository, "l": p.language} for p in pairs]
+             "s": p.source, "r": p.repository, "l": p.language, "t": min(p.test_negatives, negatives)} for p in pairs]
     with lzma.open(out / "pairs.json.xz", "wt", preset=9) as handle:
         json.dump({"texts": list(texts), "pairs": rows}, handle)
 
@@ -122,7 +122,8 @@ def read_packed_pairs(pack_dir: Path) -> list[Pair]:
         data = json.load(handle)
     texts = data["texts"]
     return [Pair(query=r["q"], positive=texts[r["p"]], negatives=[texts[n] for n in r["n"]], source=r["s"],
-                 repository=r["r"], path="", symbol="", language=r["l"], commit="", bm25_rank=-1)
+                 repository=r["r"], path="", symbol="", language=r["l"], commit="", bm25_rank=-1,
+                 test_negatives=r.get("t", 0))
             for r in data["pairs"]]
 
 
@@ -135,7 +136,8 @@ def drop_false_negatives(pairs: list[Pair], base: Path, device: str, share: floa
     the base puts 34% of commit negatives above their positive and 19% of docstring ones, whose labels
     are exact (the function's own docstring): the gap is the label noise, so docstring pairs keep all
     their negatives, and the share is 1.0, not NV-Retriever's 0.95, for a teacher this weak. A pair
-    left with no negative is dropped (its label is the likelier error)."""
+    left with no negative is dropped (its label is the likelier error). Test negatives are kept whatever
+    their score: a test that calls the positive is meant to score close to it."""
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(base), device=device)
@@ -148,7 +150,8 @@ def drop_false_negatives(pairs: list[Pair], base: Path, device: str, share: floa
     kept_pairs, negatives_before, negatives_after = [], 0, 0
     for query, pair in zip(queries, pairs, strict=True):
         positive = float(code[index[pair.positive]] @ query)
-        kept = [n for n in pair.negatives if pair.source not in sources or float(code[index[n]] @ query) < share * positive]
+        tests, others = pair.negatives[:pair.test_negatives], pair.negatives[pair.test_negatives:]
+        kept = tests + [n for n in others if pair.source not in sources or float(code[index[n]] @ query) < share * positive]
         negatives_before += len(pair.negatives)
         negatives_after += len(kept)
         if kept:

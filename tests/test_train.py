@@ -118,6 +118,25 @@ def test_mining_finds_the_docstring_and_commit_pairs_of_a_repository(tmp_path):
     assert record.licence == "MIT" and record.commits_read == 2 and record.commits_kept == 1
 
 
+def test_the_tests_that_call_a_definition_can_be_its_first_negatives(tmp_path):
+    repository = make_repository(tmp_path / "acme")
+    (repository / "tests" / "test_sizes.py").write_text(
+        "def test_format_size_in_megabytes():\n    assert format_size(3 * 1024 * 1024) == '3.0 MB'\n\n\n"
+        "def test_parse_header_lowercases_the_name():\n    assert parse_header('A: b') == ('a', 'b')\n")
+    _git(repository, "add", ".")
+    _git(repository, "commit", "-q", "-m", "Test the size and header helpers")
+    plain, _ = mine_repository(repository, settings=MineSettings(hard_negatives=2), name="acme/storage")
+    assert all(p.test_negatives == 0 and not any("def test_" in n for n in p.negatives) for p in plain)
+
+    pairs, _ = mine_repository(repository, settings=MineSettings(hard_negatives=2, test_negatives=1), name="acme/storage")
+    size = next(p for p in pairs if p.symbol == "format_size")
+    assert size.test_negatives == 1 and "def test_format_size_in_megabytes" in size.negatives[0]
+    assert len(size.negatives) == 3 and all("def test_" not in n for n in size.negatives[1:])
+    header = next(p for p in pairs if p.symbol == "parse_header")
+    assert "def test_parse_header_lowercases_the_name" in header.negatives[0]  # its own test, by name
+    assert all(p.path == "storage.py" for p in pairs)  # tests are negatives, never positives
+
+
 def test_excluded_and_unlicensed_repositories_are_refused(tmp_path):
     repository = make_repository(tmp_path / "requests")
     with pytest.raises(MiningRefused, match="exclusion list"):

@@ -81,6 +81,11 @@ class MineSettings:
     max_query_chars: int = 600
     max_file_bytes: int = 400_000
     seed: int = 13
+    #: test chunks added to each pair's negatives (0: none, the mined negatives are definitions of source
+    #: files): the tests that call the positive, best first for the query and the positive's name. A model
+    #: trained without them ranks a test that exercises a function above the function itself (the GPU run
+    #: in docs/benchmarks.md: describe-dev dense Acc@1 0.361 -> 0.167, 0.639 with test hits removed)
+    test_negatives: int = 0
 
 
 @dataclass
@@ -339,6 +344,15 @@ class Corpus:
                 total += float(self.index.idf[term_id]) * count / (count + norm)
         return total
 
+    def best_matches(self, query: str, count: int) -> list[str]:
+        """The `count` rows BM25 scores highest for the query (only rows some query term matches)."""
+        query_ids = self._ids(query)
+        if not len(query_ids) or not count:
+            return []
+        scores = self.index.scores(query_ids)
+        top = np.lexsort((self.tie_order, -scores))[:count]
+        return [self.texts[row] for row in top if scores[row] > 0]
+
     def rank_and_negatives(self, query: str, positive: str, keys: set[tuple[str, str]], *,
                            negatives: int) -> tuple[int, int, list[str]]:
         """(rank of the positive among the rows under BM25, its rank under the static model or -1 without
@@ -386,6 +400,10 @@ def _is_source(path: str) -> bool:
     return language_for_path(path) is not None and file_role(path) == "source"
 
 
+def _is_test(path: str) -> bool:
+    return language_for_path(path) is not None and file_role(path) == "test"
+
+
 def _definition(chunk: Chunk) -> bool:
     return chunk.kind in DEFINITION_KINDS and bool(chunk.symbol)
 
@@ -423,7 +441,12 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         keys: list[tuple[str, str]] = []
         definitions: list[bool] = []
         docstring_pairs: list[tuple[str, str, Chunk]] = []
+        test_texts: list[str] = []
         for path in repository.files(repository.head):
+            if settings.test_negatives and _is_test(path):
+                content = repository.read(repository.head, path, max_bytes=settings.max_file_bytes)
+                test_texts += [chunk.embed_text for chunk in chunker.chunk(path, content or "")]
+                continue
             if not _is_source(path):
                 continue
             content = repository.read(repository.head, path, max_bytes=settings.max_file_bytes)
@@ -444,6 +467,15 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         static = static_ranker(settings.static_model)
         stripped_corpus = Corpus(stripped_texts, keys, seed=settings.seed, static=static, definitions=definitions)
         full_corpus = Corpus(full_texts, keys, seed=settings.seed, static=static, definitions=definitions)
+        tests = Corpus(test_texts, [("", "")] * len(test_texts), seed=settings.seed) if test_texts else None
+
+        def test_chunks(query: str, chunk: Chunk) -> list[str]:
+            """The tests that best match the query and the positive's name (given twice: it is what a test
+            of the positive calls); they go first, so that a trainer reading the first few negatives sees them."""
+            if tests is None:
+                return []
+            name = re.split(r"[.:#]", chunk.symbol)[-1] if chunk.symbol else ""
+            return tests.best_matches(f"{query} {name} {name}", settings.test_negatives)
 
         pairs: list[Pair] = []
         for query, body, chunk in docstring_pairs:
@@ -452,8 +484,9 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
             if not _consistent(rank, static_rank, settings) or not negatives:
                 record.dropped_by_consistency += 1
                 continue
-            pairs.append(Pair(query, body, negatives, "docstring", repository_name, chunk.path, chunk.symbol,
-                              chunk.language, repository.head, rank, static_rank))
+            found = test_chunks(query, chunk)
+            pairs.append(Pair(query, body, found + negatives, "docstring", repository_name, chunk.path, chunk.symbol,
+                              chunk.language, repository.head, rank, static_rank, test_negatives=len(found)))
         record.docstring_pairs = len(pairs)
 
         suffixes = code_suffixes()
@@ -483,8 +516,10 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 if not _consistent(rank, static_rank, settings) or not negatives:
                     record.dropped_by_consistency += 1
                     continue
-                pairs.append(Pair(query, chunk.embed_text, negatives, "commit", repository_name, chunk.path,
-                                  chunk.symbol, chunk.language, change.parent, rank, static_rank))
+                found = test_chunks(query, chunk)
+                pairs.append(Pair(query, chunk.embed_text, found + negatives, "commit", repository_name, chunk.path,
+                                  chunk.symbol, chunk.language, change.parent, rank, static_rank,
+                                  test_negatives=len(found)))
         record.commit_pairs = len(pairs) - record.docstring_pairs
     if len(pairs) > settings.max_pairs_per_repository:
         pairs = random.Random(settings.seed).sample(pairs, settings.max_pairs_per_repository)

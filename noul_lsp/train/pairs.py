@@ -26,6 +26,8 @@ class Pair:
     bm25_rank: int
     #: its rank under the static model (-1: mined without one)
     static_rank: int = -1
+    #: how many of the first negatives are test chunks (`noul train mine --test-negatives`)
+    test_negatives: int = 0
 
 
 def pairs_file(out: Path, repository: str) -> Path:
