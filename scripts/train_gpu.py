@@ -34,7 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from noul_lsp.train.pairs import Pair  # noqa: E402 (the path above first)
+from noul_lsp.train.fit import base_model_directory  # noqa: E402 (the path above first; torch-free)
+from noul_lsp.train.pairs import Pair  # noqa: E402
 
 TOKEN_EMBEDDINGS = "word_embeddings.weight"
 #: the machine gives back files of at most 16 MiB
@@ -43,11 +44,6 @@ PART_BYTES = 15 * 2**20
 MAX_CODE_CHARS = 1200
 MAX_QUERY_CHARS = 600
 WEIGHT_FILES = (".safetensors", ".bin", ".onnx", ".h5", ".ot", ".msgpack")
-
-
-def base_directory(base: str) -> Path:
-    from noul_lsp.train.fit import base_model_directory
-    return base_model_directory(base)
 
 
 # ---- pack (here) --------------------------------------------------------------------------------------
@@ -304,7 +300,7 @@ def main() -> int:
     u.add_argument("--out", required=True)
     args = parser.parse_args()
     if args.step == "pack":
-        print(json.dumps(pack(Path(args.data), base_directory(args.base), Path(args.out), args.negatives), indent=2))
+        print(json.dumps(pack(Path(args.data), base_model_directory(args.base), Path(args.out), args.negatives), indent=2))
     elif args.step == "train":
         plan = [step for step in PLAN if not args.only or step["name"] in args.only]
         if args.max_steps:
@@ -313,7 +309,7 @@ def main() -> int:
                          not args.no_denoise, args.limit_pairs)
         print(json.dumps({k: v for k, v in manifest.items() if k != "models"}, indent=2, default=str))
     else:
-        manifest = unpack(Path(args.returned), base_directory(args.base), Path(args.out))
+        manifest = unpack(Path(args.returned), base_model_directory(args.base), Path(args.out))
         print(json.dumps({"models": list(manifest["models"]), "errors": manifest["errors"]}, indent=2))
     return 0
 

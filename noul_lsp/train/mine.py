@@ -396,12 +396,9 @@ def code_suffixes() -> tuple[str, ...]:
     return tuple(sorted({suffix for spec in LANGUAGES.values() for suffix in spec.extensions}))
 
 
-def _is_source(path: str) -> bool:
-    return language_for_path(path) is not None and file_role(path) == "source"
-
-
-def _is_test(path: str) -> bool:
-    return language_for_path(path) is not None and file_role(path) == "test"
+def _code_role(path: str) -> str | None:
+    """The role of a file in a chunked language (source, test, ...); None for any other file."""
+    return file_role(path) if language_for_path(path) is not None else None
 
 
 def _definition(chunk: Chunk) -> bool:
@@ -443,11 +440,12 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
         docstring_pairs: list[tuple[str, str, Chunk]] = []
         test_texts: list[str] = []
         for path in repository.files(repository.head):
-            if settings.test_negatives and _is_test(path):
+            role = _code_role(path)
+            if settings.test_negatives and role == "test":
                 content = repository.read(repository.head, path, max_bytes=settings.max_file_bytes)
                 test_texts += [chunk.embed_text for chunk in chunker.chunk(path, content or "")]
                 continue
-            if not _is_source(path):
+            if role != "source":
                 continue
             content = repository.read(repository.head, path, max_bytes=settings.max_file_bytes)
             if content is None:
@@ -495,7 +493,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
             query = commit_query(change, settings)
             if query is None:
                 continue
-            code_files = {p: spans for p, spans in change.changed.items() if _is_source(p)}
+            code_files = {p: spans for p, spans in change.changed.items() if _code_role(p) == "source"}
             if not code_files or len(code_files) > settings.max_files_per_commit:
                 continue
             touched: list[Chunk] = []
