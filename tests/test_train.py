@@ -217,6 +217,21 @@ def test_definitions_changed_together_are_not_each_others_negatives(tmp_path):
         assert not any("def parse_header" in n or "def write_header" in n for n in pair.negatives)
 
 
+def test_a_definition_the_commit_added_is_not_a_negative_of_what_it_changed(tmp_path):
+    # negatives are read at the head, where the function this commit added exists and matches its message best
+    root = make_repository(tmp_path / "acme")
+    text = (root / "storage.py").read_text().replace("def retry_delays(attempts):", "def retry_delays(attempts, cap=30.0):")
+    text += ("\n\ndef retry_upload(path, data, attempts):\n    for delay in retry_delays(attempts):\n"
+             "        if save_upload(path, data):\n            return True\n        sleep(delay)\n    return False\n")
+    (root / "storage.py").write_text(text)
+    _git(root, "commit", "-q", "-am", "Retry failed uploads with capped retry delays")
+    pairs, _record = mine_repository(root, name="acme/storage")
+    retried = [p for p in pairs if p.query == "Retry failed uploads with capped retry delays"]
+    assert "retry_delays" in {p.symbol for p in retried}
+    for pair in retried:
+        assert pair.negatives and not any("def retry_upload" in n for n in pair.negatives)
+
+
 def test_a_class_docstring_is_the_class_s_own_not_its_first_method_s():
     from noul_lsp.chunking.chunk import Chunk
     from noul_lsp.train.mine import split_docstring

@@ -497,20 +497,26 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
             if not code_files or len(code_files) > settings.max_files_per_commit:
                 continue
             touched: list[Chunk] = []
+            parent_keys: set[tuple[str, str]] = set()
             for path, spans in code_files.items():
                 content = repository.read(change.parent, path, max_bytes=settings.max_file_bytes)
                 if content is None:
                     continue
                 for chunk in chunker.chunk(path, content):
+                    parent_keys.add((chunk.path, chunk.symbol))
                     if _definition(chunk) and any(_overlaps(chunk, span) for span in spans):
                         touched.append(chunk)
             touched_keys = {(c.path, c.symbol) for c in touched}
             if not touched or len(touched_keys) > settings.max_definitions_per_commit:
                 continue
             record.commits_kept += 1
+            # negatives come from the head, where what this commit *added* exists: the best match for its
+            # message, it is no negative (neither is anything it changed)
+            not_negatives = touched_keys | (added_definitions(repository, chunker, change, code_files, settings)
+                                            - parent_keys)
             for chunk in touched:
                 rank, static_rank, negatives = full_corpus.rank_and_negatives(
-                    query, chunk.embed_text, touched_keys, negatives=settings.hard_negatives)
+                    query, chunk.embed_text, not_negatives, negatives=settings.hard_negatives)
                 if not _consistent(rank, static_rank, settings) or not negatives:
                     record.dropped_by_consistency += 1
                     continue
@@ -526,6 +532,18 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
              f"({record.commits_kept} of {record.commits_read} commits, {record.dropped_by_consistency} dropped by "
              f"consistency) in {record.seconds} s")
     return pairs, record
+
+
+def added_definitions(repository: Repository, chunker: FileChunker, change: CommitChange, code_files,
+                      settings: MineSettings) -> set[tuple[str, str]]:
+    """(path, symbol) of every definition in the commit's changed code files as the commit left them; the
+    caller subtracts the parent's, leaving what the commit added."""
+    keys: set[tuple[str, str]] = set()
+    for path in code_files:
+        content = repository.read(change.sha, path, max_bytes=settings.max_file_bytes)
+        if content is not None:
+            keys |= {(chunk.path, chunk.symbol) for chunk in chunker.chunk(path, content) if _definition(chunk)}
+    return keys
 
 
 def static_ranker(name: str):
