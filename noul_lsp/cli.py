@@ -728,7 +728,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                              hard_negatives=args.hard_negatives, bf16=args.bf16, max_steps=args.max_steps,
                              docstring_share=args.docstring_share, layers=args.layers,
                              in_batch_negatives=args.in_batch_negatives, head=args.head, device=args.device,
-                             freeze_token_embeddings=args.freeze_token_embeddings, max_seconds=args.max_seconds)
+                             freeze_token_embeddings=args.freeze_token_embeddings, max_seconds=args.max_seconds,
+                             loader_workers=args.loader_workers)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
         run = train(pairs, Path(args.out), settings)
@@ -948,6 +949,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
                        help="embedder/reranker: keep the base's token embeddings (half of MiniLM's weights)")
     train.add_argument("--max-seconds", type=float, default=0.0,
                        help="embedder/reranker: stop and save after this many seconds (default: no limit)")
+    train.add_argument("--loader-workers", type=int, default=0,
+                       help="embedder/reranker: processes that tokenize batches beside the trainer; on a GPU one "
+                       "tokenizing process is the bottleneck (default 0: the trainer's own)")
     train.set_defaults(handler=cmd_train)
 
     mcp = sub.add_parser("mcp", parents=[common], help="serve coding agents over MCP (stdio)",

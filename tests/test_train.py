@@ -427,9 +427,11 @@ def test_frozen_token_embeddings_stay_the_base_s_and_a_deadline_stops_the_run_af
     from noul_lsp.train.fit import TrainSettings, train_embedder
 
     assert main(["train", "embedder", "--data", str(data), "--out", str(tmp_path / "run"), "--base", str(base),
-                 "--batch-size", "2", "--max-steps", "4", "--learning-rate", "1e-2", "--freeze-token-embeddings"]) == 0
+                 "--batch-size", "2", "--max-steps", "4", "--learning-rate", "1e-2", "--freeze-token-embeddings",
+                 "--loader-workers", "1"]) == 0  # batches tokenized in a worker process, as on a lease
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["settings"]["freeze_token_embeddings"] and run["settings"]["device"] == "cpu"
+    assert run["settings"]["loader_workers"] == 1
     trained = load_file(str(next((tmp_path / "run" / "model").rglob("model.safetensors"))))
     original = load_file(str(base / "model.safetensors"))
 
