@@ -951,7 +951,7 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
                        help="embedder/reranker: stop and save after this many seconds (default: no limit)")
     train.add_argument("--loader-workers", type=int, default=0,
                        help="embedder/reranker: processes that tokenize batches beside the trainer; on a GPU one "
-                       "tokenizing process is the bottleneck (default 0: the trainer's own)")
+                       "tokenizing process holds the embedder back (default 0: the trainer's own)")
     train.set_defaults(handler=cmd_train)
 
     mcp = sub.add_parser("mcp", parents=[common], help="serve coding agents over MCP (stdio)",

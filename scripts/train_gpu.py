@@ -257,7 +257,7 @@ PLAN = [
     {"name": "reranker-l3", "kind": "reranker",
      "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 1e-4, "max_tokens": 160, "hard_negatives": 7,
                   "in_batch_negatives": 1, "layers": 3, "max_query_chars": 300, "log_steps": 20, "max_seconds": 330,
-                  "loader_workers": 6}},
+                  "loader_workers": 6}},  # the workers did not speed it (its loss tokenizes): a whole epoch, 315 s
     {"name": "reranker-l6", "kind": "reranker",
      "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 7e-5, "max_tokens": 160, "hard_negatives": 7,
                   "in_batch_negatives": 1, "layers": 0, "max_query_chars": 300, "log_steps": 20, "max_seconds": 150}},

@@ -32,7 +32,7 @@ import random
 import re
 import textwrap
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -511,7 +511,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
                 continue
             record.commits_kept += 1
             # negatives come from the head, where what this commit *added* exists: the best match for its
-            # message, it is no negative (neither is anything it changed)
+            # message, it is neither a negative nor a competitor of what it changed (nor is anything it changed)
             not_negatives = touched_keys | (added_definitions(repository, chunker, change, code_files, settings)
                                             - parent_keys)
             for chunk in touched:
@@ -534,7 +534,7 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
     return pairs, record
 
 
-def added_definitions(repository: Repository, chunker: FileChunker, change: CommitChange, code_files,
+def added_definitions(repository: Repository, chunker: FileChunker, change: CommitChange, code_files: Iterable[str],
                       settings: MineSettings) -> set[tuple[str, str]]:
     """(path, symbol) of every definition in the commit's changed code files as the commit left them; the
     caller subtracts the parent's, leaving what the commit added."""
