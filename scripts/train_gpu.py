@@ -242,25 +242,24 @@ def train(pack_dir: Path, work: Path, out: Path, plan: list[dict], deadline: flo
 
 #: what the lease trains, in order (the last is the first to be cut when time runs short). Sized to the
 #: data, not to the machine: ~60k pairs are one epoch of a few hundred steps on an H200.
+#: the settings every lease run shares; each plan entry says only what it changes
+EMBEDDER = {"epochs": 1.0, "batch_size": 128, "learning_rate": 3e-5, "max_tokens": 128, "hard_negatives": 3,
+            "max_query_chars": 300, "log_steps": 20}
+RERANKER = {"epochs": 1.0, "batch_size": 64, "max_tokens": 160, "hard_negatives": 7, "in_batch_negatives": 1,
+            "max_query_chars": 300, "log_steps": 20}
 PLAN = [
-    {"name": "embedder", "kind": "embedder",
-     "settings": {"epochs": 1.0, "batch_size": 128, "learning_rate": 3e-5, "max_tokens": 128, "hard_negatives": 3,
-                  "max_query_chars": 300, "log_steps": 20, "max_seconds": 150}},
+    {"name": "embedder", "kind": "embedder", "settings": EMBEDDER | {"max_seconds": 150}},
     # the third lease: all seven mined negatives (the test that calls the positive and six BM25/static ones,
     # where the second lease's three held one test and two others), with tokenizing workers
     {"name": "embedder-7neg", "kind": "embedder",
-     "settings": {"epochs": 1.0, "batch_size": 128, "learning_rate": 3e-5, "max_tokens": 128, "hard_negatives": 7,
-                  "max_query_chars": 300, "log_steps": 20, "max_seconds": 170, "loader_workers": 6}},
+     "settings": EMBEDDER | {"hard_negatives": 7, "max_seconds": 170, "loader_workers": 6}},
     {"name": "embedder-7neg-2ep", "kind": "embedder",
-     "settings": {"epochs": 2.0, "batch_size": 128, "learning_rate": 3e-5, "max_tokens": 128, "hard_negatives": 7,
-                  "max_query_chars": 300, "log_steps": 20, "max_seconds": 300, "loader_workers": 6}},
+     "settings": EMBEDDER | {"hard_negatives": 7, "epochs": 2.0, "max_seconds": 300, "loader_workers": 6}},
+    # a whole epoch in 315 s on the third lease (tokenizing workers would not reach its loss, which tokenizes)
     {"name": "reranker-l3", "kind": "reranker",
-     "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 1e-4, "max_tokens": 160, "hard_negatives": 7,
-                  "in_batch_negatives": 1, "layers": 3, "max_query_chars": 300, "log_steps": 20, "max_seconds": 330,
-                  "loader_workers": 6}},  # the workers did not speed it (its loss tokenizes): a whole epoch, 315 s
+     "settings": RERANKER | {"learning_rate": 1e-4, "layers": 3, "max_seconds": 330}},
     {"name": "reranker-l6", "kind": "reranker",
-     "settings": {"epochs": 1.0, "batch_size": 64, "learning_rate": 7e-5, "max_tokens": 160, "hard_negatives": 7,
-                  "in_batch_negatives": 1, "layers": 0, "max_query_chars": 300, "log_steps": 20, "max_seconds": 150}},
+     "settings": RERANKER | {"learning_rate": 7e-5, "layers": 0, "max_seconds": 150}},
 ]
 
 

@@ -512,8 +512,8 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
             record.commits_kept += 1
             # negatives come from the head, where what this commit *added* exists: the best match for its
             # message, it is neither a negative nor a competitor of what it changed (nor is anything it changed)
-            not_negatives = touched_keys | (added_definitions(repository, chunker, change, code_files, settings)
-                                            - parent_keys)
+            not_negatives = touched_keys | added_definitions(repository, chunker, change, code_files, parent_keys,
+                                                             settings)
             for chunk in touched:
                 rank, static_rank, negatives = full_corpus.rank_and_negatives(
                     query, chunk.embed_text, not_negatives, negatives=settings.hard_negatives)
@@ -535,15 +535,15 @@ def mine_repository(directory: Path, *, settings: MineSettings = MineSettings(),
 
 
 def added_definitions(repository: Repository, chunker: FileChunker, change: CommitChange, code_files: Iterable[str],
-                      settings: MineSettings) -> set[tuple[str, str]]:
-    """(path, symbol) of every definition in the commit's changed code files as the commit left them; the
-    caller subtracts the parent's, leaving what the commit added."""
-    keys: set[tuple[str, str]] = set()
+                      parent_keys: set[tuple[str, str]], settings: MineSettings) -> set[tuple[str, str]]:
+    """(path, symbol) of the definitions the commit added: in its changed code files as it left them and
+    not among `parent_keys`, the (path, symbol) of those files' chunks at its parent."""
+    added: set[tuple[str, str]] = set()
     for path in code_files:
         content = repository.read(change.sha, path, max_bytes=settings.max_file_bytes)
         if content is not None:
-            keys |= {(chunk.path, chunk.symbol) for chunk in chunker.chunk(path, content) if _definition(chunk)}
-    return keys
+            added |= {(chunk.path, chunk.symbol) for chunk in chunker.chunk(path, content) if _definition(chunk)}
+    return added - parent_keys
 
 
 def static_ranker(name: str):
