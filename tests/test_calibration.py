@@ -11,7 +11,9 @@ from noul_lsp.config import parse_settings
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
     QUERY_FEATURES,
+    RANKED_SHORT_FEATURES,
     Calibration,
+    apply_calibration,
     calibration_file_name,
     fit_logistic,
     load_calibration,
@@ -173,6 +175,59 @@ def test_each_query_shape_gets_its_own_here_model(tmp_path):
     one_line = {**records[1]["features"], "dense_top": -2.0}  # here, for a one-line description
     assert calibration.here_probability(one_line) > 0.9
     assert calibration.here_probability({**one_line, "long_query": 1.0, "multi_line": 1.0, "fused_top": -2.0}) < 0.1
+
+
+def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
+    """Descriptions whose kinds differ only in the fitted ranker's lead (every other feature noise): the
+    short model reads the lead and the top cosine, the long model keeps its features, and a find without
+    a lead (no fitted ranker ran) gets no probability rather than one read from a missing value."""
+    rng = np.random.default_rng(7)
+    records = []
+    for repo in ("r1", "r2", "r3"):
+        for kind in ("answerable", "not_here"):
+            sign = 1.0 if kind == "answerable" else -1.0
+            for _ in range(40):
+                records.append(_record(repo, kind, sign, rng))
+                short = _record(repo, kind, 0.0, rng, long=False)
+                short["source"] = "describe"
+                short["features"]["fused_top"] = float(rng.normal(scale=0.3))
+                short["features"]["rank_lead"] = 3.0 + sign + float(rng.normal(scale=0.5))
+                records.append(short)
+    path = tmp_path / "per_query.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
+    assert metrics["by_query_style"]["description"]["auroc"] > 0.95
+    calibration = Calibration.from_json(json.loads(written.read_text()))
+    assert calibration.here["short"].features == RANKED_SHORT_FEATURES
+    assert "rank_lead" not in calibration.here["long"].features
+    one_line = dict(records[1]["features"])
+    assert calibration.here_probability({**one_line, "rank_lead": 5.0}) > 0.9
+    assert calibration.here_probability({**one_line, "rank_lead": 1.0}) < 0.1
+    del one_line["rank_lead"]
+    assert calibration.here_probability(one_line) is None
+    notes: list[str] = []
+    assert apply_calibration(calibration, "m@256+none", ("bm25", "dense"), {**one_line, "dense_top": 0.5}, [],
+                             notes) is None
+    assert any("no ranker ran" in note for note in notes)
+
+    for record in records:  # the records of a pair without a fitted ranker: the short model keeps its features
+        record["features"].pop("rank_lead", None)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, _ = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out2")
+    short = Calibration.from_json(json.loads(written.read_text())).here["short"]
+    assert "rank_lead" not in short.features and "fused_top" in short.features
+
+
+def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    ranked = workspace.find("retry failed uploads with exponential backoff")
+    assert ranked.signals["ranking"].startswith("fitted")
+    assert ranked.features["rank_lead"] > 0.0  # the first file above the median candidate
+    assert workspace.find("retry failed uploads with exponential backoff", mode="chunks").features["rank_lead"] \
+        == ranked.features["rank_lead"]
+    assert "rank_lead" not in workspace.find("retry failed uploads", rank=False).features
 
 
 def test_a_file_fitted_before_the_split_answers_for_every_shape(tmp_path, monkeypatch):

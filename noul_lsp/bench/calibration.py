@@ -22,6 +22,7 @@ from noul_lsp.retrieval.calibrate import (
     HERE_SHAPES,
     HIT_FEATURES,
     QUERY_FEATURES,
+    RANKED_SHORT_FEATURES,
     SHAPE_FEATURES,
     Calibration,
     calibration_file_name,
@@ -63,7 +64,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
     for the shapes that have not. `extra` records (other repositories' commit labels and their cross-repo
     negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
-    much together as the records of that shape: commit messages outnumber the descriptions many times."""
+    much together as the records of that shape: commit messages outnumber the descriptions many times.
+    The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the top cosine) where every record of
+    it carries a lead, as every record of a pair with a fitted ranker does."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...]):
         share = extra_weight * len(chosen) / len(theirs) if theirs else 0.0
         rows = chosen + theirs
@@ -77,7 +80,8 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            models[shape] = fit(mine, theirs, within_shape)
+            ranked = shape == "short" and all("rank_lead" in r["features"] for r in mine + theirs)
+            models[shape] = fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
     if len(models) < len(HERE_SHAPES):
         models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models

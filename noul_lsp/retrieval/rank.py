@@ -169,6 +169,11 @@ class Ranking:
     chunk_order: list[tuple[int, int]]
     #: for `noul rank-fit`: the candidate files' paths and feature rows (only when asked to record)
     record: dict
+    #: the model's score of its first file minus the median score of its candidate files, before the
+    #: softmax: how far the best file stands above a typical candidate in the ranker's own units, which
+    #: P(here) reads (the probabilities keep the lead over the runner-up only; the raw score's level moves
+    #: with the kind of query, this difference much less: docs/benchmarks.md)
+    lead: float | None = None
 
 
 #: chunks of one file a ranked file carries (its hit's ranges; the rerank short list takes at most 3 a file)
@@ -238,19 +243,20 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     if not file_scores:
         return Ranking([], [], payload)
     roots, rows, row_scores, owners = (np.concatenate(a) for a in (chunk_roots, chunk_rows, chunk_scores, chunk_files))
+    all_file_scores = np.concatenate(file_scores)
+    lead = float(all_file_scores.max() - np.median(all_file_scores))
     head = _top(row_scores, CHUNK_ORDER_SIZE)
     chunk_order = list(zip(roots[head].tolist(), rows[head].tolist(), strict=True))
     if mode != "files":
         probabilities = softmax(row_scores)
         return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
-                       payload)
+                       payload, lead)
     # each file's best chunks: rows grouped by file (owners ascend), the first CHUNKS_PER_FILE of each, best first
     kept = Blocks.of(owners).top(row_scores, CHUNKS_PER_FILE)
     best_chunks: dict[int, list[tuple[int, int]]] = {}
     for owner, root, row in zip(owners[kept].tolist(), roots[kept].tolist(), rows[kept].tolist(), strict=True):
         best_chunks.setdefault(owner, []).append((root, row))
-    all_file_scores = np.concatenate(file_scores)
     probabilities = softmax(all_file_scores)
     ranked_files = np.argsort(-all_file_scores, kind="stable").tolist()
     scored = [(float(probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
-    return Ranking(scored, chunk_order, payload)
+    return Ranking(scored, chunk_order, payload, lead)
