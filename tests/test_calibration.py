@@ -208,7 +208,7 @@ def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
     notes: list[str] = []
     assert apply_calibration(calibration, "m@256+none", ("bm25", "dense"), {**one_line, "dense_top": 0.5}, [],
                              notes) is None
-    assert any("no ranker ran" in note for note in notes)
+    assert any("no fitted ranker ranked candidates" in note for note in notes)
 
     for record in records:  # the records of a pair without a fitted ranker: the short model keeps its features
         record["features"].pop("rank_lead", None)

@@ -171,7 +171,7 @@ class Calibration:
 
     def here_probability(self, features: dict[str, float]) -> float | None:
         """None where the shape's model reads the ranker's lead and this find has none (no fitted ranker
-        ran): a missing lead read as 0 would be a confident guess."""
+        ranked candidates): a missing lead read as 0 would be a confident guess."""
         model = self.here.get(query_shape(features)) or self.here["all"]
         if "rank_lead" in model.features and "rank_lead" not in features:
             return None
@@ -258,7 +258,8 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
         return None
     here = calibration.here_probability(features)
     if here is None:
-        notes.append(f"uncalibrated: the calibration for {pair} reads the fitted ranker's lead, and no ranker ran")
+        notes.append(f"uncalibrated: the calibration for {pair} reads the fitted ranker's lead, and no fitted ranker "
+                     "ranked candidates here")
         return None
     top = hits[0].score if hits else 0.0
     rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,
