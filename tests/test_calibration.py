@@ -92,6 +92,7 @@ def _record(repo: str, kind: str, strength: float, rng, *, long: bool = True) ->
     features = {name: float(rng.normal()) for name in QUERY_FEATURES}
     features["fused_top"] = strength + float(rng.normal(scale=0.3))
     features["long_query"] = features["multi_line"] = float(long)
+    features["symbol_query"] = 0.0
     gold = ["a.py"] if kind == "answerable" else []
     hits = [{"path": p, "score": s, "rank": i + 1, "bm25Rank": i + 1, "denseRank": None}
             for i, (p, s) in enumerate([("a.py", 0.03), ("b.py", 0.02), ("c.py", 0.01)])]
@@ -218,6 +219,47 @@ def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
     assert "rank_lead" not in short.features and "fused_top" in short.features
 
 
+def test_a_bare_symbol_gets_its_own_here_model_or_the_short_one(tmp_path):
+    """Bare names separate by how much of the query BM25 matched (an absent name matches none of its whole
+    identifier), descriptions by the ranker's lead: each shape's model reads its own evidence, and without
+    enough symbol records a name is read by the short model."""
+    rng = np.random.default_rng(11)
+    records = []
+    for repo in ("r1", "r2", "r3"):
+        for kind in ("answerable", "not_here"):
+            sign = 1.0 if kind == "answerable" else -1.0
+            for _ in range(30):
+                records.append(_record(repo, kind, sign, rng))
+                short = _record(repo, kind, 0.0, rng, long=False)
+                short["source"] = "describe"
+                short["features"]["rank_lead"] = 3.0 + sign + float(rng.normal(scale=0.5))
+                records.append(short)
+                name = _record(repo, kind, 0.0, rng, long=False)
+                name["source"] = "symbol"
+                name["features"].update(symbol_query=1.0, rank_lead=3.0 + float(rng.normal(scale=0.5)),
+                                        bm25_coverage=0.5 + 0.4 * sign + float(rng.normal(scale=0.1)))
+                records.append(name)
+    path = tmp_path / "per_query.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
+    assert metrics["by_query_style"]["symbol"]["auroc"] > 0.95
+    assert metrics["by_query_style"]["description"]["auroc"] > 0.95
+    calibration = Calibration.from_json(json.loads(written.read_text()))
+    assert set(calibration.here) == {"short", "long", "symbol"}
+    assert "bm25_coverage" in calibration.here["symbol"].features
+    assert "symbol_query" not in calibration.here["symbol"].features
+    name = records[2]["features"]
+    assert query_shape(name) == "symbol"
+    assert calibration.here_probability({**name, "bm25_coverage": 1.0}) > 0.9
+    assert calibration.here_probability({**name, "bm25_coverage": 0.0}) < 0.1
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records if r.get("source") != "symbol"))
+    written, _ = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out2")
+    without = Calibration.from_json(json.loads(written.read_text()))
+    assert set(without.here) == {"short", "long"}
+    assert without.here_probability(name) == without.here_probability({**name, "symbol_query": 0.0})
+
+
 def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
     workspace = Workspace(polyglot, settings)
     workspace.indexer.update()
@@ -228,6 +270,9 @@ def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
     assert workspace.find("retry failed uploads with exponential backoff", mode="chunks").features["rank_lead"] \
         == ranked.features["rank_lead"]
     assert "rank_lead" not in workspace.find("retry failed uploads", rank=False).features
+    named = workspace.find("upload_with_retry").features
+    assert named["symbol_query"] == 1.0 and query_shape(named) == "symbol"
+    assert ranked.features["symbol_query"] == 0.0
 
 
 def test_a_file_fitted_before_the_split_answers_for_every_shape(tmp_path, monkeypatch):

@@ -82,7 +82,7 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
             ranked = shape == "short" and all("rank_lead" in r["features"] for r in mine + theirs)
             models[shape] = fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
-    if len(models) < len(HERE_SHAPES):
+    if not {"short", "long"} <= set(models):  # a symbol without its model is read by the short one
         models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models
 
@@ -100,9 +100,9 @@ def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 
 
 
 def query_style(record: dict) -> str:
-    """"description" (a one-line describe query) or "issue" (a SWE-bench issue text): P(here) rests on
-    different evidence for each, so its quality is reported for each."""
-    return "description" if record.get("source") == "describe" else "issue"
+    """"description" (a one-line describe query), "symbol" (a bare name) or "issue" (a SWE-bench issue
+    text): P(here) rests on different evidence for each, so its quality is reported for each."""
+    return {"describe": "description", "symbol": "symbol"}.get(record.get("source", ""), "issue")
 
 
 def _by_group(predictions: list[float], labels: list[int], groups: list[str]) -> dict:

@@ -35,13 +35,15 @@ from noul_lsp.retrieval.bm25 import bm25_idf
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
-                  "rank_top_probability", "rank_margin_2", "multi_line")
-#: the query shapes P(here) is fitted for apart (`query_shape`); "all" is the one model of an older file
-HERE_SHAPES = ("short", "long")
+                  "rank_top_probability", "rank_margin_2", "multi_line", "symbol_query")
+#: the query shapes P(here) is fitted for apart (`query_shape`); "all" is the one model of an older file. A
+#: bare symbol is a shape of its own where the records hold enough of them (an absent name is told by the
+#: share of the query's idf BM25 matched, a description's near miss is not); without its model, the short one
+HERE_SHAPES = ("short", "long", "symbol")
 #: what tells the shapes apart: a model of one shape leaves them out. Within a shape they say little, and
 #: a query shorter than any it was fitted on would be read far outside its range (a three-word query got
 #: P(here) 0.08 from the number of its terms alone)
-SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line")
+SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
 #: the short shape's P(here) features where the fitted ranker ran (a find without one has no lead, and the
 #: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
 RANKED_SHORT_FEATURES = ("rank_lead", "dense_top")
@@ -54,9 +56,10 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
                    query_terms: int, names_project: bool = False,
                    ranked_probabilities: list[float] | None = None, multi_line: bool = False,
-                   ranked_lead: float | None = None) -> dict[str, float]:
+                   ranked_lead: float | None = None, symbol: bool = False) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring); `ranked_lead`, the fitted
-    ranker's lead (rank.Ranking), is one more where the ranker ran."""
+    ranker's lead (rank.Ranking), is one more where the ranker ran; `symbol`: the query is a bare name
+    (analyse.py's "symbol" shape)."""
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
     second = file_scores[1] if len(file_scores) > 1 else 0.0
@@ -83,6 +86,7 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         if ranked_probabilities and len(ranked_probabilities) > 1 else 0.0,
         # a pasted issue, a traceback, a prompt: several lines; a palette query is one
         "multi_line": float(multi_line),
+        "symbol_query": float(symbol),
     }
     if ranked_lead is not None:
         features["rank_lead"] = ranked_lead
@@ -92,7 +96,9 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
 def query_shape(features: dict[str, float]) -> str:
     """Which P(here) model a find's features are read by: "long" (an issue text, an agent's prompt: many
     terms or several lines) or "short" (a symbol or a one-line description)."""
-    return "long" if features.get("long_query") or features.get("multi_line") else "short"
+    if features.get("long_query") or features.get("multi_line"):
+        return "long"
+    return "symbol" if features.get("symbol_query") else "short"
 
 
 def hit_features(query: dict[str, float], *, rank: int, score: float, top_score: float, bm25_rank: int | None,
@@ -172,7 +178,8 @@ class Calibration:
     def here_probability(self, features: dict[str, float]) -> float | None:
         """None where the shape's model reads the ranker's lead and this find has none (no fitted ranker
         ranked candidates): a missing lead read as 0 would be a confident guess."""
-        model = self.here.get(query_shape(features)) or self.here["all"]
+        shape = query_shape(features)
+        model = self.here.get(shape) or self.here.get("short" if shape == "symbol" else shape) or self.here["all"]
         if "rank_lead" in model.features and "rank_lead" not in features:
             return None
         return float(model.predict([features])[0])
@@ -213,7 +220,7 @@ def load_calibration(pair: str) -> Calibration | None:
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,
                     rrf_k: int, project_names: frozenset[str],
                     ranked_probabilities: list[float] | None = None, multi_line: bool = False,
-                    ranked_lead: float | None = None) -> dict[str, float]:
+                    ranked_lead: float | None = None, symbol: bool = False) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
     legs' lists (`fused`), and the fitted ranker's top probabilities and lead when it ran."""
     if term_idf is None:
@@ -237,7 +244,7 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                           dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
                           names_project=not project_names.isdisjoint(analysis_terms),
                           ranked_probabilities=ranked_probabilities, multi_line=multi_line,
-                          ranked_lead=ranked_lead)
+                          ranked_lead=ranked_lead, symbol=symbol)
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,

@@ -171,7 +171,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                                aggregate(fused.order, fused.scores, candidates, "files", search.file_chunk_weights),
                                fused, term_idf, search.rrf_k, frozenset().union(*(r.project_names for r in roots)),
                                ranked_probabilities, multi_line="\n" in query.strip(),
-                               ranked_lead=ranking.lead if model is not None else None)
+                               ranked_lead=ranking.lead if model is not None else None,
+                               symbol=analysis.shape == "symbol")
 
     logits: dict = {}
     if rerank:

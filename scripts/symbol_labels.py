@@ -1,0 +1,129 @@
+"""Bare-symbol labels for the dev repositories: what an agent or a person types when they look for a name.
+
+Answerable: an identifier defined in exactly one non-test source file of the repository (tree-sitter
+definitions, at least 8 characters, snake_case or camelCase: a name, not a word), whose gold file is that
+file. Not here: an identifier defined in another repository of the same language that no file of this
+tree contains, in any case (`grep -riF`). Both drawn with a fixed seed, so the file is reproducible from
+the mirrors:
+
+    python scripts/symbol_labels.py --mirrors /work/.mirror --out bench/labels/symbol-dev.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from noul_lsp.chunking import FileChunker
+from noul_lsp.chunking.languages import language_for_path
+from noul_lsp.config import IndexSettings
+from noul_lsp.retrieval.roles import file_role
+
+#: each dev repository of the describe labels at their commit, and repositories of its language whose
+#: definitions are the candidate absent names (their HEAD)
+TARGETS = {
+    "pallets/flask": ("2ac89889f4cc330eabd50f295dcef02828522c69",
+                      ("pallets/werkzeug", "httpie/cli", "urllib3/urllib3", "pallets/jinja")),
+    "psf/requests": ("1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e",
+                     ("pallets/werkzeug", "httpie/cli", "urllib3/urllib3", "pallets/jinja")),
+    "pytest-dev/pytest": ("df87db7b0462fb764ef73fa00561adf8ad047572",
+                          ("pallets/werkzeug", "httpie/cli", "urllib3/urllib3", "pallets/jinja")),
+    "spf13/cobra": ("adbc8813901bba65827259daa8e22ff94ec1f30e", ("urfave/cli", "spf13/pflag")),
+    "expressjs/express": ("a3714473feb3d2908add734d340e7755fd85e0a3", ("koajs/koa", "fastify/fastify")),
+    "clap-rs/clap": ("6982fb1c98c7247e38a6d4f04191b94e30497e7b", ("sharkdp/fd", "sharkdp/bat", "rust-lang/log")),
+}
+PER_KIND = 15
+#: names drawn from the other repositories before the absence check keeps the first PER_KIND
+ABSENT_POOL = 400
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _git_dir(mirrors: Path, repo: str) -> Path:
+    return mirrors / repo.replace("/", "+") / "repo"
+
+
+def _tree(mirrors: Path, repo: str, commit: str, out: Path) -> Path:
+    if not out.exists():
+        out.mkdir(parents=True)
+        archive = subprocess.run(["git", "--git-dir", str(_git_dir(mirrors, repo)), "archive", "--format=tar", commit],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out
+
+
+def _head(mirrors: Path, repo: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(_git_dir(mirrors, repo)), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def definitions(root: Path) -> dict[str, set[str]]:
+    """Distinctive definition names of the tree's non-test source files, each with the files defining it."""
+    chunker = FileChunker(IndexSettings())
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if (not path.is_file() or language_for_path(relative) is None or file_role(relative) != "source"
+                or path.stat().st_size > 500_000):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for chunk in chunker.chunk(relative, text):
+            name = (chunk.symbol or "").split(".")[-1].split("::")[-1]
+            if _NAME.match(name) and len(name) >= 8 and ("_" in name.strip("_") or re.search(r"[a-z][A-Z]", name)):
+                found.setdefault(name, set()).add(relative)
+    return found
+
+
+def _absent(root: Path, name: str) -> bool:
+    return subprocess.run(["grep", "-rqiF", name, str(root)]).returncode != 0
+
+
+def labels(mirrors: Path, work: Path, seed: int = 13) -> list[dict]:
+    rng = random.Random(seed)
+    out: list[dict] = []
+    for repo, (commit, donors) in TARGETS.items():
+        short = repo.split("/")[1]
+        root = _tree(mirrors, repo, commit, work / repo.replace("/", "+"))
+        unique = {name: files for name, files in definitions(root).items() if len(files) == 1}
+        names = sorted(unique)
+        rng.shuffle(names)
+        for i, name in enumerate(names[:PER_KIND], 1):
+            out.append({"id": f"symbol-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
+                        "commit": commit, "query": name, "kind": "answerable", "tags": [],
+                        "gold_files": sorted(unique[name]), "gold_lines": {}, "cite": [],
+                        "why": "defined in exactly this non-test source file (tree-sitter definitions)"})
+        pool: set[str] = set()
+        for donor in donors:
+            pool |= set(definitions(_tree(mirrors, donor, _head(mirrors, donor), work / donor.replace("/", "+"))))
+        candidates = sorted(pool)
+        rng.shuffle(candidates)
+        absent = [name for name in candidates[:ABSENT_POOL] if _absent(root, name)][:PER_KIND]
+        for i, name in enumerate(absent, 1):
+            out.append({"id": f"symbol-nothere-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
+                        "commit": commit, "query": name, "kind": "not_here", "tags": [], "gold_files": [],
+                        "gold_lines": {}, "cite": [],
+                        "why": f"defined in {', '.join(donors)}; `grep -riF` finds it nowhere in this tree"})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirrors", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        found = labels(args.mirrors, Path(work))
+    args.out.write_text("".join(json.dumps(record) + "\n" for record in found))
+    print(f"{args.out}: {sum(r['kind'] == 'answerable' for r in found)} answerable, "
+          f"{sum(r['kind'] == 'not_here' for r in found)} not_here")
+
+
+if __name__ == "__main__":
+    main()
