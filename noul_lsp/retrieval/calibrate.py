@@ -95,7 +95,8 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
 
 def query_shape(features: dict[str, float]) -> str:
     """Which P(here) model a find's features are read by: "long" (an issue text, an agent's prompt: many
-    terms or several lines) or "short" (a symbol or a one-line description)."""
+    terms or several lines), "symbol" (a bare name; a file without that model reads it with the short
+    one) or "short" (a one-line description)."""
     if features.get("long_query") or features.get("multi_line"):
         return "long"
     return "symbol" if features.get("symbol_query") else "short"
