@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from noul_lsp.bench.trees import find_mirror, write_tree
 from noul_lsp.chunking import FileChunker
 from noul_lsp.chunking.languages import language_for_path
 from noul_lsp.config import IndexSettings
@@ -43,22 +44,15 @@ ABSENT_POOL = 400
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _git_dir(mirrors: Path, repo: str) -> Path:
-    return mirrors / repo.replace("/", "+") / "repo"
-
-
-def _tree(mirrors: Path, repo: str, commit: str, out: Path) -> Path:
+def _tree(mirrors: Path, repo: str, commit: str | None, out: Path) -> Path:
+    """The tree of `commit` (None: the mirror's HEAD) written into `out`, once."""
+    git_dir = find_mirror(mirrors, repo)
+    if commit is None:
+        commit = subprocess.run(["git", f"--git-dir={git_dir}", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
     if not out.exists():
-        out.mkdir(parents=True)
-        archive = subprocess.run(["git", "--git-dir", str(_git_dir(mirrors, repo)), "archive", "--format=tar", commit],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+        write_tree(git_dir, commit, out)
     return out
-
-
-def _head(mirrors: Path, repo: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(_git_dir(mirrors, repo)), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
 
 
 def definitions(root: Path) -> dict[str, set[str]]:
@@ -101,7 +95,7 @@ def labels(mirrors: Path, work: Path, seed: int = 13) -> list[dict]:
                         "why": "defined in exactly this non-test source file (tree-sitter definitions)"})
         pool: set[str] = set()
         for donor in donors:
-            pool |= set(definitions(_tree(mirrors, donor, _head(mirrors, donor), work / donor.replace("/", "+"))))
+            pool |= set(definitions(_tree(mirrors, donor, None, work / donor.replace("/", "+"))))
         candidates = sorted(pool)
         rng.shuffle(candidates)
         absent = [name for name in candidates[:ABSENT_POOL] if _absent(root, name)][:PER_KIND]

@@ -240,13 +240,13 @@ def train(pack_dir: Path, work: Path, out: Path, plan: list[dict], deadline: flo
     return manifest
 
 
-#: what the lease trains, in order (the last is the first to be cut when time runs short). Sized to the
-#: data, not to the machine: ~60k pairs are one epoch of a few hundred steps on an H200.
 #: the settings every lease run shares; each plan entry says only what it changes
 EMBEDDER = {"epochs": 1.0, "batch_size": 128, "learning_rate": 3e-5, "max_tokens": 128, "hard_negatives": 3,
             "max_query_chars": 300, "log_steps": 20}
 RERANKER = {"epochs": 1.0, "batch_size": 64, "max_tokens": 160, "hard_negatives": 7, "in_batch_negatives": 1,
             "max_query_chars": 300, "log_steps": 20}
+#: what the lease trains, in order (the last is the first to be cut when time runs short). Sized to the
+#: data, not to the machine: ~60k pairs are one epoch of a few hundred steps on an H200.
 PLAN = [
     {"name": "embedder", "kind": "embedder", "settings": EMBEDDER | {"max_seconds": 150}},
     # the third lease: all seven mined negatives (the test that calls the positive and six BM25/static ones,

@@ -100,6 +100,30 @@ def _record(repo: str, kind: str, strength: float, rng, *, long: bool = True) ->
             "gold_files": gold, "hits": hits, "pair": "m@256+none"}
 
 
+def _records_by_shape(rng, per_kind: int, *, describe=None, symbol=None) -> list[dict]:
+    """Per repository and kind, `per_kind` issue texts that separate by `fused_top` (as `_record` makes
+    them), each followed by a one-line description and a bare name where `describe` / `symbol` give their
+    features (a function of the kind's sign: +1 answerable, -1 not_here)."""
+    records = []
+    for repo in ("r1", "r2", "r3"):
+        for kind in ("answerable", "not_here"):
+            sign = 1.0 if kind == "answerable" else -1.0
+            for _ in range(per_kind):
+                records.append(_record(repo, kind, sign, rng))
+                for source, features_of in (("describe", describe), ("symbol", symbol)):
+                    if features_of is not None:
+                        record = _record(repo, kind, 0.0, rng, long=False)
+                        record["source"] = source
+                        record["features"].update(features_of(sign))
+                        records.append(record)
+    return records
+
+
+def _write(path, records: list[dict]):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
 def test_noul_calibrate_measures_leave_one_repository_out_and_writes_provenance(tmp_path):
     rng = np.random.default_rng(3)
     records = [_record(repo, kind, 1.0 if kind == "answerable" else -1.0, rng)
@@ -153,20 +177,9 @@ def test_each_query_shape_gets_its_own_here_model(tmp_path):
     """Issue texts separate by one feature, one-line descriptions by another pointing the other way: one
     model for both cannot fit them, one per shape can."""
     rng = np.random.default_rng(5)
-    records = []
-    for repo in ("r1", "r2", "r3"):
-        for kind in ("answerable", "not_here"):
-            sign = 1.0 if kind == "answerable" else -1.0
-            for _ in range(60):
-                issue = _record(repo, kind, sign, rng)
-                records.append(issue)
-                short = _record(repo, kind, 0.0, rng, long=False)
-                short["source"] = "describe"
-                short["features"]["fused_top"] = float(rng.normal(scale=0.3))
-                short["features"]["dense_top"] = -sign + float(rng.normal(scale=0.3))
-                records.append(short)
-    path = tmp_path / "per_query.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    records = _records_by_shape(rng, 60, describe=lambda sign: {"fused_top": float(rng.normal(scale=0.3)),
+                                                                "dense_top": -sign + float(rng.normal(scale=0.3))})
+    path = _write(tmp_path / "per_query.jsonl", records)
     written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
     styles = metrics["by_query_style"]
     assert styles["description"]["auroc"] > 0.95 and styles["issue"]["auroc"] > 0.95
@@ -183,19 +196,9 @@ def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
     short model reads the lead and the top cosine, the long model keeps its features, and a find without
     a lead (no fitted ranker ran) gets no probability rather than one read from a missing value."""
     rng = np.random.default_rng(7)
-    records = []
-    for repo in ("r1", "r2", "r3"):
-        for kind in ("answerable", "not_here"):
-            sign = 1.0 if kind == "answerable" else -1.0
-            for _ in range(40):
-                records.append(_record(repo, kind, sign, rng))
-                short = _record(repo, kind, 0.0, rng, long=False)
-                short["source"] = "describe"
-                short["features"]["fused_top"] = float(rng.normal(scale=0.3))
-                short["features"]["rank_lead"] = 3.0 + sign + float(rng.normal(scale=0.5))
-                records.append(short)
-    path = tmp_path / "per_query.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    records = _records_by_shape(rng, 40, describe=lambda sign: {"fused_top": float(rng.normal(scale=0.3)),
+                                                                "rank_lead": 3.0 + sign + float(rng.normal(scale=0.5))})
+    path = _write(tmp_path / "per_query.jsonl", records)
     written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
     assert metrics["by_query_style"]["description"]["auroc"] > 0.95
     calibration = Calibration.from_json(json.loads(written.read_text()))
@@ -213,7 +216,7 @@ def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
 
     for record in records:  # the records of a pair without a fitted ranker: the short model keeps its features
         record["features"].pop("rank_lead", None)
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _write(path, records)
     written, _ = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out2")
     short = Calibration.from_json(json.loads(written.read_text())).here["short"]
     assert "rank_lead" not in short.features and "fused_top" in short.features
@@ -224,23 +227,11 @@ def test_a_bare_symbol_gets_its_own_here_model_or_the_short_one(tmp_path):
     identifier), descriptions by the ranker's lead: each shape's model reads its own evidence, and without
     enough symbol records a name is read by the short model."""
     rng = np.random.default_rng(11)
-    records = []
-    for repo in ("r1", "r2", "r3"):
-        for kind in ("answerable", "not_here"):
-            sign = 1.0 if kind == "answerable" else -1.0
-            for _ in range(30):
-                records.append(_record(repo, kind, sign, rng))
-                short = _record(repo, kind, 0.0, rng, long=False)
-                short["source"] = "describe"
-                short["features"]["rank_lead"] = 3.0 + sign + float(rng.normal(scale=0.5))
-                records.append(short)
-                name = _record(repo, kind, 0.0, rng, long=False)
-                name["source"] = "symbol"
-                name["features"].update(symbol_query=1.0, rank_lead=3.0 + float(rng.normal(scale=0.5)),
-                                        bm25_coverage=0.5 + 0.4 * sign + float(rng.normal(scale=0.1)))
-                records.append(name)
-    path = tmp_path / "per_query.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    records = _records_by_shape(
+        rng, 30, describe=lambda sign: {"rank_lead": 3.0 + sign + float(rng.normal(scale=0.5))},
+        symbol=lambda sign: {"symbol_query": 1.0, "rank_lead": 3.0 + float(rng.normal(scale=0.5)),
+                             "bm25_coverage": 0.5 + 0.4 * sign + float(rng.normal(scale=0.1))})
+    path = _write(tmp_path / "per_query.jsonl", records)
     written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
     assert metrics["by_query_style"]["symbol"]["auroc"] > 0.95
     assert metrics["by_query_style"]["description"]["auroc"] > 0.95
@@ -253,7 +244,7 @@ def test_a_bare_symbol_gets_its_own_here_model_or_the_short_one(tmp_path):
     assert calibration.here_probability({**name, "bm25_coverage": 1.0}) > 0.9
     assert calibration.here_probability({**name, "bm25_coverage": 0.0}) < 0.1
 
-    path.write_text("".join(json.dumps(r) + "\n" for r in records if r.get("source") != "symbol"))
+    _write(path, [r for r in records if r.get("source") != "symbol"])
     written, _ = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out2")
     without = Calibration.from_json(json.loads(written.read_text()))
     assert set(without.here) == {"short", "long"}

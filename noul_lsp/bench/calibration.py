@@ -22,7 +22,9 @@ from noul_lsp.retrieval.calibrate import (
     HERE_SHAPES,
     HIT_FEATURES,
     QUERY_FEATURES,
+    RANK_LEAD,
     RANKED_SHORT_FEATURES,
+    SHAPE_FALLBACK,
     SHAPE_FEATURES,
     Calibration,
     calibration_file_name,
@@ -80,9 +82,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            ranked = shape == "short" and all("rank_lead" in r["features"] for r in mine + theirs)
+            ranked = shape == "short" and all(RANK_LEAD in r["features"] for r in mine + theirs)
             models[shape] = fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
-    if not {"short", "long"} <= set(models):  # a symbol without its model is read by the short one
+    if any(shape not in models and SHAPE_FALLBACK.get(shape) not in models for shape in HERE_SHAPES):
         models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models
 

@@ -40,13 +40,16 @@ QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverag
 #: bare symbol is a shape of its own where the records hold enough of them (an absent name is told by the
 #: share of the query's idf BM25 matched, a description's near miss is not); without its model, the short one
 HERE_SHAPES = ("short", "long", "symbol")
+#: the model a shape is read by when a file has none of its own (before "all", an older file's one model)
+SHAPE_FALLBACK = {"symbol": "short"}
 #: what tells the shapes apart: a model of one shape leaves them out. Within a shape they say little, and
 #: a query shorter than any it was fitted on would be read far outside its range (a three-word query got
 #: P(here) 0.08 from the number of its terms alone)
 SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
 #: the short shape's P(here) features where the fitted ranker ran (a find without one has no lead, and the
 #: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
-RANKED_SHORT_FEATURES = ("rank_lead", "dense_top")
+RANK_LEAD = "rank_lead"
+RANKED_SHORT_FEATURES = (RANK_LEAD, "dense_top")
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -89,7 +92,7 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "symbol_query": float(symbol),
     }
     if ranked_lead is not None:
-        features["rank_lead"] = ranked_lead
+        features[RANK_LEAD] = ranked_lead
     return features
 
 
@@ -180,8 +183,8 @@ class Calibration:
         """None where the shape's model reads the ranker's lead and this find has none (no fitted ranker
         ranked candidates): a missing lead read as 0 would be a confident guess."""
         shape = query_shape(features)
-        model = self.here.get(shape) or self.here.get("short" if shape == "symbol" else shape) or self.here["all"]
-        if "rank_lead" in model.features and "rank_lead" not in features:
+        model = self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
+        if RANK_LEAD in model.features and RANK_LEAD not in features:
             return None
         return float(model.predict([features])[0])
 
