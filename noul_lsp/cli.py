@@ -228,6 +228,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
             raise CliError("interrupted: every finished batch is saved; run the command again to continue", 130) from None
         if result.embedded or result.fetched:
             _checkpoint(workspace, quiet)
+            workspace.prepare_level()  # the first description asked need not measure it
         if result.share_problem and not quiet and not (static is not None and static.share_problem):
             console.print(f"[yellow]noul: embedding locally: {escape(result.share_problem)}[/]")
         if (result.embedded or result.fetched) and not quiet:

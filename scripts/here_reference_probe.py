@@ -4,7 +4,7 @@ The short-shape P(here) reads the fitted ranker's lead and the top cosine. Their
 workspace to the next: on four repositories that no part of P(here) was fitted on
 (bench/labels/describe-train.jsonl), the shipped model scored AUROC 0.705 and ECE 0.203. A workspace can
 measure its own level without labels: ask it a fixed set of generic descriptions
-(bench/reference-queries.txt, written once, of no repository) and keep the median and the spread of each
+(reference.py's REFERENCE_QUERIES, written once, of no repository) and keep the median and the spread of each
 feature. This probe asks them of every workspace a bench run left (`<work>/trees/<owner>+<name>`, with the
 bench's index in `<work>/cache`), adds each feature's distance to that level (`_rel`: minus the median;
 `_z`: over the spread as well; `_pct`: the share of reference queries below) to the description records,
@@ -30,6 +30,7 @@ import noul_lsp.bench.calibration as calibration
 from noul_lsp.bench import metrics as m
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.calibrate import Calibration
+from noul_lsp.retrieval.reference import REFERENCE_QUERIES
 from noul_lsp.session.workspace import Workspace
 
 LEVELLED = ("dense_top", "rank_lead")
@@ -48,7 +49,7 @@ def reference_features(work_dirs: list[Path], queries: list[str], repositories: 
             if repository not in repositories:
                 continue
             workspace = Workspace(tree, settings)
-            found[repository] = [workspace.find(q, limit=10, rerank=False).features for q in queries]
+            found[repository] = [workspace.find(q, limit=10, rerank=False, level=False).features for q in queries]
     return found
 
 
@@ -85,20 +86,21 @@ def main() -> None:
     parser.add_argument("--dev", type=Path, required=True, help="the dev bench's per_query.jsonl")
     parser.add_argument("--new", type=Path, required=True, help="per_query.jsonl of describe-train.jsonl")
     parser.add_argument("--work", type=Path, action="append", required=True, help="a bench run's --work folder")
-    parser.add_argument("--queries", type=Path, default=Path(__file__).parent.parent / "bench/reference-queries.txt")
+    parser.add_argument("--queries", type=Path, help="one reference query a line (default: reference.py's)")
     parser.add_argument("--pipeline", default="hybrid")
     args = parser.parse_args()
     describe = lambda path: [r for r in calibration.load_records([path], args.pipeline)  # noqa: E731
                              if calibration.query_style(r) == "description"]
     dev, new = describe(args.dev), describe(args.new)
-    queries = [line.strip() for line in args.queries.read_text().splitlines() if line.strip()]
+    queries = ([line.strip() for line in args.queries.read_text().splitlines() if line.strip()] if args.queries
+               else list(REFERENCE_QUERIES))
     reference = reference_features(args.work, queries, {r["searched_repo"] for r in dev + new})
     add_levels(dev + new, reference)
     print("| short-shape columns | dev alone: dev held out | dev + new: dev held out | dev + new: new held out "
           "| dev + new: all |")
     print("|---|---|---|---|---|")
     for variant in VARIANTS:
-        calibration.RANKED_SHORT_FEATURES = variant
+        calibration.RANKED_SHORT_FEATURES = calibration.LEVELLED_SHORT_FEATURES = variant
         alone, both = held_out(dev), held_out(dev + new)
         print(f"| {', '.join(variant)} | {figures(alone, dev)} | {figures(both, dev)} | {figures(both, new)} "
               f"| {figures(both, dev + new)} |")

@@ -26,12 +26,14 @@ from noul_lsp.retrieval.calibrate import (
     RANKED_SHORT_FEATURES,
     SHAPE_FALLBACK,
     SHAPE_FEATURES,
+    UNLEVELLED,
     Calibration,
     calibration_file_name,
     fit_logistic,
     hit_features,
     query_shape,
 )
+from noul_lsp.retrieval.reference import LEVELLED_SHORT_FEATURES
 
 #: a query shape gets its own P(here) model when its records hold at least this many of each kind;
 #: otherwise every record's model answers for it
@@ -68,7 +70,8 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
     much together as the records of that shape: commit messages outnumber the descriptions many times.
     The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the top cosine) where every record of
-    it carries a lead, as every record of a pair with a fitted ranker does."""
+    it carries a lead, as every record of a pair with a fitted ranker does, and the same two against the
+    workspace's level (LEVELLED_SHORT_FEATURES, with an unlevelled twin) where every record carries those."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...]):
         share = extra_weight * len(chosen) / len(theirs) if theirs else 0.0
         rows = chosen + theirs
@@ -83,7 +86,11 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
             ranked = shape == "short" and all(RANK_LEAD in r["features"] for r in mine + theirs)
-            models[shape] = fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
+            levelled = ranked and all(set(LEVELLED_SHORT_FEATURES) <= r["features"].keys() for r in mine + theirs)
+            models[shape] = fit(mine, theirs, LEVELLED_SHORT_FEATURES if levelled
+                                else RANKED_SHORT_FEATURES if ranked else within_shape)
+            if levelled:  # for a find without the workspace's level (several roots, an organisation)
+                models[shape + UNLEVELLED] = fit(mine, theirs, RANKED_SHORT_FEATURES)
     if any(shape not in models and SHAPE_FALLBACK.get(shape) not in models for shape in HERE_SHAPES):
         models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models

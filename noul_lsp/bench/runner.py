@@ -280,9 +280,11 @@ class BenchRunner:
                                  chunks, searched, searched_repo)
             else:
                 recorded = pipeline in RANKED_PIPELINES and searched == "own"
+                # level=True: every one-line query's features read against the workspace's level too, so
+                # that `noul calibrate` can fit the columns (retrieval/reference.py) whatever file is shipped
                 result = workspace.find(query.query, limit=self.config.limit, legs=PIPELINE_LEGS[pipeline],
                                         rerank=pipeline == "rerank", record_candidates=recorded,
-                                        static_aside=pipeline != "hybrid-all")
+                                        static_aside=pipeline != "hybrid-all", level=True)
                 record = _record(query, pipeline, result, None, chunks, searched, searched_repo, result.pair)
                 if recorded:
                     record.rank_candidates = result.rank_candidates

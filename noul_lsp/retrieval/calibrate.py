@@ -32,6 +32,7 @@ from noul_lsp.models.registry import fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 from noul_lsp.retrieval.bm25 import bm25_idf
+from noul_lsp.retrieval.reference import LEVELLED_SHORT_FEATURES
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
@@ -50,6 +51,12 @@ SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
 #: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
 RANK_LEAD = "rank_lead"
 RANKED_SHORT_FEATURES = (RANK_LEAD, "dense_top")
+#: the same columns read against the workspace's own level (reference.py), where every short record carries
+#: them; the short shape's model then has an `UNLEVELLED` twin on RANKED_SHORT_FEATURES for a find without a
+#: level (several roots, an organisation search)
+UNLEVELLED = ":unlevelled"
+#: columns that only some finds have: a model that reads one cannot read a find without it
+OPTIONAL_COLUMNS = (RANK_LEAD, *LEVELLED_SHORT_FEATURES)
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -179,14 +186,26 @@ class Calibration:
     hit: LogisticModel
     provenance: dict
 
-    def here_probability(self, features: dict[str, float]) -> float | None:
-        """None where the shape's model reads the ranker's lead and this find has none (no fitted ranker
-        ranked candidates): a missing lead read as 0 would be a confident guess."""
+    def _model(self, features: dict[str, float]) -> LogisticModel | None:
+        shape = query_shape(features)
+        chosen = self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
+        for model in (chosen, self.here.get(shape + UNLEVELLED)):
+            if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
+                return model
+        return None
+
+    def reads_level(self, features: dict[str, float]) -> bool:
+        """Whether this find's shape has a model that reads the workspace's level (reference.py)."""
         shape = query_shape(features)
         model = self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
-        if RANK_LEAD in model.features and RANK_LEAD not in features:
-            return None
-        return float(model.predict([features])[0])
+        return any(c in model.features for c in LEVELLED_SHORT_FEATURES)
+
+    def here_probability(self, features: dict[str, float]) -> float | None:
+        """None where every model of the shape reads a column this find lacks: the ranker's lead (no fitted
+        ranker ranked candidates), read as 0, would be a confident guess. A find without the workspace's
+        level is read by the short shape's unlevelled twin."""
+        model = self._model(features)
+        return None if model is None else float(model.predict([features])[0])
 
     def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
         """P(file is an answer) = P(here) · P(answer | here, its features)."""

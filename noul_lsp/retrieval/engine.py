@@ -7,7 +7,8 @@
                            files score from their fused chunks (aggregate.py)
     rerank (rerank.py)     a cross-encoder over a short list, when one is configured
     aggregate (aggregate.py) hits: locations, ranges, roles, previews
-    calibrate (calibrate.py) P(here) and each hit's probability
+    calibrate (calibrate.py) P(here) and each hit's probability; a one-line description's read against
+                           the workspace's own level (reference.py), measured once
 
 Each stage is timed, and a cancelled find stops between stages. The engine knows nothing of LSP and
 nothing of where a root's index lives: a root is anything with the `SearchRoot` attributes (the
@@ -25,10 +26,11 @@ import numpy as np
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.aggregate import aggregate, build_hits
 from noul_lsp.retrieval.analyse import analyse
-from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, result_features
+from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
 from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.fusion import fuse
 from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
+from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
 from noul_lsp.retrieval.retrieve import RowFilter, retrieve, union_idf
@@ -62,6 +64,7 @@ class SearchRoot(Protocol):
     def rank_model(self, key: str | None = None) -> RankModel | None: ...
     def ranking_key_for(self, *, static: bool) -> str | None: ...
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState: ...
+    def here_level(self, key: str, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel: ...
 
 
 def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
@@ -102,7 +105,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                 include: Sequence[str] = (), exclude: Sequence[str] = (), stale: bool = False,
                 legs: Sequence[str] = LEGS, rerank: bool = True, rank: bool = True, record_candidates: bool = False,
                 static_aside: bool = True, should_stop: Callable[[], bool] = lambda: False,
-                term_idf: dict[str, float] | None = None) -> FindResult:
+                term_idf: dict[str, float] | None = None, level: bool | None = None) -> FindResult:
     """Ranked files (or chunks) for a description, over one or several workspace roots.
 
     `legs` picks the retrievers ("bm25", "dense" for the transformer, "static"; the benchmark runs each
@@ -196,7 +199,18 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")
-    here = apply_calibration(roots[0].calibration(pair), pair, legs, features, hits, notes,
+    calibration = roots[0].calibration(pair)
+    # one root searched with its own idf: the workspace's level (reference.py) is its own, measured once;
+    # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
+    wanted = calibration is not None and calibration.reads_level(features) if level is None else level
+    if wanted and query_shape(features) == "short" and len(roots) == 1 and term_idf is None \
+            and features.get("dense_top"):
+        started = time.perf_counter()
+        measured = roots[0].here_level(f"{pair} {'+'.join(legs)} {static_aside} {rank}", lambda text: find_across(
+            roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features)
+        features.update(measured.levelled(features))
+        stage("level", started)
+    here = apply_calibration(calibration, pair, legs, features, hits, notes,
                              static_answered=any(len(c.static[0]) for c in candidates))
     timings["total"] = sum(timings.values())
 

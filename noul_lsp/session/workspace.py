@@ -6,6 +6,9 @@ query pipeline (`retrieval.engine.find_across`) as a `SearchRoot`.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_nam
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rank import RankModel, load_rank_model
+from noul_lsp.retrieval.reference import REFERENCE_QUERIES, WorkspaceLevel
 from noul_lsp.retrieval.result import FindResult, IndexState
 from noul_lsp.retrieval.retrieve import RowFilter
 from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
@@ -35,6 +39,8 @@ from noul_lsp.workspace.project import project_names
 
 #: chunks per write transaction of the static pass (a few MB of vectors)
 STATIC_BATCH = 2048
+#: beside the index: each pair's measured level (reference.py), so a reopened workspace does not measure it
+LEVELS_FILE = "here-levels.json"
 
 
 class Workspace:
@@ -98,6 +104,7 @@ class Workspace:
         self.project_names = project_names(self.root)
         self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
         self._rank_models: dict[str, RankModel | None] = {}  # per embedder key, looked up once
+        self._levels: dict[str, WorkspaceLevel] | None = None  # per pair and legs (here_level), read on first need
         #: the include/exclude mask of the last filtered query, kept for the corpus state it was made for
         self.row_filter = RowFilter()
         self._share = None  # the team's shared vectors, opened on the first embedding pass that has one
@@ -180,6 +187,33 @@ class Workspace:
         if pair not in self._calibrations:
             self._calibrations[pair] = load_calibration(pair)
         return self._calibrations[pair]
+
+    def here_level(self, key: str, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel:
+        """This workspace's level for `key` (a pair and its legs): kept, or read from beside the index,
+        while the corpus has about as many chunks as when it was measured; else measured again by asking
+        each reference query (`measure`: a query's P(here) features) and written back. An unreadable or
+        unwritable file costs a measurement, never the find."""
+        chunks = self.loaded().live_rows
+        if self._levels is None:
+            self._levels = {}
+            try:
+                stored = json.loads((self.store.directory / LEVELS_FILE).read_text())
+                self._levels = {k: level for k, text in stored.items()
+                                if isinstance(text, str) and (level := WorkspaceLevel.from_json(text)) is not None}
+            except (OSError, ValueError, AttributeError):
+                pass
+        level = self._levels.get(key)
+        if level is None or not level.fresh(chunks):
+            level = WorkspaceLevel.measure([measure(text) for text in REFERENCE_QUERIES], chunks)
+            self._levels[key] = level
+            path = self.store.directory / LEVELS_FILE
+            try:
+                scratch = path.with_suffix(".tmp")
+                scratch.write_text(json.dumps({k: v.to_json() for k, v in self._levels.items()}))
+                os.replace(scratch, path)
+            except OSError:
+                pass
+        return level
 
     def rank_model(self, key: str | None = None) -> RankModel | None:
         """The ranker fitted for `key` (default: this root's dense legs, the static leg's included), if
@@ -264,6 +298,12 @@ class Workspace:
     def find(self, query: str, **options) -> FindResult:
         """Ranked files (or chunks) for a description: `find_across` over this root alone."""
         return find_across([self], query, **options)
+
+    def prepare_level(self) -> None:
+        """Measure the default find's level (reference.py) at the end of an indexing pass, so that the first
+        description asked does not wait for it; nothing to do where the calibration reads none, where the
+        transformer has embedded nothing yet, or where the level is fresh."""
+        self.find(REFERENCE_QUERIES[0])
 
     def checkpoint(self) -> str | None:
         """Fold what changed into the corpus's base and write its snapshot beside the index when it is

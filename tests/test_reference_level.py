@@ -1,0 +1,110 @@
+"""A workspace's own level of P(here)'s evidence (retrieval/reference.py): measured with the reference
+queries, read by the short shape's model, kept beside the index."""
+
+import json
+
+import numpy as np
+import pytest
+from test_calibration import _records_by_shape, _write
+
+from noul_lsp.bench.calibration import calibrate
+from noul_lsp.retrieval.calibrate import (
+    HIT_FEATURES,
+    RANKED_SHORT_FEATURES,
+    UNLEVELLED,
+    Calibration,
+    calibration_file_name,
+    fit_logistic,
+    query_shape,
+)
+from noul_lsp.retrieval.reference import LEVELLED, LEVELLED_SHORT_FEATURES, REFERENCE_QUERIES, WorkspaceLevel
+from noul_lsp.session.workspace import LEVELS_FILE, Workspace
+
+
+def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads():
+    answers = [{"rank_lead": lead, "dense_top": 0.3} for lead in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    level = WorkspaceLevel.measure(answers, chunks=1000)
+    assert level.medians == {"rank_lead": 3.0, "dense_top": 0.3}
+    assert level.spreads["rank_lead"] == pytest.approx(np.std([1, 2, 3, 4, 5]))
+    levelled = level.levelled({"rank_lead": 3.0 + 2 * level.spreads["rank_lead"], "dense_top": 0.3})
+    assert levelled["rank_lead_z"] == pytest.approx(2.0)
+    assert levelled["dense_top_z"] == 0.0  # no spread: the distance itself, not a division by zero
+    assert "rank_lead_z" not in level.levelled({"dense_top": 0.5})  # no lead (no fitted ranker): none made up
+    assert level.fresh(1040) and not level.fresh(1060) and not level.fresh(900)
+    assert WorkspaceLevel.from_json(level.to_json()) == level
+    for damaged in ("", "{", "[]", '{"queries": 40}', json.dumps({**json.loads(level.to_json()), "queries": 3})):
+        assert WorkspaceLevel.from_json(damaged) is None
+
+
+def test_a_one_line_description_reads_the_workspace_level_where_the_records_carry_it(tmp_path):
+    """Descriptions whose kinds differ only in the lead's distance from their workspace's level (each
+    repository's own level moves the raw lead): the short model reads the levelled columns, and its
+    unlevelled twin answers a find that has no level."""
+    rng = np.random.default_rng(5)
+    shift = {"r1": -2.0, "r2": 0.0, "r3": 2.0}
+    records = _records_by_shape(rng, 40, describe=lambda sign: {"rank_lead_z": sign + float(rng.normal(scale=0.3)),
+                                                                "dense_top_z": float(rng.normal())})
+    for record in records:
+        features = record["features"]
+        if "rank_lead_z" in features:
+            features["rank_lead"] = 3.0 + shift[record["searched_repo"]] + features["rank_lead_z"]
+    written, metrics = calibrate([_write(tmp_path / "per_query.jsonl", records)], pipeline="hybrid",
+                                 out_dir=tmp_path / "out")
+    assert metrics["by_query_style"]["description"]["auroc"] > 0.95
+    calibration = Calibration.from_json(json.loads(written.read_text()))
+    assert calibration.here["short"].features == LEVELLED_SHORT_FEATURES
+    assert calibration.here["short" + UNLEVELLED].features == RANKED_SHORT_FEATURES
+    one_line = dict(records[1]["features"])
+    assert query_shape(one_line) == "short" and calibration.reads_level(one_line)
+    assert calibration.here_probability({**one_line, "rank_lead_z": 1.5}) > 0.9
+    assert calibration.here_probability({**one_line, "rank_lead_z": -1.5}) < 0.1
+    unlevelled = {k: v for k, v in one_line.items() if k not in LEVELLED_SHORT_FEATURES}
+    assert calibration.here_probability(unlevelled) is not None  # several roots, an organisation: the twin
+    assert calibration.here_probability({k: v for k, v in unlevelled.items() if k != "rank_lead"}) is None
+    assert not calibration.reads_level(records[0]["features"])  # an issue text: its own model, no level
+
+
+def _levelled_calibration(pair: str) -> Calibration:
+    rng = np.random.default_rng(2)
+    rows = [{name: float(rng.normal()) for name in (*LEVELLED_SHORT_FEATURES, *RANKED_SHORT_FEATURES,
+                                                    *HIT_FEATURES)} for _ in range(200)]
+    labels = [int(row["rank_lead_z"] > 0) for row in rows]
+    here = {"short": fit_logistic(rows, labels, LEVELLED_SHORT_FEATURES),
+            "short" + UNLEVELLED: fit_logistic(rows, labels, RANKED_SHORT_FEATURES),
+            "all": fit_logistic(rows, labels, RANKED_SHORT_FEATURES)}
+    return Calibration(pair, here, fit_logistic(rows, labels, HIT_FEATURES), {"data": "synthetic"})
+
+
+def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polyglot, settings, tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    (tmp_path / "cal").mkdir()
+    query = "retry failed uploads with exponential backoff"
+    pair = workspace.find(query).pair
+    (tmp_path / "cal" / calibration_file_name(pair)).write_text(json.dumps(_levelled_calibration(pair).to_json()))
+
+    first = Workspace(polyglot, settings).find(query)
+    assert set(LEVELLED_SHORT_FEATURES) <= set(first.features) and "level" in first.timings
+    assert 0.0 <= first.here_probability <= 1.0
+    stored = json.loads((workspace.store.directory / LEVELS_FILE).read_text())
+    assert len(stored) == 1 and WorkspaceLevel.from_json(next(iter(stored.values()))) is not None
+
+    reopened = Workspace(polyglot, settings)
+
+    def never(text: str) -> dict:
+        raise AssertionError(f"measured again: {text}")
+
+    assert reopened.here_level(next(iter(stored)), never).medians == WorkspaceLevel.from_json(
+        next(iter(stored.values()))).medians
+    again = reopened.find(query)  # read from beside the index: the same level, the same probability
+    assert again.features["rank_lead_z"] == pytest.approx(first.features["rank_lead_z"])
+    assert again.here_probability == pytest.approx(first.here_probability)
+    assert "rank_lead_z" not in reopened.find("a traceback\nof several lines").features  # not the short shape
+
+    (workspace.store.directory / LEVELS_FILE).write_text("{ damaged")
+    damaged = Workspace(polyglot, settings).find(query)  # measured again, the find loses nothing
+    assert damaged.features["rank_lead_z"] == pytest.approx(first.features["rank_lead_z"])
+    assert len(REFERENCE_QUERIES) >= 30 and set(LEVELLED) <= set(first.features)
