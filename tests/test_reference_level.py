@@ -8,6 +8,7 @@ import pytest
 from test_calibration import _records_by_shape, _write
 
 from noul_lsp.bench.calibration import calibrate
+from noul_lsp.retrieval import reference
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
     RANKED_SHORT_FEATURES,
@@ -86,6 +87,11 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     pair = workspace.find(query).pair
     (tmp_path / "cal" / calibration_file_name(pair)).write_text(json.dumps(_levelled_calibration(pair).to_json()))
 
+    small = Workspace(polyglot, settings).find(query)  # 39 chunks: read by the unlevelled twin, no level
+    assert not set(LEVELLED_SHORT_FEATURES) & set(small.features) and 0.0 <= small.here_probability <= 1.0
+    assert not (workspace.store.directory / LEVELS_FILE).exists()
+
+    monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
     first = Workspace(polyglot, settings).find(query)
     assert set(LEVELLED_SHORT_FEATURES) <= set(first.features) and "level" in first.timings
     assert 0.0 <= first.here_probability <= 1.0

@@ -24,6 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from noul_lsp.config import Settings
+from noul_lsp.retrieval import reference
 from noul_lsp.retrieval.aggregate import aggregate, build_hits
 from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
@@ -200,11 +201,11 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")
     calibration = roots[0].calibration(pair)
-    # one root searched with its own idf: the workspace's level (reference.py) is its own, measured once;
+    # one root of some size searched with its own idf: its level (reference.py) is its own, measured once;
     # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
     wanted = calibration is not None and calibration.reads_level(features) if level is None else level
     if wanted and query_shape(features) == "short" and len(roots) == 1 and term_idf is None \
-            and features.get("dense_top"):
+            and features.get("dense_top") and loaded[0].live_rows >= reference.MIN_CHUNKS:
         started = time.perf_counter()
         measured = roots[0].here_level(f"{pair} {'+'.join(legs)} {static_aside} {rank}", lambda text: find_across(
             roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features)

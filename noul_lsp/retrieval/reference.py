@@ -26,6 +26,10 @@ import numpy as np
 LEVELLED = ("rank_lead", "dense_top")
 #: the measured level is kept until the corpus has grown or shrunk by this share of its chunks
 STALE_SHARE = 0.05
+#: a smaller workspace is read without its level: the smallest one the levelled model was fitted on has 512
+#: chunks (koa), and in a few dozen chunks every generic description's lead is short, so that any match
+#: would stand far above the level (a 39-chunk fixture put a near miss at P(here) 0.66, unlevelled 0.07)
+MIN_CHUNKS = 500
 #: written once, before any figure was computed with them, to cover what code does in general (none is
 #: taken from a label; several are answered by some workspaces, which the median absorbs)
 REFERENCE_QUERIES = (
