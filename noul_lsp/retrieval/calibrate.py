@@ -186,19 +186,19 @@ class Calibration:
     hit: LogisticModel
     provenance: dict
 
+    def _shape_model(self, shape: str) -> LogisticModel:
+        return self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
+
     def _model(self, features: dict[str, float]) -> LogisticModel | None:
         shape = query_shape(features)
-        chosen = self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
-        for model in (chosen, self.here.get(shape + UNLEVELLED)):
+        for model in (self._shape_model(shape), self.here.get(shape + UNLEVELLED)):
             if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
                 return model
         return None
 
     def reads_level(self, features: dict[str, float]) -> bool:
         """Whether this find's shape has a model that reads the workspace's level (reference.py)."""
-        shape = query_shape(features)
-        model = self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
-        return any(c in model.features for c in LEVELLED_SHORT_FEATURES)
+        return any(c in self._shape_model(query_shape(features)).features for c in LEVELLED_SHORT_FEATURES)
 
     def here_probability(self, features: dict[str, float]) -> float | None:
         """None where every model of the shape reads a column this find lacks: the ranker's lead (no fitted
