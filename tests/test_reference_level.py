@@ -110,6 +110,12 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     assert again.here_probability == pytest.approx(first.here_probability)
     assert "rank_lead_z" not in reopened.find("a traceback\nof several lines").features  # not the short shape
 
+    (workspace.store.directory / LEVELS_FILE).unlink()
+    preparing = Workspace(polyglot, settings)
+    preparing.prepare_level()  # what the end of an indexing pass does: the level is there before a find
+    assert json.loads((workspace.store.directory / LEVELS_FILE).read_text()) == stored
+    assert preparing.here_level(next(iter(stored)), never) == WorkspaceLevel.from_json(next(iter(stored.values())))
+
     (workspace.store.directory / LEVELS_FILE).write_text("{ damaged")
     damaged = Workspace(polyglot, settings).find(query)  # measured again, the find loses nothing
     assert damaged.features["rank_lead_z"] == pytest.approx(first.features["rank_lead_z"])

@@ -214,7 +214,7 @@ class BackgroundIndexer:
             with workspace.store.indexing_lock():
                 result = workspace.embed_missing(
                     embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._gone(workspace))
-                if not result.stopped and (result.embedded or result.fetched):
+                if not result.stopped:  # also an index built before levels were kept: measured here, once
                     workspace.prepare_level()  # the first description asked need not measure it
         except IndexLocked as busy:
             self.on_problem(str(busy))

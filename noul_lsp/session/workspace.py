@@ -105,6 +105,7 @@ class Workspace:
         self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
         self._rank_models: dict[str, RankModel | None] = {}  # per embedder key, looked up once
         self._levels: dict[str, WorkspaceLevel] | None = None  # per pair and legs (here_level), read on first need
+        self._prepared_at: int | None = None  # the chunk count prepare_level last ran at
         #: the include/exclude mask of the last filtered query, kept for the corpus state it was made for
         self.row_filter = RowFilter()
         self._share = None  # the team's shared vectors, opened on the first embedding pass that has one
@@ -302,8 +303,13 @@ class Workspace:
     def prepare_level(self) -> None:
         """Measure the default find's level (reference.py) at the end of an indexing pass, so that the first
         description asked does not wait for it; nothing to do where the calibration reads none, where the
-        transformer has embedded nothing yet, or where the level is fresh."""
+        transformer has embedded nothing yet, or where the level is fresh. Once per session while the
+        corpus keeps about its size: the background indexer calls it after every pass."""
+        chunks = self.loaded().live_rows
+        if self._prepared_at is not None and WorkspaceLevel({}, {}, self._prepared_at).fresh(chunks):
+            return
         self.find(REFERENCE_QUERIES[0])
+        self._prepared_at = chunks
 
     def checkpoint(self) -> str | None:
         """Fold what changed into the corpus's base and write its snapshot beside the index when it is
