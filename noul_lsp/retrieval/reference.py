@@ -80,6 +80,11 @@ def levelled_name(feature: str) -> str:
     return f"{feature}_z"
 
 
+def still_fresh(measured_at: int, chunks: int) -> bool:
+    """Whether something measured at `measured_at` chunks still holds for a corpus of `chunks`."""
+    return abs(chunks - measured_at) <= STALE_SHARE * max(measured_at, 1)
+
+
 #: the columns a calibration fitted on levelled records reads for the short shape
 LEVELLED_SHORT_FEATURES = tuple(levelled_name(f) for f in LEVELLED)
 
@@ -100,7 +105,7 @@ class WorkspaceLevel:
                    {name: float(v.std()) for name, v in values.items()}, chunks)
 
     def fresh(self, chunks: int) -> bool:
-        return abs(chunks - self.chunks) <= STALE_SHARE * max(self.chunks, 1)
+        return still_fresh(self.chunks, chunks)
 
     def levelled(self, features: dict[str, float]) -> dict[str, float]:
         """Each LEVELLED feature the find has, as its distance from this workspace's level in spreads."""

@@ -31,7 +31,7 @@ from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_nam
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rank import RankModel, load_rank_model
-from noul_lsp.retrieval.reference import REFERENCE_QUERIES, WorkspaceLevel
+from noul_lsp.retrieval.reference import REFERENCE_QUERIES, WorkspaceLevel, still_fresh
 from noul_lsp.retrieval.result import FindResult, IndexState
 from noul_lsp.retrieval.retrieve import RowFilter
 from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
@@ -306,7 +306,7 @@ class Workspace:
         transformer has embedded nothing yet, or where the level is fresh. Once per session while the
         corpus keeps about its size: the background indexer calls it after every pass."""
         chunks = self.loaded().live_rows
-        if self._prepared_at is not None and WorkspaceLevel({}, {}, self._prepared_at).fresh(chunks):
+        if self._prepared_at is not None and still_fresh(self._prepared_at, chunks):
             return
         self.find(REFERENCE_QUERIES[0])
         self._prepared_at = chunks
