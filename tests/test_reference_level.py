@@ -33,7 +33,11 @@ def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads()
     assert "rank_lead_z" not in level.levelled({"dense_top": 0.5})  # no lead (no fitted ranker): none made up
     assert level.fresh(1040) and not level.fresh(1060) and not level.fresh(900)
     assert WorkspaceLevel.from_json(level.to_json()) == level
-    for damaged in ("", "{", "[]", '{"queries": 40}', json.dumps({**json.loads(level.to_json()), "queries": 3})):
+    written = json.loads(level.to_json())
+    for damaged in ("", "{", "[]", '{"queries": 40}', json.dumps({**written, "queries": 3}),
+                    json.dumps({**written, "medians": {"rank_lead": float("nan"), "dense_top": 0.3}}),
+                    json.dumps({**written, "spreads": {"rank_lead": -1.0, "dense_top": 0.1}}),
+                    json.dumps({**written, "chunks": "many"})):
         assert WorkspaceLevel.from_json(damaged) is None
 
 

@@ -18,6 +18,7 @@ of chunks has moved by more than STALE_SHARE since, so a save does not pay for i
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,6 +127,10 @@ class WorkspaceLevel:
                 return None
             medians = {name: float(data["medians"][name]) for name in LEVELLED}
             spreads = {name: float(data["spreads"][name]) for name in LEVELLED}
-            return cls(medians, spreads, int(data["chunks"]))
-        except (ValueError, KeyError, TypeError, AttributeError):
+            chunks = int(data["chunks"])
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError):
             return None
+        numbers = [*medians.values(), *spreads.values()]
+        if not all(math.isfinite(n) for n in numbers) or min(spreads.values()) < 0 or chunks < 0:
+            return None  # a NaN read back would make every probability NaN
+        return cls(medians, spreads, chunks)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -209,7 +210,7 @@ class Workspace:
             self._levels[key] = level
             path = self.store.directory / LEVELS_FILE
             try:
-                scratch = path.with_suffix(".tmp")
+                scratch = path.with_name(f"{LEVELS_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
                 scratch.write_text(json.dumps({k: v.to_json() for k, v in self._levels.items()}))
                 os.replace(scratch, path)
             except OSError:
