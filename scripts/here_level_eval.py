@@ -36,15 +36,12 @@ def unlevelled(records: list[dict]) -> list[dict]:
 
 
 def held_out(main: list[dict], extra: list[dict], weight: float) -> dict[tuple, float]:
-    predictions = {}
-    for repository in sorted({r["searched_repo"] for r in main + extra}):
-        mine = [r for r in main if r["searched_repo"] != repository]
-        theirs = [r for r in extra if repository not in (r["searched_repo"], r.get("repo"))] if weight else []
-        fitted = Calibration("held-out", calibration._fit_here(mine, theirs, weight), None, {})
-        for record in main + extra:
-            if record["searched_repo"] == repository:
-                predictions[key(record)] = fitted.here_probability(record["features"])
-    return predictions
+    """Every record of both sets read by the fit without its repository (the extra records in the fit at
+    `weight`, none at 0)."""
+    repositories = {r["searched_repo"] for r in main + extra}
+    return {key(record): fitted.here_probability(record["features"])
+            for repository, fitted in calibration.held_out_fits(main, extra if weight else (), weight, repositories)
+            for record in main + extra if record["searched_repo"] == repository}
 
 
 def key(record: dict) -> tuple:

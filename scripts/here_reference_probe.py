@@ -29,7 +29,6 @@ import numpy as np
 import noul_lsp.bench.calibration as calibration
 from noul_lsp.bench import metrics as m
 from noul_lsp.config import Settings
-from noul_lsp.retrieval.calibrate import Calibration
 from noul_lsp.retrieval.reference import REFERENCE_QUERIES
 from noul_lsp.session.workspace import Workspace
 
@@ -65,14 +64,9 @@ def add_levels(records: list[dict], reference: dict[str, list[dict]]) -> None:
 
 
 def held_out(records: list[dict]) -> dict[tuple, float]:
-    predictions = {}
-    for repository in sorted({r["searched_repo"] for r in records}):
-        models = calibration._fit_here([r for r in records if r["searched_repo"] != repository])
-        fitted = Calibration("held-out", models, None, {})
-        for record in records:
-            if record["searched_repo"] == repository:
-                predictions[(record["id"], repository)] = fitted.here_probability(record["features"])
-    return predictions
+    return {(record["id"], repository): fitted.here_probability(record["features"])
+            for repository, fitted in calibration.held_out_fits(records)
+            for record in records if record["searched_repo"] == repository}
 
 
 def figures(predictions: dict[tuple, float], records: list[dict]) -> str:

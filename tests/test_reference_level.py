@@ -67,6 +67,11 @@ def test_a_one_line_description_reads_the_workspace_level_where_the_records_carr
     assert calibration.here_probability(unlevelled) is not None  # several roots, an organisation: the twin
     assert calibration.here_probability({k: v for k, v in unlevelled.items() if k != "rank_lead"}) is None
     assert not calibration.reads_level(records[0]["features"])  # an issue text: its own model, no level
+    name = {**one_line, "symbol_query": 1.0}  # a bare name, and no symbol model: read as a description
+    assert query_shape(name) == "symbol" and calibration.reads_level(name)
+    assert calibration.here_probability(name) == calibration.here_probability(one_line)
+    unlevelled_name = {k: v for k, v in name.items() if k not in LEVELLED_SHORT_FEATURES}
+    assert calibration.here_probability(unlevelled_name) == calibration.here_probability(unlevelled)
 
 
 def _levelled_calibration(pair: str) -> Calibration:
@@ -107,7 +112,7 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     def never(text: str) -> dict:
         raise AssertionError(f"measured again: {text}")
 
-    assert reopened.here_level(next(iter(stored)), never).medians == WorkspaceLevel.from_json(
+    assert reopened.here_level(next(iter(stored)), reopened.loaded().live_rows, never).medians == WorkspaceLevel.from_json(
         next(iter(stored.values()))).medians
     again = reopened.find(query)  # read from beside the index: the same level, the same probability
     assert again.features["rank_lead_z"] == pytest.approx(first.features["rank_lead_z"])
@@ -118,7 +123,7 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     preparing = Workspace(polyglot, settings)
     preparing.prepare_level()  # what the end of an indexing pass does: the level is there before a find
     assert json.loads((workspace.store.directory / LEVELS_FILE).read_text()) == stored
-    assert preparing.here_level(next(iter(stored)), never) == WorkspaceLevel.from_json(next(iter(stored.values())))
+    assert preparing.here_level(next(iter(stored)), preparing.loaded().live_rows, never) == WorkspaceLevel.from_json(next(iter(stored.values())))
 
     (workspace.store.directory / LEVELS_FILE).write_text("{ damaged")
     damaged = Workspace(polyglot, settings).find(query)  # measured again, the find loses nothing

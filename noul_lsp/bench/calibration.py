@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -124,20 +124,26 @@ def _by_group(predictions: list[float], labels: list[int], groups: list[str]) ->
     return result
 
 
+def held_out_fits(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0,
+                  repositories: Sequence[str] | None = None) -> Iterator[tuple[str, Calibration]]:
+    """For each repository (default: those of `records`), the calibration fitted without it: without its
+    records and without the extra records asked of it or written about it."""
+    for held_out in sorted(repositories if repositories is not None else {r["searched_repo"] for r in records}):
+        train = [r for r in records if r["searched_repo"] != held_out]
+        if len({r["kind"] for r in train}) < 2:
+            continue
+        theirs = [r for r in extra if held_out not in (r["searched_repo"], r.get("repo"))]
+        here, hit = _fit(train, theirs, extra_weight)
+        yield held_out, Calibration("held-out", here, hit, {})
+
+
 def leave_one_repository_out(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
     """Held-out predictions for every record, and the metrics over all of them; `extra` records train every
     fit (P(here) only) and are never scored."""
     repositories = sorted({r["searched_repo"] for r in records})
     here_predictions, here_labels, hit_predictions, hit_labels, groups = [], [], [], [], []
-    for held_out in repositories:
-        train = [r for r in records if r["searched_repo"] != held_out]
-        test = [r for r in records if r["searched_repo"] == held_out]
-        if len({r["kind"] for r in train}) < 2 or not test:
-            continue
-        theirs = [r for r in extra if held_out not in (r["searched_repo"], r.get("repo"))]
-        here, hit = _fit(train, theirs, extra_weight)
-        calibration = Calibration("held-out", here, hit, {})
-        for record in test:
+    for held_out, calibration in held_out_fits(records, extra, extra_weight, repositories):
+        for record in (r for r in records if r["searched_repo"] == held_out):
             probability = calibration.here_probability(record["features"])
             here_predictions.append(probability)
             here_labels.append(int(record["kind"] == "answerable"))

@@ -186,26 +186,26 @@ class Calibration:
     hit: LogisticModel
     provenance: dict
 
-    def _shape_model(self, shape: str) -> LogisticModel:
-        return self.here.get(shape) or self.here.get(SHAPE_FALLBACK.get(shape, "all")) or self.here["all"]
-
-    def _model(self, features: dict[str, float]) -> LogisticModel | None:
+    def _models_of(self, features: dict[str, float]) -> tuple[LogisticModel, LogisticModel | None]:
+        """The model this find's shape is read by (its own, its fallback's, or "all") and that model's
+        unlevelled twin, if it has one."""
         shape = query_shape(features)
-        for model in (self._shape_model(shape), self.here.get(shape + UNLEVELLED)):
-            if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
-                return model
-        return None
+        name = next((n for n in (shape, SHAPE_FALLBACK.get(shape)) if n in self.here), "all")
+        return self.here[name], self.here.get(name + UNLEVELLED)
 
     def reads_level(self, features: dict[str, float]) -> bool:
         """Whether this find's shape has a model that reads the workspace's level (reference.py)."""
-        return any(c in self._shape_model(query_shape(features)).features for c in LEVELLED_SHORT_FEATURES)
+        return any(c in self._models_of(features)[0].features for c in LEVELLED_SHORT_FEATURES)
 
     def here_probability(self, features: dict[str, float]) -> float | None:
         """None where every model of the shape reads a column this find lacks: the ranker's lead (no fitted
         ranker ranked candidates), read as 0, would be a confident guess. A find without the workspace's
-        level is read by the short shape's unlevelled twin."""
-        model = self._model(features)
-        return None if model is None else float(model.predict([features])[0])
+        level is read by the unlevelled twin."""
+        for model in self._models_of(features):
+            if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
+                return float(model.predict([features])[0])
+        return None
+
 
     def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
         """P(file is an answer) = P(here) · P(answer | here, its features)."""

@@ -65,7 +65,7 @@ class SearchRoot(Protocol):
     def rank_model(self, key: str | None = None) -> RankModel | None: ...
     def ranking_key_for(self, *, static: bool) -> str | None: ...
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState: ...
-    def here_level(self, key: str, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel: ...
+    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel: ...
 
 
 def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
@@ -204,11 +204,12 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # one root of some size searched with its own idf: its level (reference.py) is its own, measured once;
     # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
     wanted = calibration is not None and calibration.reads_level(features) if level is None else level
-    if wanted and query_shape(features) == "short" and len(roots) == 1 and term_idf is None \
+    if wanted and query_shape(features) != "long" and len(roots) == 1 and term_idf is None \
             and features.get("dense_top") and loaded[0].live_rows >= reference.MIN_CHUNKS:
         started = time.perf_counter()
-        measured = roots[0].here_level(f"{pair} {'+'.join(legs)} {static_aside} {rank}", lambda text: find_across(
-            roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features)
+        measured = roots[0].here_level(
+            f"{pair} {'+'.join(legs)} {static_aside} {rank}", loaded[0].live_rows, lambda text: find_across(
+                roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features)
         features.update(measured.levelled(features))
         stage("level", started)
     here = apply_calibration(calibration, pair, legs, features, hits, notes,

@@ -190,12 +190,11 @@ class Workspace:
             self._calibrations[pair] = load_calibration(pair)
         return self._calibrations[pair]
 
-    def here_level(self, key: str, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel:
+    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel:
         """This workspace's level for `key` (a pair and its legs): kept, or read from beside the index,
-        while the corpus has about as many chunks as when it was measured; else measured again by asking
-        each reference query (`measure`: a query's P(here) features) and written back. An unreadable or
-        unwritable file costs a measurement, never the find."""
-        chunks = self.loaded().live_rows
+        while the corpus (now `chunks` chunks) has about as many as when it was measured; else measured
+        again by asking each reference query (`measure`: a query's P(here) features) and written back. An
+        unreadable or unwritable file costs a measurement, never the find."""
         if self._levels is None:
             self._levels = {}
             try:
