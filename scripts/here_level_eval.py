@@ -22,7 +22,7 @@ from pathlib import Path
 import noul_lsp.bench.calibration as calibration
 from noul_lsp.bench import metrics as m
 from noul_lsp.retrieval.calibrate import Calibration
-from noul_lsp.retrieval.reference import LEVELLED_SHORT_FEATURES
+from noul_lsp.retrieval.reference import LEVELLED_COLUMNS
 
 NEW = "describe-train"
 
@@ -30,7 +30,7 @@ NEW = "describe-train"
 def unlevelled(records: list[dict]) -> list[dict]:
     records = copy.deepcopy(records)
     for record in records:
-        for name in LEVELLED_SHORT_FEATURES:
+        for name in LEVELLED_COLUMNS:
             record["features"].pop(name, None)
     return records
 

@@ -193,11 +193,13 @@ def test_each_query_shape_gets_its_own_here_model(tmp_path):
 
 def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
     """Descriptions whose kinds differ only in the fitted ranker's lead (every other feature noise): the
-    short model reads the lead and the top cosine, the long model keeps its features, and a find without
-    a lead (no fitted ranker ran) gets no probability rather than one read from a missing value."""
+    short model reads the lead and the cosine of the ranker's first file, the long model keeps its features,
+    and a find without a lead (no fitted ranker ran) gets no probability rather than one read from a
+    missing value."""
     rng = np.random.default_rng(7)
     records = _records_by_shape(rng, 40, describe=lambda sign: {"fused_top": float(rng.normal(scale=0.3)),
-                                                                "rank_lead": 3.0 + sign + float(rng.normal(scale=0.5))})
+                                                                "rank_lead": 3.0 + sign + float(rng.normal(scale=0.5)),
+                                                                "rank_top_cosine": float(rng.normal(0.4, 0.1))})
     path = _write(tmp_path / "per_query.jsonl", records)
     written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
     assert metrics["by_query_style"]["description"]["auroc"] > 0.95
@@ -216,6 +218,7 @@ def test_a_one_line_query_reads_the_rankers_lead_where_the_ranker_ran(tmp_path):
 
     for record in records:  # the records of a pair without a fitted ranker: the short model keeps its features
         record["features"].pop("rank_lead", None)
+        record["features"].pop("rank_top_cosine", None)
     _write(path, records)
     written, _ = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out2")
     short = Calibration.from_json(json.loads(written.read_text())).here["short"]
@@ -228,8 +231,10 @@ def test_a_bare_symbol_gets_its_own_here_model_or_the_short_one(tmp_path):
     enough symbol records a name is read by the short model."""
     rng = np.random.default_rng(11)
     records = _records_by_shape(
-        rng, 30, describe=lambda sign: {"rank_lead": 3.0 + sign + float(rng.normal(scale=0.5))},
+        rng, 30, describe=lambda sign: {"rank_lead": 3.0 + sign + float(rng.normal(scale=0.5)),
+                                        "rank_top_cosine": float(rng.normal(0.4, 0.1))},
         symbol=lambda sign: {"symbol_query": 1.0, "rank_lead": 3.0 + float(rng.normal(scale=0.5)),
+                             "rank_top_cosine": float(rng.normal(0.4, 0.1)),
                              "bm25_coverage": 0.5 + 0.4 * sign + float(rng.normal(scale=0.1))})
     path = _write(tmp_path / "per_query.jsonl", records)
     written, metrics = calibrate([path], pipeline="hybrid", out_dir=tmp_path / "out")
@@ -258,9 +263,13 @@ def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
     ranked = workspace.find("retry failed uploads with exponential backoff")
     assert ranked.signals["ranking"].startswith("fitted")
     assert ranked.features["rank_lead"] > 0.0  # the first file above the median candidate
-    assert workspace.find("retry failed uploads with exponential backoff", mode="chunks").features["rank_lead"] \
-        == ranked.features["rank_lead"]
-    assert "rank_lead" not in workspace.find("retry failed uploads", rank=False).features
+    chunks = workspace.find("retry failed uploads with exponential backoff", mode="chunks")
+    assert chunks.features["rank_lead"] == ranked.features["rank_lead"]
+    # the cosine of the file the ranker put first: one of the dense leg's, at most its best anywhere
+    assert 0.0 < ranked.features["rank_top_cosine"] <= ranked.features["dense_top"] + 1e-6
+    assert chunks.features["rank_top_cosine"] == ranked.features["rank_top_cosine"]
+    unranked = workspace.find("retry failed uploads", rank=False).features
+    assert "rank_lead" not in unranked and "rank_top_cosine" not in unranked
     named = workspace.find("upload_with_retry").features
     assert named["symbol_query"] == 1.0 and query_shape(named) == "symbol"
     assert ranked.features["symbol_query"] == 0.0

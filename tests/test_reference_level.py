@@ -18,14 +18,20 @@ from noul_lsp.retrieval.calibrate import (
     fit_logistic,
     query_shape,
 )
-from noul_lsp.retrieval.reference import LEVELLED, LEVELLED_SHORT_FEATURES, REFERENCE_QUERIES, WorkspaceLevel
+from noul_lsp.retrieval.reference import (
+    LEVELLED,
+    LEVELLED_COLUMNS,
+    LEVELLED_SHORT_FEATURES,
+    REFERENCE_QUERIES,
+    WorkspaceLevel,
+)
 from noul_lsp.session.workspace import LEVELS_FILE, Workspace
 
 
 def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads():
-    answers = [{"rank_lead": lead, "dense_top": 0.3} for lead in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    answers = [{"rank_lead": lead, "dense_top": 0.3, "rank_top_cosine": 0.2} for lead in (1.0, 2.0, 3.0, 4.0, 5.0)]
     level = WorkspaceLevel.measure(answers, chunks=1000)
-    assert level.medians == {"rank_lead": 3.0, "dense_top": 0.3}
+    assert level.medians == {"rank_lead": 3.0, "dense_top": 0.3, "rank_top_cosine": 0.2}
     assert level.spreads["rank_lead"] == pytest.approx(np.std([1, 2, 3, 4, 5]))
     levelled = level.levelled({"rank_lead": 3.0 + 2 * level.spreads["rank_lead"], "dense_top": 0.3})
     assert levelled["rank_lead_z"] == pytest.approx(2.0)
@@ -35,8 +41,9 @@ def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads()
     assert WorkspaceLevel.from_json(level.to_json()) == level
     written = json.loads(level.to_json())
     for damaged in ("", "{", "[]", '{"queries": 40}', json.dumps({**written, "queries": 3}),
-                    json.dumps({**written, "medians": {"rank_lead": float("nan"), "dense_top": 0.3}}),
-                    json.dumps({**written, "spreads": {"rank_lead": -1.0, "dense_top": 0.1}}),
+                    json.dumps({**written, "medians": {**level.medians, "rank_lead": float("nan")}}),
+                    json.dumps({**written, "spreads": {**level.spreads, "rank_lead": -1.0}}),
+                    json.dumps({**written, "medians": {"rank_lead": 3.0, "dense_top": 0.3}}),  # an older file
                     json.dumps({**written, "chunks": "many"})):
         assert WorkspaceLevel.from_json(damaged) is None
 
@@ -48,7 +55,7 @@ def test_a_one_line_description_reads_the_workspace_level_where_the_records_carr
     rng = np.random.default_rng(5)
     shift = {"r1": -2.0, "r2": 0.0, "r3": 2.0}
     records = _records_by_shape(rng, 40, describe=lambda sign: {"rank_lead_z": sign + float(rng.normal(scale=0.3)),
-                                                                "dense_top_z": float(rng.normal())})
+                                                                "rank_top_cosine": float(rng.normal())})
     for record in records:
         features = record["features"]
         if "rank_lead_z" in features:
@@ -63,14 +70,15 @@ def test_a_one_line_description_reads_the_workspace_level_where_the_records_carr
     assert query_shape(one_line) == "short" and calibration.reads_level(one_line)
     assert calibration.here_probability({**one_line, "rank_lead_z": 1.5}) > 0.9
     assert calibration.here_probability({**one_line, "rank_lead_z": -1.5}) < 0.1
-    unlevelled = {k: v for k, v in one_line.items() if k not in LEVELLED_SHORT_FEATURES}
+    unlevelled = {k: v for k, v in one_line.items() if k not in LEVELLED_COLUMNS}
     assert calibration.here_probability(unlevelled) is not None  # several roots, an organisation: the twin
     assert calibration.here_probability({k: v for k, v in unlevelled.items() if k != "rank_lead"}) is None
+    assert calibration.here_probability({k: v for k, v in one_line.items() if k != "rank_top_cosine"}) is None
     assert not calibration.reads_level(records[0]["features"])  # an issue text: its own model, no level
     name = {**one_line, "symbol_query": 1.0}  # a bare name, and no symbol model: read as a description
     assert query_shape(name) == "symbol" and calibration.reads_level(name)
     assert calibration.here_probability(name) == calibration.here_probability(one_line)
-    unlevelled_name = {k: v for k, v in name.items() if k not in LEVELLED_SHORT_FEATURES}
+    unlevelled_name = {k: v for k, v in name.items() if k not in LEVELLED_COLUMNS}
     assert calibration.here_probability(unlevelled_name) == calibration.here_probability(unlevelled)
 
 
@@ -97,7 +105,7 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     (tmp_path / "cal" / calibration_file_name(pair)).write_text(json.dumps(_levelled_calibration(pair).to_json()))
 
     small = Workspace(polyglot, settings).find(query)  # 39 chunks: read by the unlevelled twin, no level
-    assert not set(LEVELLED_SHORT_FEATURES) & set(small.features) and 0.0 <= small.here_probability <= 1.0
+    assert not LEVELLED_COLUMNS & set(small.features) and 0.0 <= small.here_probability <= 1.0
     assert not (workspace.store.directory / LEVELS_FILE).exists()
 
     monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size

@@ -22,7 +22,6 @@ from noul_lsp.retrieval.calibrate import (
     HERE_SHAPES,
     HIT_FEATURES,
     QUERY_FEATURES,
-    RANK_LEAD,
     RANKED_SHORT_FEATURES,
     SHAPE_FALLBACK,
     SHAPE_FEATURES,
@@ -69,9 +68,10 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     for the shapes that have not. `extra` records (other repositories' commit labels and their cross-repo
     negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
     much together as the records of that shape: commit messages outnumber the descriptions many times.
-    The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the top cosine) where every record of
-    it carries a lead, as every record of a pair with a fitted ranker does, and the same two against the
-    workspace's level (LEVELLED_SHORT_FEATURES, with an unlevelled twin) where every record carries those."""
+    The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the cosine of its first file) where
+    every record of it carries them, as every record of a pair with a fitted ranker and a dense leg does,
+    and the lead against the workspace's level (LEVELLED_SHORT_FEATURES, with an unlevelled twin) where
+    every record it is fitted on carries it (an extra record without it trains the twin alone)."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...]):
         share = extra_weight * len(chosen) / len(theirs) if theirs else 0.0
         rows = chosen + theirs
@@ -85,10 +85,12 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            ranked = shape == "short" and all(RANK_LEAD in r["features"] for r in mine + theirs)
-            levelled = ranked and all(set(LEVELLED_SHORT_FEATURES) <= r["features"].keys() for r in mine + theirs)
-            models[shape] = fit(mine, theirs, LEVELLED_SHORT_FEATURES if levelled
-                                else RANKED_SHORT_FEATURES if ranked else within_shape)
+            ranked = shape == "short" and all(set(RANKED_SHORT_FEATURES) <= r["features"].keys() for r in mine + theirs)
+            levelled = ranked and all(set(LEVELLED_SHORT_FEATURES) <= r["features"].keys() for r in mine)
+            # an extra record without a level (a workspace under reference.MIN_CHUNKS) trains the twin only
+            carrying = [r for r in theirs if set(LEVELLED_SHORT_FEATURES) <= r["features"].keys()]
+            models[shape] = fit(mine, carrying, LEVELLED_SHORT_FEATURES) if levelled else \
+                fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
             if levelled:  # for a find without the workspace's level (several roots, an organisation)
                 models[shape + UNLEVELLED] = fit(mine, theirs, RANKED_SHORT_FEATURES)
     if any(shape not in models and SHAPE_FALLBACK.get(shape) not in models for shape in HERE_SHAPES):

@@ -176,6 +176,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                                fused, term_idf, search.rrf_k, frozenset().union(*(r.project_names for r in roots)),
                                ranked_probabilities, multi_line="\n" in query.strip(),
                                ranked_lead=ranking.lead if model is not None else None,
+                               ranked_top_cosine=ranking.top_cosine if model is not None else None,
                                symbol=analysis.shape == "symbol")
 
     logits: dict = {}

@@ -174,12 +174,17 @@ class Ranking:
     #: P(here) reads (the probabilities keep the lead over the runner-up only; the raw score's level moves
     #: with the kind of query, this difference much less: docs/benchmarks.md)
     lead: float | None = None
+    #: the dense leg's best cosine within the ranker's first file (None without a dense leg): whether the
+    #: file the ranker chose is also close in meaning, where the top cosine may sit in a file it passed over
+    top_cosine: float | None = None
 
 
 #: chunks of one file a ranked file carries (its hit's ranges; the rerank short list takes at most 3 a file)
 CHUNKS_PER_FILE = 3
 #: the head of the global chunk order handed on (the rerank short list and chunk-mode hits are cut from it)
 CHUNK_ORDER_SIZE = 500
+#: where a file row holds its best chunk's cosine under the dense leg (Ranking.top_cosine)
+_DENSE_COLUMN = FEATURES.index("dense")
 
 
 def _top(scores: np.ndarray, size: int) -> np.ndarray:
@@ -209,7 +214,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     """Score every candidate file and chunk of every root with `model` (features.py builds the rows).
     Only what later stages read becomes Python objects: each file's best chunks and the head of the chunk
     order."""
-    file_roots, file_ids, file_scores = [], [], []
+    file_roots, file_ids, file_scores, file_cosines = [], [], [], []
     chunk_roots, chunk_rows, chunk_scores, chunk_files = [], [], [], []
     recorded: list[tuple[str, list[float]]] = []
     offset = 0
@@ -230,6 +235,10 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))
         file_ids.append(built.files.astype(np.int64))
         file_scores.append(model.score(built.file_matrix, FEATURES))
+        # NaN where this root has no dense leg or no vector yet: a file the ranker puts first there has no cosine
+        dense = candidate.dense_all
+        file_cosines.append(built.file_matrix[:, _DENSE_COLUMN] if dense is not None and not np.isnan(dense.best)
+                            else np.full(len(built.files), np.nan, dtype=np.float32))
         chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
         chunk_rows.append(built.rows.astype(np.int64))
         chunk_scores.append(built.row_scores(*model.linear(FEATURES)))
@@ -245,12 +254,14 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     roots, rows, row_scores, owners = (np.concatenate(a) for a in (chunk_roots, chunk_rows, chunk_scores, chunk_files))
     all_file_scores = np.concatenate(file_scores)
     lead = float(all_file_scores.max() - np.median(all_file_scores))
+    top_cosine = float(np.concatenate(file_cosines)[int(np.argmax(all_file_scores))])
+    top_cosine = None if np.isnan(top_cosine) else top_cosine
     head = _top(row_scores, CHUNK_ORDER_SIZE)
     chunk_order = list(zip(roots[head].tolist(), rows[head].tolist(), strict=True))
     if mode != "files":
         probabilities = softmax(row_scores)
         return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
-                       payload, lead)
+                       payload, lead, top_cosine)
     # each file's best chunks: rows grouped by file (owners ascend), the first CHUNKS_PER_FILE of each, best first
     kept = Blocks.of(owners).top(row_scores, CHUNKS_PER_FILE)
     best_chunks: dict[int, list[tuple[int, int]]] = {}
@@ -259,4 +270,4 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     probabilities = softmax(all_file_scores)
     ranked_files = np.argsort(-all_file_scores, kind="stable").tolist()
     scored = [(float(probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
-    return Ranking(scored, chunk_order, payload, lead)
+    return Ranking(scored, chunk_order, payload, lead, top_cosine)
