@@ -51,15 +51,16 @@ SHAPE_FALLBACK = {"symbol": "short"}
 #: a query shorter than any it was fitted on would be read far outside its range (a three-word query got
 #: P(here) 0.08 from the number of its terms alone)
 SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
-#: the short shape's P(here) features where the fitted ranker ran (a find without one has no lead, and the
-#: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
+#: the fitted ranker's lead (rank.Ranking.lead)
 RANK_LEAD = "rank_lead"
 #: the dense leg's cosine of the ranker's first file (rank.Ranking.top_cosine), where both ran
 RANK_TOP_COSINE = "rank_top_cosine"
+#: the short shape's P(here) features where the fitted ranker ran (a find without one has no lead, and the
+#: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
 RANKED_SHORT_FEATURES = (RANK_LEAD, RANK_TOP_COSINE)
-#: the same columns read against the workspace's own level (reference.py), where every short record carries
-#: them; the short shape's model then has an `UNLEVELLED` twin on RANKED_SHORT_FEATURES for a find without a
-#: level (several roots, an organisation search)
+#: where every short record carries the lead against the workspace's own level (reference.py), the short
+#: shape reads LEVELLED_SHORT_FEATURES, and its model has an `UNLEVELLED` twin on RANKED_SHORT_FEATURES for a
+#: find without a level (several roots, an organisation search, a small workspace)
 UNLEVELLED = ":unlevelled"
 #: columns that only some finds have: a model that reads one cannot read a find without it
 OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, *LEVELLED_SHORT_FEATURES)
