@@ -174,8 +174,10 @@ class Ranking:
     #: P(here) reads (the probabilities keep the lead over the runner-up only; the raw score's level moves
     #: with the kind of query, this difference much less: docs/benchmarks.md)
     lead: float | None = None
-    #: the dense leg's best cosine within the ranker's first file (None without a dense leg): whether the
-    #: file the ranker chose is also close in meaning, where the top cosine may sit in a file it passed over
+    #: the dense leg's best cosine within the ranker's first file (None without a dense leg, or before it has
+    #: any vector): whether the file the ranker chose is also close in meaning, where the top cosine may sit
+    #: in a file it passed over. A first file none of whose chunks has a vector yet reads the query's mean
+    #: cosine, as its rows do in the ranking (features.py): neutral, while the transformer fills in
     top_cosine: float | None = None
 
 
