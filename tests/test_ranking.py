@@ -113,6 +113,9 @@ def test_roles_come_from_paths():
     assert file_role("src/router.zig") == "source" and file_role("build.zig") == "config"
     assert file_role("libexec/bats-core/bats-exec-test") == "source" and file_role("LICENSE") == "other"
     assert file_role("doc/data/messages/m/missing-parentheses-for-call-in-test/good.py") == "docs"
+    assert file_role("docs/conf.py") == "docs" and file_role("doc/en/example/assertion/failure_demo.py") == "example"
+    assert file_role("doc/man_docs.go") == "source"  # the Go package `doc`: a generator, not documentation
+    assert file_role("doc/man_docs_test.go") == "test"
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
 

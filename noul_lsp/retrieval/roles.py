@@ -42,6 +42,10 @@ _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin"})
+#: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
+#: (cobra's man and markdown generators, urfave/cli's `docs`), built and shipped with the rest; Go keeps its
+#: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
+_PACKAGE_FOLDER_SUFFIXES = frozenset({".go"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
 #: CamelCase test classes and test projects of Java, Kotlin, C#, Swift and PHP (`ClientTest.kt`,
@@ -88,7 +92,7 @@ def file_role(path: str) -> str:
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
                for i, f in enumerate(folders)):
             return "example"  # but com/example/... is a Java package named after a domain, not examples
-        if any(f in _DOC_FOLDERS for f in folders):
+        if suffix not in _PACKAGE_FOLDER_SUFFIXES and any(f in _DOC_FOLDERS for f in folders):
             return "docs"  # code shown in documentation (doc examples, sphinx extensions of the docs)
         return "source"
     if name == "conftest.py":

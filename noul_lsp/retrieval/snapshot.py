@@ -25,7 +25,9 @@ from noul_lsp.retrieval.segment import Segment, Strings, assemble
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 
-FORMAT = 3  # 2: the slots' code order and each table's mean vector; 3: the definitions' term codes
+#: 2: the slots' code order and each table's mean vector; 3: the definitions' term codes; 4: a Go file under a
+#: docs folder is source (roles.py): the stored roles are computed again
+FORMAT = 4
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
