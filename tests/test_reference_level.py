@@ -2,6 +2,7 @@
 queries, read by the short shape's model, kept beside the index."""
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from noul_lsp.retrieval.reference import (
     REFERENCE_QUERIES,
     WorkspaceLevel,
 )
+from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import LEVELS_FILE, Workspace
 
 
@@ -137,3 +139,35 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
     damaged = Workspace(polyglot, settings).find(query)  # measured again, the find loses nothing
     assert damaged.features["rank_lead_z"] == pytest.approx(first.features["rank_lead_z"])
     assert len(REFERENCE_QUERIES) >= 30 and set(LEVELLED) <= set(first.features)
+
+
+def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, settings, tmp_path, monkeypatch):
+    """The level is measured once the index is complete, and only then: `idle` (what a find reads as "the
+    index is being updated") is set before it, since measuring changes nothing in the index."""
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
+    monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
+    workspace = Workspace(polyglot, settings)
+    (tmp_path / "cal").mkdir()
+    pair = workspace.model_pair
+    (tmp_path / "cal" / calibration_file_name(pair)).write_text(json.dumps(_levelled_calibration(pair).to_json()))
+    levels = workspace.store.directory / LEVELS_FILE
+    phases: list[str] = []
+    measured_when_idle: list[bool] = []
+
+    def progress(update) -> None:  # called on the indexer's thread, in order
+        phases.append(update.phase)
+        if update.phase == "idle":
+            measured_when_idle.append(levels.exists())
+
+    indexer = BackgroundIndexer(on_progress=progress)
+    try:
+        indexer.add(workspace)
+        indexer.scan(workspace.root)
+        deadline = time.monotonic() + 120
+        while not (indexer.idle.is_set() and levels.exists()):
+            assert time.monotonic() < deadline, phases
+            time.sleep(0.1)
+    finally:
+        indexer.stop()
+    assert "embedding" in phases and phases[-1] == "idle" and measured_when_idle == [False]
+    assert WorkspaceLevel.from_json(next(iter(json.loads(levels.read_text()).values()))) is not None

@@ -156,6 +156,7 @@ class BackgroundIndexer:
             if finished and self._queue.empty():
                 self.idle.set()
                 self.on_progress(Progress("idle"))
+                self._prepare_levels()
 
     def _workspace(self, root: Path) -> Workspace | None:
         with self._lock:
@@ -199,6 +200,25 @@ class BackgroundIndexer:
                 return False
         return True
 
+    def _prepare_levels(self) -> None:
+        """Measure each root's level (reference.py) once its index is complete, so that the first description
+        asked need not (an index built before levels were kept is measured here, once). After `idle` is set:
+        the index is not being updated meanwhile, and a find then does not say it is; newer work comes first."""
+        with self._lock:
+            workspaces = list(self._workspaces.values())
+        for workspace in workspaces:
+            if not self._queue.empty():
+                return
+            with self._busy():  # a root removed meanwhile is closed after this
+                if self._gone(workspace):
+                    continue
+                try:
+                    workspace.prepare_level()
+                except IndexDamaged as damage:
+                    self.on_damage(workspace, damage)
+                except (StoreError, OSError) as error:
+                    self.on_problem(f"measuring the level of {workspace.root} failed: {error}")
+
     def _embed_one(self, workspace: Workspace) -> bool:
         """Embed one root's missing vectors; False when stopped for newer work."""
         embedder = workspace.embedder()
@@ -214,8 +234,6 @@ class BackgroundIndexer:
             with workspace.store.indexing_lock():
                 result = workspace.embed_missing(
                     embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._gone(workspace))
-                if not result.stopped:  # also an index built before levels were kept: measured here, once
-                    workspace.prepare_level()  # the first description asked need not measure it
         except IndexLocked as busy:
             self.on_problem(str(busy))
             return True
