@@ -94,7 +94,7 @@ def main() -> None:
           "| dev + new: all |")
     print("|---|---|---|---|---|")
     for variant in VARIANTS:
-        calibration.RANKED_SHORT_FEATURES = calibration.LEVELLED_SHORT_FEATURES = variant
+        calibration.RANKED_SHORT_FEATURES = calibration.SHORT_FEATURES_WITH_LEVEL = variant
         alone, both = held_out(dev), held_out(dev + new)
         print(f"| {', '.join(variant)} | {figures(alone, dev)} | {figures(both, dev)} | {figures(both, new)} "
               f"| {figures(both, dev + new)} |")

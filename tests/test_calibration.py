@@ -265,11 +265,19 @@ def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
     assert ranked.features["rank_lead"] > 0.0  # the first file above the median candidate
     chunks = workspace.find("retry failed uploads with exponential backoff", mode="chunks")
     assert chunks.features["rank_lead"] == ranked.features["rank_lead"]
-    # the cosine of the file the ranker put first: one of the dense leg's, at most its best anywhere
-    assert 0.0 < ranked.features["rank_top_cosine"] <= ranked.features["dense_top"] + 1e-6
+    # the cosine of the file the ranker put first: its best chunk's, from the stored vectors
+    first = [c for c in workspace.store.chunks() if c.path == ranked.hits[0].path]
+    query = workspace.embedder().embed_query("retry failed uploads with exponential backoff")
+    cosines = [float(np.dot(query, np.asarray(v, dtype=np.float32)))
+               for v in workspace.store.vectors(workspace.model_key, [c.hash for c in first])]
+    assert ranked.features["rank_top_cosine"] == pytest.approx(max(cosines), abs=1e-4)
+    assert ranked.features["rank_top_cosine"] <= ranked.features["dense_top"] + 1e-6
     assert chunks.features["rank_top_cosine"] == ranked.features["rank_top_cosine"]
     unranked = workspace.find("retry failed uploads", rank=False).features
     assert "rank_lead" not in unranked and "rank_top_cosine" not in unranked
+    workspace.embed_static()
+    static = workspace.find("retry failed uploads", legs=("bm25", "static")).features  # ranked, no dense leg
+    assert "rank_lead" in static and "rank_top_cosine" not in static
     named = workspace.find("upload_with_retry").features
     assert named["symbol_query"] == 1.0 and query_shape(named) == "symbol"
     assert ranked.features["symbol_query"] == 0.0

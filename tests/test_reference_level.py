@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_calibration import _records_by_shape, _write
 
-from noul_lsp.bench.calibration import calibrate
+from noul_lsp.bench.calibration import _fit_here, calibrate
 from noul_lsp.retrieval import reference
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
@@ -22,8 +22,8 @@ from noul_lsp.retrieval.calibrate import (
 from noul_lsp.retrieval.reference import (
     LEVELLED,
     LEVELLED_COLUMNS,
-    LEVELLED_SHORT_FEATURES,
     REFERENCE_QUERIES,
+    SHORT_FEATURES_WITH_LEVEL,
     WorkspaceLevel,
 )
 from noul_lsp.session.background import BackgroundIndexer
@@ -66,7 +66,7 @@ def test_a_one_line_description_reads_the_workspace_level_where_the_records_carr
                                  out_dir=tmp_path / "out")
     assert metrics["by_query_style"]["description"]["auroc"] > 0.95
     calibration = Calibration.from_json(json.loads(written.read_text()))
-    assert calibration.here["short"].features == LEVELLED_SHORT_FEATURES
+    assert calibration.here["short"].features == SHORT_FEATURES_WITH_LEVEL
     assert calibration.here["short" + UNLEVELLED].features == RANKED_SHORT_FEATURES
     one_line = dict(records[1]["features"])
     assert query_shape(one_line) == "short" and calibration.reads_level(one_line)
@@ -86,10 +86,10 @@ def test_a_one_line_description_reads_the_workspace_level_where_the_records_carr
 
 def _levelled_calibration(pair: str) -> Calibration:
     rng = np.random.default_rng(2)
-    rows = [{name: float(rng.normal()) for name in (*LEVELLED_SHORT_FEATURES, *RANKED_SHORT_FEATURES,
+    rows = [{name: float(rng.normal()) for name in (*SHORT_FEATURES_WITH_LEVEL, *RANKED_SHORT_FEATURES,
                                                     *HIT_FEATURES)} for _ in range(200)]
     labels = [int(row["rank_lead_z"] > 0) for row in rows]
-    here = {"short": fit_logistic(rows, labels, LEVELLED_SHORT_FEATURES),
+    here = {"short": fit_logistic(rows, labels, SHORT_FEATURES_WITH_LEVEL),
             "short" + UNLEVELLED: fit_logistic(rows, labels, RANKED_SHORT_FEATURES),
             "all": fit_logistic(rows, labels, RANKED_SHORT_FEATURES)}
     return Calibration(pair, here, fit_logistic(rows, labels, HIT_FEATURES), {"data": "synthetic"})
@@ -112,7 +112,7 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
 
     monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
     first = Workspace(polyglot, settings).find(query)
-    assert set(LEVELLED_SHORT_FEATURES) <= set(first.features) and "level" in first.timings
+    assert set(SHORT_FEATURES_WITH_LEVEL) <= set(first.features) and "level" in first.timings
     assert 0.0 <= first.here_probability <= 1.0
     stored = json.loads((workspace.store.directory / LEVELS_FILE).read_text())
     assert len(stored) == 1 and WorkspaceLevel.from_json(next(iter(stored.values()))) is not None
@@ -171,3 +171,28 @@ def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, 
         indexer.stop()
     assert "embedding" in phases and phases[-1] == "idle" and measured_when_idle == [False]
     assert WorkspaceLevel.from_json(next(iter(json.loads(levels.read_text()).values()))) is not None
+
+
+def test_an_extra_record_without_a_column_trains_only_the_models_that_read_what_it_has():
+    """Commit messages asked of a workspace under MIN_CHUNKS carry no level, and those of an older run no
+    first-file cosine: they train the models they can, and never switch the levelled fit off."""
+    rng = np.random.default_rng(9)
+
+    def record(repo: str, kind: str, **missing: bool) -> dict:
+        sign = 1.0 if kind == "answerable" else -1.0
+        features = {"rank_lead_z": sign + float(rng.normal(scale=0.5)), "rank_lead": 3 + sign,
+                    "rank_top_cosine": 0.4 + 0.1 * sign + float(rng.normal(scale=0.05)), "dense_top": 0.5,
+                    "long_query": 0.0, "multi_line": 0.0, "symbol_query": 0.0}
+        for name in missing:
+            features.pop(name)
+        return {"kind": kind, "searched_repo": repo, "source": "describe", "features": features}
+
+    records = [record(repo, kind) for repo in ("r1", "r2") for kind in ("answerable", "not_here") for _ in range(20)]
+    extra = [record("e", kind, **({"rank_lead_z": True} if i % 2 else {"rank_top_cosine": True, "rank_lead_z": True}
+                                  if i % 3 == 0 else {}))
+             for kind in ("answerable", "not_here") for i in range(30)]
+    models = _fit_here(records, extra)
+    assert models["short"].features == SHORT_FEATURES_WITH_LEVEL
+    assert models["short" + UNLEVELLED].features == RANKED_SHORT_FEATURES
+    without_level = _fit_here(records, [r for r in extra if "rank_lead_z" not in r["features"]])
+    assert without_level["short"].features == SHORT_FEATURES_WITH_LEVEL  # the main records decide

@@ -32,7 +32,7 @@ from noul_lsp.retrieval.calibrate import (
     hit_features,
     query_shape,
 )
-from noul_lsp.retrieval.reference import LEVELLED_SHORT_FEATURES
+from noul_lsp.retrieval.reference import SHORT_FEATURES_WITH_LEVEL
 
 #: a query shape gets its own P(here) model when its records hold at least this many of each kind;
 #: otherwise every record's model answers for it
@@ -70,13 +70,20 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     much together as the records of that shape: commit messages outnumber the descriptions many times.
     The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the cosine of its first file) where
     every record of it carries them, as every record of a pair with a fitted ranker and a dense leg does,
-    and the lead against the workspace's level (LEVELLED_SHORT_FEATURES, with an unlevelled twin) where
-    every record it is fitted on carries it (an extra record without it trains the twin alone)."""
-    def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...]):
-        share = extra_weight * len(chosen) / len(theirs) if theirs else 0.0
+    and the lead against the workspace's level (SHORT_FEATURES_WITH_LEVEL, with an unlevelled twin) where
+    every record of it carries that too. An extra record without a column a model reads (an older run, a
+    commit asked of a workspace under reference.MIN_CHUNKS: no level) trains the models it can; each extra
+    record keeps the weight it has among all the shape's extra records."""
+    def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...], of: int | None = None):
+        """`of`: how many extra records the share is spread over (default: `theirs`; more when some lack
+        a column and were left out)."""
+        share = extra_weight * len(chosen) / (of or len(theirs)) if theirs else 0.0
         rows = chosen + theirs
         return fit_logistic([r["features"] for r in rows], [int(r["kind"] == "answerable") for r in rows],
                             features, weights=[1.0] * len(chosen) + [share] * len(theirs))
+
+    def carrying(rows: list[dict], features: tuple[str, ...]) -> list[dict]:
+        return [r for r in rows if set(features) <= r["features"].keys()]
 
     models = {}
     within_shape = tuple(f for f in QUERY_FEATURES if f not in SHAPE_FEATURES)
@@ -84,15 +91,20 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         mine = [r for r in records if query_shape(r["features"]) == shape]
         theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
-        if min(answerable, len(mine) - answerable) >= MIN_PER_KIND:
-            ranked = shape == "short" and all(set(RANKED_SHORT_FEATURES) <= r["features"].keys() for r in mine + theirs)
-            levelled = ranked and all(set(LEVELLED_SHORT_FEATURES) <= r["features"].keys() for r in mine)
-            # an extra record without a level (a workspace under reference.MIN_CHUNKS) trains the twin only
-            carrying = [r for r in theirs if set(LEVELLED_SHORT_FEATURES) <= r["features"].keys()]
-            models[shape] = fit(mine, carrying, LEVELLED_SHORT_FEATURES) if levelled else \
-                fit(mine, theirs, RANKED_SHORT_FEATURES if ranked else within_shape)
-            if levelled:  # for a find without the workspace's level (several roots, an organisation)
-                models[shape + UNLEVELLED] = fit(mine, theirs, RANKED_SHORT_FEATURES)
+        if min(answerable, len(mine) - answerable) < MIN_PER_KIND:
+            continue
+        ranked = shape == "short" and len(carrying(mine, RANKED_SHORT_FEATURES)) == len(mine)
+        levelled = ranked and len(carrying(mine, SHORT_FEATURES_WITH_LEVEL)) == len(mine)
+        if levelled:
+            models[shape] = fit(mine, carrying(theirs, SHORT_FEATURES_WITH_LEVEL), SHORT_FEATURES_WITH_LEVEL,
+                                len(theirs))
+            # for a find without the workspace's level (several roots, an organisation, a small workspace)
+            models[shape + UNLEVELLED] = fit(mine, carrying(theirs, RANKED_SHORT_FEATURES), RANKED_SHORT_FEATURES,
+                                             len(theirs))
+        elif ranked:
+            models[shape] = fit(mine, carrying(theirs, RANKED_SHORT_FEATURES), RANKED_SHORT_FEATURES, len(theirs))
+        else:
+            models[shape] = fit(mine, theirs, within_shape)
     if any(shape not in models and SHAPE_FALLBACK.get(shape) not in models for shape in HERE_SHAPES):
         models["all"] = fit(records, list(extra), QUERY_FEATURES)
     return models

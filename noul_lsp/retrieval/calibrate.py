@@ -36,7 +36,7 @@ from noul_lsp.models.registry import fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 from noul_lsp.retrieval.bm25 import bm25_idf
-from noul_lsp.retrieval.reference import LEVELLED_COLUMNS, LEVELLED_SHORT_FEATURES
+from noul_lsp.retrieval.reference import LEVELLED_COLUMNS
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
@@ -59,11 +59,11 @@ RANK_TOP_COSINE = "rank_top_cosine"
 #: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
 RANKED_SHORT_FEATURES = (RANK_LEAD, RANK_TOP_COSINE)
 #: where every short record carries the lead against the workspace's own level (reference.py), the short
-#: shape reads LEVELLED_SHORT_FEATURES, and its model has an `UNLEVELLED` twin on RANKED_SHORT_FEATURES for a
+#: shape reads SHORT_FEATURES_WITH_LEVEL, and its model has an `UNLEVELLED` twin on RANKED_SHORT_FEATURES for a
 #: find without a level (several roots, an organisation search, a small workspace)
 UNLEVELLED = ":unlevelled"
 #: columns that only some finds have: a model that reads one cannot read a find without it
-OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, *LEVELLED_SHORT_FEATURES)
+OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, *sorted(LEVELLED_COLUMNS))
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -208,9 +208,9 @@ class Calibration:
         return any(c in LEVELLED_COLUMNS for c in self._models_of(features)[0].features)
 
     def here_probability(self, features: dict[str, float]) -> float | None:
-        """None where every model of the shape reads a column this find lacks: the ranker's lead (no fitted
-        ranker ranked candidates), read as 0, would be a confident guess. A find without the workspace's
-        level is read by the unlevelled twin."""
+        """None where every model of the shape reads a column this find lacks: the ranker's lead or its first
+        file's cosine (no fitted ranker ranked candidates, or no candidate has a vector), read as 0, would be
+        a confident guess. A find without the workspace's level is read by the unlevelled twin."""
         for model in self._models_of(features):
             if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
                 return float(model.predict([features])[0])
@@ -299,8 +299,10 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
         return None
     here = calibration.here_probability(features)
     if here is None:
-        notes.append(f"uncalibrated: the calibration for {pair} reads the fitted ranker's lead, and no fitted ranker "
-                     "ranked candidates here")
+        missing = ("no fitted ranker ranked candidates here" if RANK_LEAD not in features
+                   else "no file it ranked has a vector of the dense leg yet")
+        notes.append(f"uncalibrated: the calibration for {pair} reads the fitted ranker's lead and the cosine of its "
+                     f"first file, and {missing}")
         return None
     top = hits[0].score if hits else 0.0
     rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,

@@ -174,10 +174,11 @@ class Ranking:
     #: P(here) reads (the probabilities keep the lead over the runner-up only; the raw score's level moves
     #: with the kind of query, this difference much less: docs/benchmarks.md)
     lead: float | None = None
-    #: the dense leg's best cosine within the ranker's first file (None without a dense leg, or before it has
-    #: any vector): whether the file the ranker chose is also close in meaning, where the top cosine may sit
-    #: in a file it passed over. A first file none of whose chunks has a vector yet reads the query's mean
-    #: cosine, as its rows do in the ranking (features.py): neutral, while the transformer fills in
+    #: the dense leg's best cosine within the ranker's first file: whether the file the ranker chose is also
+    #: close in meaning, where the top cosine may sit in a file it passed over. Read from the best-ranked
+    #: file the dense leg has a vector of (while the transformer fills in, or in a search of several roots
+    #: of which some have no dense leg, the first file may have none: its filler, the query's mean cosine,
+    #: would read as a weak match); None when no candidate file has one
     top_cosine: float | None = None
 
 
@@ -185,8 +186,10 @@ class Ranking:
 CHUNKS_PER_FILE = 3
 #: the head of the global chunk order handed on (the rerank short list and chunk-mode hits are cut from it)
 CHUNK_ORDER_SIZE = 500
-#: where a file row holds its best chunk's cosine under the dense leg (Ranking.top_cosine)
+#: where a file row holds its best chunk's cosine under the dense leg, and whether none of its chunks has a
+#: vector (pooled by minimum: 1 only when every chunk misses one) (Ranking.top_cosine)
 _DENSE_COLUMN = FEATURES.index("dense")
+_DENSE_MISSING_COLUMN = FEATURES.index("dense_missing")
 
 
 def _top(scores: np.ndarray, size: int) -> np.ndarray:
@@ -237,10 +240,11 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))
         file_ids.append(built.files.astype(np.int64))
         file_scores.append(model.score(built.file_matrix, FEATURES))
-        # NaN where this root has no dense leg or no vector yet: a file the ranker puts first there has no cosine
+        # NaN for a file without a vector: this root has no dense leg, or none of the file's chunks is embedded
         dense = candidate.dense_all
-        file_cosines.append(built.file_matrix[:, _DENSE_COLUMN] if dense is not None and not np.isnan(dense.best)
-                            else np.full(len(built.files), np.nan, dtype=np.float32))
+        covered = built.file_matrix[:, _DENSE_MISSING_COLUMN] < 1 if dense is not None and not np.isnan(dense.best) \
+            else np.zeros(len(built.files), dtype=bool)
+        file_cosines.append(np.where(covered, built.file_matrix[:, _DENSE_COLUMN], np.nan))
         chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
         chunk_rows.append(built.rows.astype(np.int64))
         chunk_scores.append(built.row_scores(*model.linear(FEATURES)))
@@ -256,8 +260,9 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     roots, rows, row_scores, owners = (np.concatenate(a) for a in (chunk_roots, chunk_rows, chunk_scores, chunk_files))
     all_file_scores = np.concatenate(file_scores)
     lead = float(all_file_scores.max() - np.median(all_file_scores))
-    top_cosine = float(np.concatenate(file_cosines)[int(np.argmax(all_file_scores))])
-    top_cosine = None if np.isnan(top_cosine) else top_cosine
+    cosines = np.concatenate(file_cosines)
+    covered = np.flatnonzero(~np.isnan(cosines))
+    top_cosine = float(cosines[covered[np.argmax(all_file_scores[covered])]]) if len(covered) else None
     head = _top(row_scores, CHUNK_ORDER_SIZE)
     chunk_order = list(zip(roots[head].tolist(), rows[head].tolist(), strict=True))
     if mode != "files":

@@ -3,7 +3,7 @@
 The short shape's P(here) reads the fitted ranker's lead and the cosine of its first file. The lead's level
 moves from one workspace to the next: a repository of many small look-alike files gives every
 description a long lead, whether it describes its code or not (a repository of English prose, a high
-cosine, but read against its level the cosine lost: LEVELLED_SHORT_FEATURES). Fitted on the dev
+cosine, but read against its level the cosine lost: SHORT_FEATURES_WITH_LEVEL). Fitted on the dev
 repositories, P(here) scored AUROC 0.705 and ECE 0.203 on four others (docs/benchmarks.md).
 
 A workspace measures its own level without any label: it is asked REFERENCE_QUERIES (generic descriptions
@@ -88,13 +88,14 @@ def still_fresh(measured_at: int, chunks: int) -> bool:
     return abs(chunks - measured_at) <= STALE_SHARE * max(measured_at, 1)
 
 
-#: every column a level adds to a find (`<name>_z`); each find's records carry them all, for probes
+#: every column a level adds to a find (`<name>_z`): a one-line find of a single root of MIN_CHUNKS or more
+#: carries each whose feature it has (the bench's records too, for probes)
 LEVELLED_COLUMNS = frozenset(levelled_name(f) for f in LEVELLED)
-#: the columns a calibration fitted on levelled records reads for the short shape: the lead against the
-#: level, and the cosine of the ranker's first file as it is (levelled, it ordered the dev descriptions
+#: the columns the short shape's model reads where the workspace's level is known: the lead against the
+#: level, and the cosine of the ranker's first file as it is (not levelled) (levelled, it ordered the dev descriptions
 #: worse held out, 0.842 -> 0.820 AUROC, as levelling the top cosine alone did nothing before:
 #: docs/benchmarks.md)
-LEVELLED_SHORT_FEATURES = (levelled_name("rank_lead"), "rank_top_cosine")
+SHORT_FEATURES_WITH_LEVEL = (levelled_name("rank_lead"), "rank_top_cosine")
 
 
 @dataclass(frozen=True)
