@@ -92,9 +92,8 @@ def still_fresh(measured_at: int, chunks: int) -> bool:
 #: carries each whose feature it has (the bench's records too, for probes)
 LEVELLED_COLUMNS = frozenset(levelled_name(f) for f in LEVELLED)
 #: the columns the short shape's model reads where the workspace's level is known: the lead against the
-#: level, and the cosine of the ranker's first file as it is (not levelled) (levelled, it ordered the dev descriptions
-#: worse held out, 0.842 -> 0.820 AUROC, as levelling the top cosine alone did nothing before:
-#: docs/benchmarks.md)
+#: level, and the cosine of the ranker's first file as it is (levelled, it ordered the dev descriptions worse
+#: held out, AUROC 0.842 -> 0.820, as levelling the top cosine alone did nothing before: docs/benchmarks.md)
 SHORT_FEATURES_WITH_LEVEL = (levelled_name("rank_lead"), "rank_top_cosine")
 
 
