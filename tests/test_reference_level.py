@@ -31,13 +31,14 @@ from noul_lsp.session.workspace import LEVELS_FILE, Workspace
 
 
 def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads():
-    answers = [{"rank_lead": lead, "dense_top": 0.3, "rank_top_cosine": 0.2} for lead in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    answers = [{"rank_lead": lead, "dense_top": 0.3} for lead in (1.0, 2.0, 3.0, 4.0, 5.0)]
     level = WorkspaceLevel.measure(answers, chunks=1000)
-    assert level.medians == {"rank_lead": 3.0, "dense_top": 0.3, "rank_top_cosine": 0.2}
+    assert level.medians == {"rank_lead": 3.0}  # only what is read against the level
     assert level.spreads["rank_lead"] == pytest.approx(np.std([1, 2, 3, 4, 5]))
     levelled = level.levelled({"rank_lead": 3.0 + 2 * level.spreads["rank_lead"], "dense_top": 0.3})
-    assert levelled["rank_lead_z"] == pytest.approx(2.0)
-    assert levelled["dense_top_z"] == 0.0  # no spread: the distance itself, not a division by zero
+    assert levelled == {"rank_lead_z": pytest.approx(2.0)}
+    flat = WorkspaceLevel.measure([{"rank_lead": 2.0}] * 5, chunks=1000)
+    assert flat.levelled({"rank_lead": 2.0})["rank_lead_z"] == 0.0  # no spread: not a division by zero
     assert "rank_lead_z" not in level.levelled({"dense_top": 0.5})  # no lead (no fitted ranker): none made up
     assert level.fresh(1040) and not level.fresh(1060) and not level.fresh(900)
     assert WorkspaceLevel.from_json(level.to_json()) == level
@@ -45,7 +46,7 @@ def test_a_level_reads_each_feature_as_its_distance_from_the_median_in_spreads()
     for damaged in ("", "{", "[]", '{"queries": 40}', json.dumps({**written, "queries": 3}),
                     json.dumps({**written, "medians": {**level.medians, "rank_lead": float("nan")}}),
                     json.dumps({**written, "spreads": {**level.spreads, "rank_lead": -1.0}}),
-                    json.dumps({**written, "medians": {"rank_lead": 3.0, "dense_top": 0.3}}),  # an older file
+                    json.dumps({**written, "medians": {"dense_top": 0.3}}),  # not what is levelled now
                     json.dumps({**written, "chunks": "many"})):
         assert WorkspaceLevel.from_json(damaged) is None
 

@@ -2,7 +2,7 @@
 
 The short shape's P(here) reads the fitted ranker's lead and the cosine of its first file. The lead's level
 moves from one workspace to the next: a repository of many small look-alike files gives every
-description a long lead, whether it describes its code or not (a repository of English prose, a high
+description a long lead, whether it describes its code or not (a repository of English prose gives a high
 cosine, but read against its level the cosine lost: SHORT_FEATURES_WITH_LEVEL). Fitted on the dev
 repositories, P(here) scored AUROC 0.705 and ECE 0.203 on four others (docs/benchmarks.md).
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: what is measured against the level: the ranker's lead, the top cosine and the cosine of the ranker's
-#: first file (calibrate.RANK_TOP_COSINE); the short shape reads the first levelled, the last as it is
-LEVELLED = ("rank_lead", "dense_top", "rank_top_cosine")
+#: what is read against the level: the ranker's lead (the cosines, levelled, ordered the dev descriptions no
+#: better or worse than as they are: SHORT_FEATURES_WITH_LEVEL, docs/benchmarks.md)
+LEVELLED = ("rank_lead",)
 #: the measured level is kept until the corpus has grown or shrunk by this share of its chunks
 STALE_SHARE = 0.05
 #: a smaller workspace is read without its level: the smallest one the levelled model was fitted on has 512
@@ -83,13 +83,8 @@ def levelled_name(feature: str) -> str:
     return f"{feature}_z"
 
 
-def still_fresh(measured_at: int, chunks: int) -> bool:
-    """Whether something measured at `measured_at` chunks still holds for a corpus of `chunks`."""
-    return abs(chunks - measured_at) <= STALE_SHARE * max(measured_at, 1)
-
-
 #: every column a level adds to a find (`<name>_z`): a one-line find of a single root of MIN_CHUNKS or more
-#: carries each whose feature it has (the bench's records too, for probes)
+#: carries each whose feature it has
 LEVELLED_COLUMNS = frozenset(levelled_name(f) for f in LEVELLED)
 #: the columns the short shape's model reads where the workspace's level is known: the lead against the
 #: level, and the cosine of the ranker's first file as it is (levelled, it ordered the dev descriptions worse
@@ -113,7 +108,8 @@ class WorkspaceLevel:
                    {name: float(v.std()) for name, v in values.items()}, chunks)
 
     def fresh(self, chunks: int) -> bool:
-        return still_fresh(self.chunks, chunks)
+        """Whether it still holds for a corpus of `chunks`."""
+        return abs(chunks - self.chunks) <= STALE_SHARE * max(self.chunks, 1)
 
     def levelled(self, features: dict[str, float]) -> dict[str, float]:
         """Each LEVELLED feature the find has, as its distance from this workspace's level in spreads."""

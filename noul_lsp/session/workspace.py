@@ -32,7 +32,7 @@ from noul_lsp.retrieval.calibrate import Calibration, load_calibration, pair_nam
 from noul_lsp.retrieval.corpus import Corpus, CorpusArrays
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.rank import RankModel, load_rank_model
-from noul_lsp.retrieval.reference import REFERENCE_QUERIES, WorkspaceLevel, still_fresh
+from noul_lsp.retrieval.reference import REFERENCE_QUERIES, WorkspaceLevel
 from noul_lsp.retrieval.result import FindResult, IndexState
 from noul_lsp.retrieval.retrieve import RowFilter
 from noul_lsp.store import ChunkRecord, ChunkStore, cache_root, index_directory
@@ -106,7 +106,6 @@ class Workspace:
         self._calibrations: dict[str, Calibration | None] = {}  # per pair, looked up once
         self._rank_models: dict[str, RankModel | None] = {}  # per embedder key, looked up once
         self._levels: dict[str, WorkspaceLevel] | None = None  # per pair and legs (here_level), read on first need
-        self._prepared_at: int | None = None  # the chunk count prepare_level last ran at
         #: the include/exclude mask of the last filtered query, kept for the corpus state it was made for
         self.row_filter = RowFilter()
         self._share = None  # the team's shared vectors, opened on the first embedding pass that has one
@@ -302,14 +301,9 @@ class Workspace:
 
     def prepare_level(self) -> None:
         """Measure the default find's level (reference.py) at the end of an indexing pass, so that the first
-        description asked does not wait for it; nothing to do where the calibration reads none, where the
-        transformer has embedded nothing yet, or where the level is fresh. Once per session while the
-        corpus keeps about its size: the background indexer calls it after every pass."""
-        chunks = self.loaded().live_rows
-        if self._prepared_at is not None and still_fresh(self._prepared_at, chunks):
-            return
+        description asked does not wait for it: one find, which measures the level where its calibration
+        reads one and the kept level is not fresh (here_level), and does nothing more otherwise."""
         self.find(REFERENCE_QUERIES[0])
-        self._prepared_at = chunks
 
     def checkpoint(self) -> str | None:
         """Fold what changed into the corpus's base and write its snapshot beside the index when it is
