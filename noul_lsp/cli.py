@@ -79,10 +79,30 @@ def _check_arguments(args: argparse.Namespace) -> None:
         cache = cache_root(cache_dir or "")
         if args.embedder:
             resolve_embedder(args.embedder, cache)  # ModelMissing: one error line, exit 1
+        if args.token_budget is not None:
+            _check_token_budget(args, cache)
         if args.reranker and args.reranker != "none":
             resolve_reranker(args.reranker, cache)
     if isinstance(getattr(args, "query", None), str):
         args.query = _decoded(args.query)
+
+
+def _check_token_budget(args: argparse.Namespace, cache: Path) -> None:
+    """--token-budget within what the workspace's embedder reads (past its position table onnxruntime
+    fails on the first chunk that long)."""
+    from noul_lsp.models.choice import workspace_choice
+    from noul_lsp.models.embedder import EmbedderSpec
+    from noul_lsp.models.registry import DEFAULT_EMBEDDER, resolve_embedder
+
+    root = Path(getattr(args, "path", None) or ".")
+    name = args.embedder or workspace_choice(root, cache).embedder or DEFAULT_EMBEDDER
+    try:
+        spec = resolve_embedder(name, cache)
+    except ModelMissing:
+        return  # the index says so, and searches without it
+    if isinstance(spec, EmbedderSpec) and args.token_budget > spec.max_tokens:
+        raise CliError(f"--token-budget {args.token_budget} is over the {spec.max_tokens} tokens {name} reads",
+                       EXIT_USAGE)
 
 
 def _decoded(text: str) -> str:

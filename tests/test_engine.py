@@ -120,3 +120,20 @@ def test_the_models_noul_trained_load_offline_and_the_embedder_ranks_the_known_f
         assert all(hit.rerank_score is not None for hit in reranked.hits[:5])
     finally:
         workspace.close()
+
+
+def test_a_token_budget_past_the_model_searches_without_it_and_says_why(polyglot_git, settings):
+    """The language server's `tokenBudget` is not checked by argparse: past the embedder's 512 positions
+    onnxruntime would fail on the first chunk that long, so the workspace leaves the embedder out."""
+    from dataclasses import replace
+
+    over = replace(settings, index=replace(settings.index, token_budget=100_000))
+    workspace = Workspace(polyglot_git, over)
+    try:
+        workspace.indexer.update()
+        assert workspace.embedder() is None and "over the 512 tokens" in workspace.embedder_problem
+        result = workspace.find("retry failed uploads with exponential backoff")
+        assert result.hits[0].path == "src/net/retry.py"
+        assert any("over the 512 tokens" in note for note in result.notes)
+    finally:
+        workspace.close()

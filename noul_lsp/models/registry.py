@@ -184,22 +184,29 @@ def spec_from_directory(directory: Path, *, model_id: str = "", query_prefix: st
     modules = directory / "modules.json"
     if modules.is_file():
         normalize = any("Normalize" in str(m.get("type", "")) for m in json.loads(modules.read_text()))
-    dims = int(_config(directory).get("hidden_size", 0))
+    config = _config(directory)
+    dims = int(config.get("hidden_size", 0))
     if not dims:
         raise ModelMissing(f"{directory} has no config.json with hidden_size: cannot tell the vector size")
     return EmbedderSpec(model_id or directory.name, onnx_path, directory / "tokenizer.json", dims=dims,
-                        pooling=pooling, normalize=normalize, query_prefix=query_prefix)
+                        pooling=pooling, normalize=normalize, query_prefix=query_prefix,
+                        max_tokens=_positions(config))
 
 
 def reranker_from_directory(directory: Path, *, model_id: str = "") -> RerankerSpec:
     """A RerankerSpec for a directory that holds a sequence-classification ONNX export."""
     directory = Path(directory)
     onnx_path = _onnx_file(directory)
-    config = _config(directory)
+    return RerankerSpec(model_id or directory.name, onnx_path, directory / "tokenizer.json",
+                        max_tokens=_positions(_config(directory)))
+
+
+def _positions(config: dict) -> int:
+    """The most tokens a transformer reads, from its config.json."""
     positions = int(config.get("max_position_embeddings", 512))
     if config.get("model_type") in ("roberta", "xlm-roberta"):
         positions -= 2  # RoBERTa positions start after the padding index
-    return RerankerSpec(model_id or directory.name, onnx_path, directory / "tokenizer.json", max_tokens=positions)
+    return positions
 
 
 def local_model_id(directory: Path) -> str:

@@ -17,7 +17,7 @@ from noul_lsp.config import Settings
 from noul_lsp.index import EmbedReport, Indexer
 from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
 from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
-from noul_lsp.models.embedder import shared_embedder, spec_model_key
+from noul_lsp.models.embedder import EmbedderSpec, shared_embedder, spec_model_key
 from noul_lsp.models.registry import (
     DEFAULT_EMBEDDER,
     DEFAULT_STATIC,
@@ -79,6 +79,12 @@ class Workspace:
         except ModelMissing as error:
             self._embedder_spec = None
             self.embedder_problem = str(error)
+        budget = settings.index.token_budget
+        if isinstance(self._embedder_spec, EmbedderSpec) and budget > self._embedder_spec.max_tokens:
+            # onnxruntime would fail on the first chunk that long (a position past the model's table)
+            self.embedder_problem = (f"the token budget {budget} is over the {self._embedder_spec.max_tokens} tokens "
+                                     f"{self.embedder_name} reads: set at most {self._embedder_spec.max_tokens}")
+            self._embedder_spec = None
         self._reranker: CrossEncoder | None = None
         self.reranker_problem: str | None = None
         self._reranker_spec = None
