@@ -13,6 +13,7 @@ from noul_lsp.retrieval.calibrate import (
     QUERY_FEATURES,
     RANKED_SHORT_FEATURES,
     Calibration,
+    LogisticModel,
     apply_calibration,
     calibration_file_name,
     fit_logistic,
@@ -360,3 +361,15 @@ def test_extra_records_train_p_here_of_their_shape_and_are_never_scored(tmp_path
     assert dense_weight(heavy) < dense_weight(with_extra) < dense_weight(light)
     assert (metrics["by_query_style"]["description"]["auroc"]
             >= alone_metrics["by_query_style"]["description"]["auroc"] - 0.02)
+
+
+def test_a_hit_never_reads_more_likely_than_one_shown_above_it():
+    """The hit model reads the legs' ranks: a test both legs put first, which the ranker put last, would
+    otherwise read more likely than the hits above it."""
+    hit = LogisticModel(("dense_inverse_rank",), np.zeros(1), np.ones(1), np.array([3.0]), -2.0)
+    calibration = Calibration("pair", {}, hit, {})
+    rows = [{"dense_inverse_rank": 0.5}, {"dense_inverse_rank": 0.0}, {"dense_inverse_rank": 1.0}]
+    probabilities = calibration.hit_probabilities(rows, here=0.8)
+    raw = 0.8 * hit.predict(rows)
+    assert probabilities[:2] == pytest.approx(raw[:2].tolist())
+    assert probabilities[2] == pytest.approx(probabilities[1]) and raw[2] > raw[0]

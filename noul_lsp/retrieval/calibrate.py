@@ -218,10 +218,14 @@ class Calibration:
 
 
     def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
-        """P(file is an answer) = P(here) · P(answer | here, its features)."""
+        """P(file is an answer) = P(here) · P(answer | here, its features), for `rows` in the order shown,
+        never above the probability of a hit shown before it. The hit model reads each hit's ranks in the
+        legs, not what the ranking stage knows (roles among them): a test both legs put first but the ranker
+        put ninth read 0.18 under a second hit's 0.05. The order is the better judge (over the dev bench's
+        697 finds the running minimum keeps the hits' AUROC, 0.933 -> 0.932, and ECE, 0.006 -> 0.007)."""
         if not rows:
             return []
-        return [float(here * p) for p in self.hit.predict(rows)]
+        return [float(here * p) for p in np.minimum.accumulate(self.hit.predict(rows))]
 
     def to_json(self) -> dict:
         return {"pair": self.pair, "here": {shape: model.to_json() for shape, model in self.here.items()},
