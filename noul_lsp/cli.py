@@ -72,6 +72,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise CliError(f"--cache-dir {cache_dir}: cannot be created ({error.strerror or error})", EXIT_USAGE) from None
         if not os.access(folder, os.W_OK | os.X_OK):
             raise CliError(f"--cache-dir {cache_dir}: not writable", EXIT_USAGE)
+    path = getattr(args, "path", None)
+    if isinstance(path, str) and not path.strip():
+        # Path("") is the current folder: an empty variable in a script would index wherever it ran
+        raise CliError("the folder is empty: give a workspace folder (`.` for the current one)", EXIT_USAGE)
     if getattr(args, "command", "") in ("index", "find", "status"):
         from noul_lsp.models.registry import resolve_embedder, resolve_reranker
         from noul_lsp.store import cache_root
@@ -284,6 +288,10 @@ def _find_console():
     return Console(highlight=False, soft_wrap=not tty, color_system="auto" if tty else None, emoji=False)
 
 
+#: control characters shown as Python writes them in a string (`\n`, `\t`, `\x1b`)
+_VISIBLE_CONTROLS = {code: repr(chr(code))[1:-1] for code in [*range(32), 127]}
+
+
 def _print_human(result: FindResult, console=None) -> None:
     """One header line per hit (rank, labelled score, role, path:lines, symbol), then its two-line preview."""
     console = console or _find_console()
@@ -298,6 +306,8 @@ def _print_human(result: FindResult, console=None) -> None:
     role_width = max((len(h.role) for h in result.hits), default=0)
     for hit in result.hits:
         where = f"{hit.repository}:{hit.path}" if hit.repository else hit.path  # an organisation hit's repository
+        # a control character in a file name (git allows a newline) would break the one line per hit
+        where = where.translate(_VISIBLE_CONTROLS)
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
         role = f"  [magenta]{hit.role:<{role_width}}[/]" if role_width else ""
         console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "

@@ -33,6 +33,7 @@ def small(tmp_path) -> Path:
     (("--token-budget", "100000"), 2, "--token-budget 100000 is over the 512 tokens"),
     (("--max-file-bytes", "-1"), 2, "--max-file-bytes must be at least 1"),
     (("--limit", "0"), 2, "--limit must be at least 1"),
+    (("--path", ""), 2, "the folder is empty"),
     (("--cache-dir", "/etc/passwd"), 2, "not a folder"),
     (("--embedder", "no-such-model"), 1, "unknown embedder"),
 ])

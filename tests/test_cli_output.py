@@ -93,3 +93,14 @@ def test_each_hit_line_carries_a_labelled_score_and_the_role():
     assert lines[1] == " 1  62% of candidates  source  src/net/retry.py:21-30  upload_with_retry"
     assert lines[3].endswith("…") and len(lines[3]) == 80
     assert lines[4] == " 2  20% of candidates  test    tests/test_retry.py:3-9"
+
+
+def test_a_control_character_in_a_file_name_stays_on_its_hit_line():
+    """git allows a newline in a file name: printed as is, it would split a hit over two lines."""
+    hits = [Hit("src/weird\nname.js", 1, 1, 1, 0.5, "weirdNameFn", "function weirdNameFn() {}", "function",
+                role="source")]
+    result = FindResult("weirdNameFn", hits, IndexState(1, 1, 1, 0, False, "m", "cpu"), {"total": 1.0},
+                        here_probability=0.9, signals={"ranking": "fitted (m@128)", "rerank": "off"})
+    out = StringIO()
+    _print_human(result, Console(file=out, force_terminal=False, width=200, color_system=None, highlight=False))
+    assert out.getvalue().splitlines()[1] == " 1  50% of candidates  source  src/weird\\nname.js:1-1  weirdNameFn"
