@@ -60,6 +60,11 @@ def test_chunk_mode_include_and_exclude(indexed):
     assert only_go and all(h.path.endswith(".go") for h in only_go)
     no_web = indexed.find("token bucket refill", exclude=["web/"]).hits
     assert all(not h.path.startswith("web/") for h in no_web)
+    # written relative to the workspace with a leading ./ (never a match in gitignore syntax) it means the same
+    dotted = indexed.find("token bucket refill", include=["./web/src/*.ts"]).hits
+    assert dotted and all(h.path.startswith("web/src/") and h.path.endswith(".ts") for h in dotted)
+    nothing = indexed.find("token bucket refill", include=["no/such/folder/*.py"])
+    assert not nothing.hits and any("no indexed file passes the filter" in note for note in nothing.notes)
 
 
 

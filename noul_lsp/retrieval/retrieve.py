@@ -73,7 +73,16 @@ class RowFilter:
         return rows, files
 
 
+def _workspace_pattern(pattern: str) -> str:
+    """A glob as people write one relative to the workspace: `./lib/*.js` is `lib/*.js` (in gitignore
+    syntax the first never matches)."""
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern
+
+
 def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    include, exclude = [_workspace_pattern(p) for p in include], [_workspace_pattern(p) for p in exclude]
     allowed_files = np.ones(len(arrays.files), dtype=bool)
     if include:
         spec = gitignore_spec(include)
@@ -95,6 +104,9 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     query, term_counts = analysis.text, analysis.counts
     search = root.settings.search
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
+    if (include or exclude) and arrays.rows and allowed is not None and not allowed.any():
+        notes.append(f"no indexed file passes the filter (include {list(include)}, exclude {list(exclude)}; "
+                     "patterns are globs relative to the workspace, as in .gitignore)")
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     bm25 = empty
     lexical = None
