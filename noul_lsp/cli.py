@@ -428,13 +428,23 @@ def cmd_status(args: argparse.Namespace) -> int:
         found.update(_status(workspace))
         return 0
 
-    _on_workspace(args.path, _settings(args), work)
+    settings = _settings(args)
+    root = Path(args.path).expanduser()
+    if root.is_dir() and not index_directory(root, settings.cache_dir).exists():
+        # asking is not indexing: opening the workspace would create an empty index and report it
+        found = {"root": str(root.resolve()), "indexed": False}
+        if args.json:
+            _print_json(found)
+        else:
+            print(f"{found['root']}: not indexed yet (run `noul index {args.path}`)")
+        return 0
+    _on_workspace(args.path, settings, work)
     if args.json:
         _print_json(found)
     else:
         width = max(len(k) for k in found)
         for key, value in found.items():
-            print(f"{key:<{width}}  {value}")
+            print(f"{key:<{width}}  {'none' if value is None else value}")
     return 0
 
 
@@ -443,6 +453,7 @@ def _status(workspace: Workspace) -> dict:
     state = workspace.state()
     status = {
         "root": str(workspace.root),
+        "indexed": True,
         "files": state.files,
         "chunks": state.chunks,
         "embedded": state.embedded,

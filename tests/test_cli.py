@@ -55,6 +55,9 @@ def test_here_text_warns_below_the_threshold():
 
 
 def test_index_then_status(polyglot, tmp_path):
+    before = noul("status", str(polyglot), "--json", cache=tmp_path / "c")
+    assert before.returncode == 0 and json.loads(before.stdout)["indexed"] is False
+    assert not (tmp_path / "c" / "indexes").exists()  # asking created nothing
     assert noul("index", str(polyglot), "-q", cache=tmp_path / "c").returncode == 0
     done = noul("status", str(polyglot), "--json", cache=tmp_path / "c")
     status = json.loads(done.stdout)
