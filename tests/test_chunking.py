@@ -125,6 +125,19 @@ def test_a_script_with_no_extension_is_chunked_by_its_shebang():
     assert [c.language for c in plain] == ["text"]
 
 
+def test_a_magic_comment_alone_is_no_chunk_but_a_comment_that_says_something_is():
+    """`# frozen_string_literal: true` heads nearly every Ruby file: as a chunk of its own it would be a
+    copy in every file (the ranking stage's duplicate share) and a cosine to average over."""
+    ruby = "# frozen_string_literal: true\n\nmodule Grape\n  class SameAsValidator\n    def check(a, b)\n" \
+           "      a == b\n    end\n  end\nend\n"
+    chunks = FileChunker(IndexSettings()).chunk("lib/grape/same_as.rb", ruby)
+    assert [(c.symbol, c.start_line) for c in chunks] == [("Grape", 3)]
+    python = "# -*- coding: utf-8 -*-\n#!/usr/bin/env python\n\n\ndef f():\n    return 1\n"
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("a.py", python)] == ["f"]
+    said = "# encoding: utf-8\n# Parses the retry settings of a job.\n\nmodule Jobs\n  X = 1\nend\n"
+    assert FileChunker(IndexSettings()).chunk("lib/jobs.rb", said)[0].text.startswith("# encoding: utf-8\n# Parses")
+
+
 def test_members_carry_their_container_signature_where_the_grammar_names_no_body():
     """Kotlin's class body and Elixir's `do` block are no `body` field: the header stops before them."""
     headers = {}
