@@ -33,10 +33,11 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from noul_lsp import __version__
 from noul_lsp.config import Settings, with_overrides
 from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
-from noul_lsp.models.registry import ModelMissing, recipes_directory
+from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
@@ -83,12 +84,23 @@ def _check_arguments(args: argparse.Namespace) -> None:
         cache = cache_root(cache_dir or "")
         if args.embedder:
             resolve_embedder(args.embedder, cache)  # ModelMissing: one error line, exit 1
+        if args.static and args.static != NO_STATIC:
+            _check_static(args.static, cache)
         if args.token_budget is not None:
             _check_token_budget(args, cache)
         if args.reranker and args.reranker != "none":
             resolve_reranker(args.reranker, cache)
     if isinstance(getattr(args, "query", None), str):
         args.query = _decoded(args.query)
+
+
+def _check_static(name: str, cache: Path) -> None:
+    """--static names a static model: unknown, or a transformer, is the same error as a wrong --embedder."""
+    from noul_lsp.models.registry import resolve_embedder
+    from noul_lsp.models.static import StaticSpec
+
+    if not isinstance(resolve_embedder(name, cache), StaticSpec):  # ModelMissing: one error line, exit 1
+        raise CliError(f"--static {name}: a transformer, not a static model (the static leg needs one)")
 
 
 def _check_token_budget(args: argparse.Namespace, cache: Path) -> None:
@@ -798,6 +810,7 @@ def _add_extra_records(parser: argparse.ArgumentParser, what: str, counted: str,
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="noul", description="Find code by describing it.")
+    parser.add_argument("--version", action="version", version=f"noul {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--cache-dir", help="where indexes live (default: $NOUL_CACHE_DIR or the user cache dir)")
@@ -821,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     find = sub.add_parser("find", parents=[common], help="rank files (or chunks) by a description")
     find.add_argument("query")
     find.add_argument("--path", default=".", help="workspace folder (default: current)")
-    find.add_argument("--limit", type=int, default=10)
+    find.add_argument("--limit", type=int, default=10, help="how many files (or chunks) to show (default 10)")
     find.add_argument("--mode", choices=("files", "chunks"), default="files")
     find.add_argument("--include", action="append", metavar="GLOB", help="only paths matching (repeatable)")
     find.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching (repeatable)")

@@ -36,6 +36,8 @@ def small(tmp_path) -> Path:
     (("--path", ""), 2, "the folder is empty"),
     (("--cache-dir", "/etc/passwd"), 2, "not a folder"),
     (("--embedder", "no-such-model"), 1, "unknown embedder"),
+    (("--static", "no-such-model"), 1, "unknown embedder"),
+    (("--static", "all-minilm-l6-v2-int8"), 1, "a transformer, not a static model"),
 ])
 def test_a_bad_argument_is_one_error_line_before_any_work(small, tmp_path, flags, code, message):
     done = noul("find", "retry", "--path", str(small), *flags, cache=tmp_path / "c")
