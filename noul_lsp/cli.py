@@ -443,14 +443,23 @@ def cmd_status(args: argparse.Namespace) -> int:
     settings = _settings(args)
     root = Path(args.path).expanduser()
     if root.is_dir() and not index_directory(root, settings.cache_dir).exists():
-        # asking is not indexing: opening the workspace would create an empty index and report it
-        found = {"root": str(root.resolve()), "indexed": False}
-        if args.json:
-            _print_json(found)
-        else:
+        # asking is not indexing: the models and devices are read from a scratch index, dropped after
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as scratch:
+            workspace = Workspace(root, settings, index_dir=Path(scratch) / "index")
+            try:
+                found = _status(workspace)
+            finally:
+                workspace.close()
+        found = {key: value for key, value in found.items() if key not in (
+            "files", "chunks", "embedded", "skippedFiles", "embeddedShare", "staticEmbedded", "indexBytes",
+            "location", "openedFromSnapshot")}
+        found["indexed"] = False
+        if not args.json:
             print(f"{found['root']}: not indexed yet (run `noul index {args.path}`)")
-        return 0
-    _on_workspace(args.path, settings, work)
+    else:
+        _on_workspace(args.path, settings, work)
     if args.json:
         _print_json(found)
     else:
