@@ -341,15 +341,21 @@ def cmd_find(args: argparse.Namespace) -> int:
     if args.org:
         return _find_org(args)
 
+    settings = _settings(args)
+    root, within = _enclosing_index(Path(args.path), settings)
+    include = list(args.include or ())
+    if within is not None:  # a folder inside an indexed workspace: its index, narrowed to the folder
+        include = [_within(within, pattern) for pattern in include] if include else [f"/{within}/"]
+
     def work(workspace: Workspace) -> int:
-        notes = []
+        notes = [f"searched the index of {workspace.root}, within {within}/"] if within is not None else []
         try:
             with workspace.store.indexing_lock():
                 _update(workspace, embed=not args.no_wait, quiet=args.json,
                         static_seconds=NO_WAIT_STATIC_SECONDS if args.no_wait else None)
         except IndexLocked as busy:
             notes.append(f"answered from the current index: {busy}")
-        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=args.include or (),
+        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=include,
                                 exclude=args.exclude or ())
         result.notes[:0] = notes
         if args.json:
@@ -358,7 +364,30 @@ def cmd_find(args: argparse.Namespace) -> int:
             _print_human(result)
         return 0
 
-    return _on_workspace(args.path, _settings(args), work)
+    return _on_workspace(str(root), settings, work)
+
+
+def _within(folder: str, pattern: str) -> str:
+    """An include glob given in `folder` as one of its workspace (gitignore syntax: a pattern without a
+    slash matches at any depth, one with a slash from where it is given)."""
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return f"/{folder}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"/{folder}/**/{pattern}"
+
+
+def _enclosing_index(folder: Path, settings: Settings) -> tuple[Path, str | None]:
+    """(the workspace to search, the folder within it or None). A folder without an index of its own inside
+    one that has one (`noul find` run from `src/` of an indexed repository) is searched in that index,
+    narrowed to the folder, as git grep narrows to the folder it runs in: a second index of the subfolder
+    would embed its files again and miss everything around it."""
+    folder = folder.expanduser()
+    if not folder.is_dir() or index_directory(folder, settings.cache_dir).exists():
+        return folder, None
+    resolved = folder.resolve()
+    for parent in resolved.parents:
+        if index_directory(parent, settings.cache_dir).exists():
+            return parent, resolved.relative_to(parent).as_posix()
+    return folder, None
 
 
 def _team_url(args: argparse.Namespace) -> str:

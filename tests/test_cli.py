@@ -132,3 +132,19 @@ def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tm
                           capture_output=True, text=True, env={**os.environ, **env_offline, "NOUL_CACHE_DIR": str(tmp_path / "c")},
                           timeout=120)
     assert done.returncode == 1 and "could not download BAAI/bge-small-en-v1.5" in done.stderr
+
+
+def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_folder(polyglot, tmp_path):
+    """As git grep run in `src/`: the repository's index, narrowed to the folder (a second index of the
+    subfolder would embed its files again and miss everything around it)."""
+    assert noul("index", str(polyglot), "-q", cache=tmp_path / "c").returncode == 0
+    indexes = set((tmp_path / "c" / "indexes").iterdir())
+    done = noul("find", "rate limit", "--path", str(polyglot / "web"), "--json", cache=tmp_path / "c")
+    answer = json.loads(done.stdout)
+    assert answer["results"] and all(r["path"].startswith("web/") for r in answer["results"])
+    assert any("within web/" in note for note in answer["notes"])
+    typed = json.loads(noul("find", "rate limit", "--path", str(polyglot / "web"), "--include", "*.ts", "--json",
+                            cache=tmp_path / "c").stdout)
+    assert typed["results"] and all(r["path"].startswith("web/") and r["path"].endswith(".ts")
+                                    for r in typed["results"])
+    assert set((tmp_path / "c" / "indexes").iterdir()) == indexes  # no index of the subfolder
