@@ -292,12 +292,19 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _find_console():
-    """stdout for people: on a terminal its width, cropping long lines, and colours (unless NO_COLOR);
-    piped, plain text with no wrapping, so each hit stays on its own lines."""
+    """stdout for people: on a terminal its width, cropping long lines, and styles (none at all under
+    NO_COLOR: rich drops the colours but keeps bold and dim); piped, plain text with no wrapping, so each
+    hit stays on its own lines. A reader gone (`| head`) ends the command as --json's output does (rich
+    would exit 1)."""
     from rich.console import Console
 
-    tty = sys.stdout.isatty()
-    return Console(highlight=False, soft_wrap=not tty, color_system="auto" if tty else None, emoji=False)
+    class Output(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    styled = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return Output(highlight=False, soft_wrap=not sys.stdout.isatty(), color_system="auto" if styled else None,
+                  emoji=False)
 
 
 #: control characters shown as Python writes them in a string (`\n`, `\t`, `\x1b`)
@@ -1074,7 +1081,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_arguments(args)
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # here, not at exit: a reader gone by then is still a closed pipe, said quietly
+        return code
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: end quietly, and keep Python from complaining at exit
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -77,6 +77,17 @@ def test_terminal_output_fits_80_and_uses_200_columns(polyglot, tmp_path):
         assert all(len(line) <= width for line in result), (width, result)
         assert any(re.match(r" 1  \S", line) for line in result)
     assert "…" in narrow  # long lines are cropped, not wrapped, at 80 columns
+    plain = in_terminal(find_args(polyglot), 80, {**env, "NO_COLOR": "1"})
+    assert "P(here)" in plain and not ANSI.search(plain[plain.index("P(here)"):])  # no colour, no bold, no dim
+
+
+def test_a_reader_gone_ends_the_text_output_as_the_json_one(polyglot, tmp_path):
+    """`noul find ... | head -1`: the status of a closed pipe (141) for text as for --json, never rich's 1."""
+    env = plain_env(tmp_path / "c")
+    command = " ".join(f"'{a}'" for a in find_args(polyglot)) + " | true; exit ${PIPESTATUS[0]}"  # gone at once
+    subprocess.run(find_args(polyglot), capture_output=True, env=env, timeout=300)  # index first
+    done = subprocess.run(["bash", "-c", command], capture_output=True, env=env, timeout=300)
+    assert done.returncode == 141 and b"Traceback" not in done.stderr
 
 
 def test_each_hit_line_carries_a_labelled_score_and_the_role():
