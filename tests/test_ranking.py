@@ -129,6 +129,10 @@ def test_analysis_names_entities_and_shape():
     assert {"extract_cookies", "attributeerror"} <= frame.names
     symbol = analyse("HTTPException")
     assert symbol.shape == "symbol" and "httpexception" in symbol.names
+    # typed alone, a method with its class: the class is a scope, not a second name (a module-level
+    # `def session()` defined "session" and ranked above `Session.request`)
+    method = analyse("Session.request")
+    assert method.shape == "symbol" and method.names == {"request"} and method.scopes == {"session"}
     dotted = analyse("why does Session.send drop the `max_redirects` setting")
     assert dotted.shape == "description"
     assert {"send", "max_redirects"} <= dotted.names and "session" in dotted.scopes

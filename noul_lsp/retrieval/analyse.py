@@ -128,7 +128,8 @@ def analyse(text: str) -> QueryAnalysis:
     for path in _PATH.findall(text):
         add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
-    for dotted in _DOTTED.findall(text):
+    dotted_names = _DOTTED.findall(text)
+    for dotted in dotted_names:
         parts = [p for p in re.split(r"\.|::", dotted) if p]
         if len(parts) < 2 or _PATH_SUFFIX.search(dotted) and dotted.lower() in " ".join(paths):
             continue
@@ -149,7 +150,8 @@ def analyse(text: str) -> QueryAnalysis:
         if _code_styled(word) or _ERROR_CLASS.match(word):
             names.add(word.lower())
     shape = _shape(text, terms, len(frames))
-    if shape == "symbol":  # a lone word typed into a code search is a name
+    if shape == "symbol" and not dotted_names:  # a lone word typed into a code search is a name
+        # (`Session.request` is not: its class is a scope, or `def session()` would define what it names)
         names.update(w.lower() for w in _WORD.findall(text) if len(w) > 2)
     return QueryAnalysis(text=text, terms=terms, shape=shape, term_counts=tuple(counts.values()),
                          names=frozenset(names),
