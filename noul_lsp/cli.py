@@ -499,9 +499,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(found)
     else:
+        skipped = found.pop("skipped", [])
         width = max(len(k) for k in found)
         for key, value in found.items():
             print(f"{key:<{width}}  {'none' if value is None else value}")
+        for entry in skipped:
+            print(f"skipped  {entry['path'].translate(_VISIBLE_CONTROLS)}: {entry['reason']}")
     return 0
 
 
@@ -525,6 +528,9 @@ def _status(workspace: Workspace) -> dict:
         "location": str(workspace.store.directory),
         # the generation of the corpus snapshot this process opened (null: it read every chunk record)
         "openedFromSnapshot": workspace.corpus.opened_from_snapshot,
+        # each file not indexed, with why (binary, over the size cap, unreadable)
+        "skipped": [{"path": record.path, "reason": record.skipped}
+                    for record in sorted(workspace.store.files().values(), key=lambda r: r.path) if record.skipped],
     }
     if rebuilt:
         status["rebuilt"] = rebuilt

@@ -62,6 +62,7 @@ def test_index_then_status(polyglot, tmp_path):
     done = noul("status", str(polyglot), "--json", cache=tmp_path / "c")
     status = json.loads(done.stdout)
     assert status["embeddedShare"] == 1.0 and status["files"] >= 14 and status["skippedFiles"] == 2
+    assert len(status["skipped"]) == 2 and all(entry["path"] and entry["reason"] for entry in status["skipped"])
     assert status["model"] == "all-minilm-l6-v2-int8@128"
     assert status["embedderDevice"] == "cpu" and status["reranker"] == "none"
     assert "GPU" in status["embedderFallback"] or "CUDA" in status["embedderFallback"]  # asked for, not there: said
