@@ -133,6 +133,9 @@ def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tm
                           capture_output=True, text=True, env={**os.environ, **env_offline, "NOUL_CACHE_DIR": str(tmp_path / "c")},
                           timeout=120)
     assert done.returncode == 1 and "could not download BAAI/bge-small-en-v1.5" in done.stderr
+    # neither registered nor owner/name: said before any request (with the network up it tried the hub)
+    unknown = noul("models", "pull", "no-such-model", cache=tmp_path / "c")
+    assert unknown.returncode == 1 and "unknown model 'no-such-model'" in unknown.stderr
 
 
 def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_folder(polyglot, tmp_path):

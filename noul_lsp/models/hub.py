@@ -22,6 +22,9 @@ def pull(name: str, cache: Path, *, revision: str | None = None, weights: bool =
     the hub's settings (HF_ENDPOINT, HF_HUB_CACHE, HF_HUB_OFFLINE: offline, a model another tool already
     downloaded is taken from the hub cache)."""
     card = card_for(name)
+    if card is None and name.count("/") != 1:  # neither registered nor a hub id (owner/name): no request made
+        raise ModelMissing(f"unknown model {name!r}: give a registered name (`noul models list`) or a hub id "
+                           "such as BAAI/bge-small-en-v1.5")
     if card is not None and card.bundled:
         raise ModelMissing(f"{card.id} ships with noul-lsp (models/bundled/{card.bundled}): there is nothing to download")
     hub_repo = card.hub_repo if card else name
