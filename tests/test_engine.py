@@ -142,3 +142,19 @@ def test_a_token_budget_past_the_model_searches_without_it_and_says_why(polyglot
         assert any("over the 512 tokens" in note for note in result.notes)
     finally:
         workspace.close()
+
+
+def test_a_query_with_no_searchable_word_says_so(indexed):
+    result = indexed.find("!!!")
+    assert any("no word of the query is searchable" in note for note in result.notes)
+    assert not any("no word of the query" in note for note in indexed.find("retry uploads").notes)
+
+
+def test_chunk_mode_reads_the_rankers_file_confidence_as_file_mode_does(indexed):
+    """P(here) reads the ranker's first file's probability: showing chunks must not change it (a bare name
+    read 0.10 in chunk mode and 0.98 in file mode)."""
+    files, chunks = indexed.find("TokenBucket"), indexed.find("TokenBucket", mode="chunks")
+    assert files.features["rank_top_probability"] > 0
+    assert chunks.features["rank_top_probability"] == files.features["rank_top_probability"]
+    assert chunks.features["rank_top_defines"] == files.features["rank_top_defines"] == 1.0
+    assert chunks.here_probability == files.here_probability

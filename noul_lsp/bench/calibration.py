@@ -25,6 +25,7 @@ from noul_lsp.retrieval.calibrate import (
     RANKED_SHORT_FEATURES,
     SHAPE_FALLBACK,
     SHAPE_FEATURES,
+    SYMBOL_FEATURES_WITH_DEFINES,
     UNLEVELLED,
     Calibration,
     calibration_file_name,
@@ -71,7 +72,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     The short shape reads RANKED_SHORT_FEATURES (the ranker's lead, the cosine of its first file) where
     every record of it carries them, as every record of a pair with a fitted ranker and a dense leg does,
     and the lead against the workspace's level (SHORT_FEATURES_WITH_LEVEL, with an unlevelled twin) where
-    every record of it carries that too. An extra record without a column a model reads (an older run, a
+    every record of it carries that too. The symbol shape reads SYMBOL_FEATURES_WITH_DEFINES (the list
+    features and whether the ranker's first file defines the name) where every record of it carries them.
+    An extra record without a column a model reads (an older run, a
     commit asked of a workspace under reference.MIN_CHUNKS: no level) trains the models it can; each extra
     record keeps the weight it has among all the shape's extra records."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...], of: int | None = None):
@@ -92,6 +95,10 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         theirs = [r for r in extra if query_shape(r["features"]) == shape]
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) < MIN_PER_KIND:
+            continue
+        if shape == "symbol" and len(carrying(mine, SYMBOL_FEATURES_WITH_DEFINES)) == len(mine):
+            models[shape] = fit(mine, carrying(theirs, SYMBOL_FEATURES_WITH_DEFINES), SYMBOL_FEATURES_WITH_DEFINES,
+                                len(theirs))
             continue
         ranked = shape == "short" and len(carrying(mine, RANKED_SHORT_FEATURES)) == len(mine)
         levelled = ranked and len(carrying(mine, SHORT_FEATURES_WITH_LEVEL)) == len(mine)

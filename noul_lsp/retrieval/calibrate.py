@@ -55,6 +55,12 @@ SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
 RANK_LEAD = "rank_lead"
 #: the dense leg's cosine of the ranker's first file (rank.Ranking.top_cosine), where both ran
 RANK_TOP_COSINE = "rank_top_cosine"
+#: whether the ranker's first file defines a name the query gives (rank.Ranking.top_defines), where it ran
+RANK_TOP_DEFINES = "rank_top_defines"
+#: the symbol shape's P(here) features where every record carries RANK_TOP_DEFINES: a bare name is here when
+#: a file defines it, however many do (the list features alone read a name defined in two files, `url_for`,
+#: `Blueprint`, as a split decision: P(here) 0.30 and 0.59 in flask, docs/benchmarks.md)
+SYMBOL_FEATURES_WITH_DEFINES = (*(f for f in QUERY_FEATURES if f not in SHAPE_FEATURES), RANK_TOP_DEFINES)
 #: the short shape's P(here) features where the fitted ranker ran (a find without one has no lead, and the
 #: calibration file of a pair without a fitted ranker is fitted on QUERY_FEATURES)
 RANKED_SHORT_FEATURES = (RANK_LEAD, RANK_TOP_COSINE)
@@ -63,7 +69,7 @@ RANKED_SHORT_FEATURES = (RANK_LEAD, RANK_TOP_COSINE)
 #: find without a level (several roots, an organisation search, a small workspace)
 UNLEVELLED = ":unlevelled"
 #: columns that only some finds have: a model that reads one cannot read a find without it
-OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, *sorted(LEVELLED_COLUMNS))
+OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, RANK_TOP_DEFINES, *sorted(LEVELLED_COLUMNS))
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
@@ -74,10 +80,11 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
                    query_terms: int, names_project: bool = False,
                    ranked_probabilities: list[float] | None = None, multi_line: bool = False,
                    ranked_lead: float | None = None, ranked_top_cosine: float | None = None,
-                   symbol: bool = False) -> dict[str, float]:
+                   ranked_top_defines: float | None = None, symbol: bool = False) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring); `ranked_lead`, the fitted
-    ranker's lead, and `ranked_top_cosine`, the cosine of its first file (rank.Ranking), are two more
-    where the ranker ran; `symbol`: the query is a bare name (analyse.py's "symbol" shape)."""
+    ranker's lead, `ranked_top_cosine`, the cosine of its first file, and `ranked_top_defines`, whether that
+    file defines a name of the query (rank.Ranking), are three more where the ranker ran; `symbol`: the
+    query is a bare name (analyse.py's "symbol" shape)."""
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
     second = file_scores[1] if len(file_scores) > 1 else 0.0
@@ -110,6 +117,8 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         features[RANK_LEAD] = ranked_lead
     if ranked_top_cosine is not None:
         features[RANK_TOP_COSINE] = ranked_top_cosine
+    if ranked_top_defines is not None:
+        features[RANK_TOP_DEFINES] = ranked_top_defines
     return features
 
 
@@ -258,7 +267,7 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                     rrf_k: int, project_names: frozenset[str],
                     ranked_probabilities: list[float] | None = None, multi_line: bool = False,
                     ranked_lead: float | None = None, ranked_top_cosine: float | None = None,
-                    symbol: bool = False) -> dict[str, float]:
+                    ranked_top_defines: float | None = None, symbol: bool = False) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
     legs' lists (`fused`), and the fitted ranker's top probabilities and lead when it ran."""
     if term_idf is None:
@@ -282,7 +291,8 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                           dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
                           names_project=not project_names.isdisjoint(analysis_terms),
                           ranked_probabilities=ranked_probabilities, multi_line=multi_line,
-                          ranked_lead=ranked_lead, ranked_top_cosine=ranked_top_cosine, symbol=symbol)
+                          ranked_lead=ranked_lead, ranked_top_cosine=ranked_top_cosine,
+                          ranked_top_defines=ranked_top_defines, symbol=symbol)
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,
@@ -297,9 +307,11 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
         return None  # fitted on the full pipeline; a single leg is another model
     if not features.get("dense_top"):
         # fitted with the transformer's evidence: before it has embedded anything (the static leg answers
-        # alone) the features are another model's
-        notes.append("uncalibrated until the transformer has embedded some chunks"
-                     + (" (the static leg answers alone)" if static_answered else ""))
+        # alone) the features are another model's. Without a hit (a filter no file passes) there is nothing
+        # to calibrate, and the embedding is not why
+        if hits:
+            notes.append("uncalibrated until the transformer has embedded some chunks"
+                         + (" (the static leg answers alone)" if static_answered else ""))
         return None
     here = calibration.here_probability(features)
     if here is None:

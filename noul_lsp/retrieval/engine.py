@@ -136,6 +136,9 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     if term_idf is None and len(loaded) > 1:
         term_idf = union_idf(query, loaded)
     analysis = analyse(query)
+    if not analysis.terms:  # "!!!", "the of a": nothing for BM25, and the embedders answer anything
+        notes.append("no word of the query is searchable (only punctuation or common words): the results "
+                     "come from the embedders alone")
     stage("load", started)
     root_legs = [_legs_of(r, arrays, legs, static_aside) for r, arrays in zip(roots, loaded, strict=True)]
     with_static = any("static" in chosen for chosen in root_legs)
@@ -170,13 +173,14 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                 ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)
     stage("rank", started)
-    ranked_probabilities = [score for score, _ in ranking.scored[:2]] if model and mode == "files" else None
+    ranked_probabilities = ranking.top_probabilities if model is not None else None
     features = result_features(list(analysis.terms), candidates, fused_scored if mode == "files" else
                                aggregate(fused.order, fused.scores, candidates, "files", search.file_chunk_weights),
                                fused, term_idf, search.rrf_k, frozenset().union(*(r.project_names for r in roots)),
                                ranked_probabilities, multi_line="\n" in query.strip(),
                                ranked_lead=ranking.lead if model is not None else None,
                                ranked_top_cosine=ranking.top_cosine if model is not None else None,
+                               ranked_top_defines=ranking.top_defines if model is not None else None,
                                symbol=analysis.shape == "symbol")
 
     logits: dict = {}

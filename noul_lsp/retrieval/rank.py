@@ -180,6 +180,12 @@ class Ranking:
     #: of which some have no dense leg, the first file may have none: its filler, the query's mean cosine,
     #: would read as a weak match); None when no candidate file has one
     top_cosine: float | None = None
+    #: the two best files' probabilities among the candidates, whatever the mode shows (files or chunks):
+    #: P(here) reads the ranker's confidence in a file, and a find must not change its mind with the display
+    top_probabilities: list[float] = field(default_factory=list)
+    #: whether the ranker's first file defines a name the query gives (the `defines` column, max over its
+    #: chunks): for a bare name, the best evidence that it is here, wherever else it is defined too
+    top_defines: float | None = None
 
 
 #: chunks of one file a ranked file carries (its hit's ranges; the rerank short list takes at most 3 a file)
@@ -190,6 +196,8 @@ CHUNK_ORDER_SIZE = 500
 #: vector (pooled by minimum: 1 only when every chunk misses one) (Ranking.top_cosine)
 _DENSE_COLUMN = FEATURES.index("dense")
 _DENSE_MISSING_COLUMN = FEATURES.index("dense_missing")
+#: where a file row holds whether one of its chunks defines a name of the query (Ranking.top_defines)
+_DEFINES_COLUMN = FEATURES.index("defines")
 
 
 def _top(scores: np.ndarray, size: int) -> np.ndarray:
@@ -219,7 +227,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     """Score every candidate file and chunk of every root with `model` (features.py builds the rows).
     Only what later stages read becomes Python objects: each file's best chunks and the head of the chunk
     order."""
-    file_roots, file_ids, file_scores, file_cosines = [], [], [], []
+    file_roots, file_ids, file_scores, file_cosines, file_defines = [], [], [], [], []
     chunk_roots, chunk_rows, chunk_scores, chunk_files = [], [], [], []
     recorded: list[tuple[str, list[float]]] = []
     offset = 0
@@ -245,6 +253,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         covered = built.file_matrix[:, _DENSE_MISSING_COLUMN] < 1 if dense is not None and not np.isnan(dense.best) \
             else np.zeros(len(built.files), dtype=bool)
         file_cosines.append(np.where(covered, built.file_matrix[:, _DENSE_COLUMN], np.nan))
+        file_defines.append(built.file_matrix[:, _DEFINES_COLUMN])
         chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
         chunk_rows.append(built.rows.astype(np.int64))
         chunk_scores.append(built.row_scores(*model.linear(FEATURES)))
@@ -263,18 +272,20 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     cosines = np.concatenate(file_cosines)
     covered = np.flatnonzero(~np.isnan(cosines))
     top_cosine = float(cosines[covered[np.argmax(all_file_scores[covered])]]) if len(covered) else None
+    file_probabilities = softmax(all_file_scores)
+    confidence = {"top_probabilities": np.sort(file_probabilities)[::-1][:2].tolist(),
+                  "top_defines": float(np.concatenate(file_defines)[np.argmax(all_file_scores)])}
     head = _top(row_scores, CHUNK_ORDER_SIZE)
     chunk_order = list(zip(roots[head].tolist(), rows[head].tolist(), strict=True))
     if mode != "files":
         probabilities = softmax(row_scores)
         return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
-                       payload, lead, top_cosine)
+                       payload, lead, top_cosine, **confidence)
     # each file's best chunks: rows grouped by file (owners ascend), the first CHUNKS_PER_FILE of each, best first
     kept = Blocks.of(owners).top(row_scores, CHUNKS_PER_FILE)
     best_chunks: dict[int, list[tuple[int, int]]] = {}
     for owner, root, row in zip(owners[kept].tolist(), roots[kept].tolist(), rows[kept].tolist(), strict=True):
         best_chunks.setdefault(owner, []).append((root, row))
-    probabilities = softmax(all_file_scores)
     ranked_files = np.argsort(-all_file_scores, kind="stable").tolist()
-    scored = [(float(probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
-    return Ranking(scored, chunk_order, payload, lead, top_cosine)
+    scored = [(float(file_probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
+    return Ranking(scored, chunk_order, payload, lead, top_cosine, **confidence)
