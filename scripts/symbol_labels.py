@@ -7,6 +7,13 @@ tree contains, in any case (`grep -riF`). Both drawn with a fixed seed, so the f
 the mirrors:
 
     python scripts/symbol_labels.py --mirrors /work/.mirror --out bench/labels/symbol-dev.jsonl
+
+`--multi` draws what that set leaves out, the names people type most: defined in two or three source
+files (a function and the method that wraps it, a class and its subclass of the same name, `url_for`,
+`Blueprint`), 5 characters or more, a capitalised word allowed, all defining files gold; and absent
+names by the same rule (donor repositories without a mirror are skipped):
+
+    python scripts/symbol_labels.py --mirrors /work/.mirror --multi --out bench/labels/symbol-multi-dev.jsonl
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from noul_lsp.bench.trees import find_mirror, write_tree
+from noul_lsp.bench.trees import MirrorMissing, find_mirror, write_tree
 from noul_lsp.chunking import FileChunker
 from noul_lsp.chunking.languages import language_for_path
 from noul_lsp.config import IndexSettings
@@ -44,6 +51,16 @@ ABSENT_POOL = 400
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def _distinctive(name: str) -> bool:
+    """The first set's rule: 8 characters or more, snake_case or camelCase."""
+    return len(name) >= 8 and ("_" in name.strip("_") or bool(re.search(r"[a-z][A-Z]", name)))
+
+
+def _typed(name: str) -> bool:
+    """The multi set's rule: 5 characters or more, snake_case, camelCase or a capitalised word."""
+    return len(name) >= 5 and ("_" in name.strip("_") or bool(re.search(r"[a-z][A-Z]", name)) or name[0].isupper())
+
+
 def _tree(mirrors: Path, repo: str, commit: str | None, out: Path) -> Path:
     """The tree of `commit` (None: the mirror's HEAD) written into `out`, once."""
     git_dir = find_mirror(mirrors, repo)
@@ -55,8 +72,9 @@ def _tree(mirrors: Path, repo: str, commit: str | None, out: Path) -> Path:
     return out
 
 
-def definitions(root: Path) -> dict[str, set[str]]:
-    """Distinctive definition names of the tree's non-test source files, each with the files defining it."""
+def definitions(root: Path, keep=_distinctive) -> dict[str, set[str]]:
+    """Definition names of the tree's non-test source files that `keep` accepts, each with the files
+    defining it."""
     chunker = FileChunker(IndexSettings())
     found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*")):
@@ -70,7 +88,7 @@ def definitions(root: Path) -> dict[str, set[str]]:
             continue
         for chunk in chunker.chunk(relative, text):
             name = (chunk.symbol or "").split(".")[-1].split("::")[-1]
-            if _NAME.match(name) and len(name) >= 8 and ("_" in name.strip("_") or re.search(r"[a-z][A-Z]", name)):
+            if _NAME.match(name) and keep(name):
                 found.setdefault(name, set()).add(relative)
     return found
 
@@ -79,31 +97,41 @@ def _absent(root: Path, name: str) -> bool:
     return subprocess.run(["grep", "-rqiF", name, str(root)]).returncode != 0
 
 
-def labels(mirrors: Path, work: Path, seed: int = 13) -> list[dict]:
+def labels(mirrors: Path, work: Path, seed: int = 13, *, multi: bool = False) -> list[dict]:
     rng = random.Random(seed)
+    keep, defined_in, per_kind = (_typed, (2, 3), 10) if multi else (_distinctive, (1, 1), PER_KIND)
+    prefix = "symbol-multi" if multi else "symbol"
     out: list[dict] = []
     for repo, (commit, donors) in TARGETS.items():
         short = repo.split("/")[1]
         root = _tree(mirrors, repo, commit, work / repo.replace("/", "+"))
-        unique = {name: files for name, files in definitions(root).items() if len(files) == 1}
-        names = sorted(unique)
+        chosen = {name: files for name, files in definitions(root, keep).items()
+                  if defined_in[0] <= len(files) <= defined_in[1]}
+        names = sorted(chosen)
         rng.shuffle(names)
-        for i, name in enumerate(names[:PER_KIND], 1):
-            out.append({"id": f"symbol-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
-                        "commit": commit, "query": name, "kind": "answerable", "tags": [],
-                        "gold_files": sorted(unique[name]), "gold_lines": {}, "cite": [],
-                        "why": "defined in exactly this non-test source file (tree-sitter definitions)"})
+        why = ("defined in exactly this non-test source file (tree-sitter definitions)" if not multi else
+               "defined in each of these non-test source files (tree-sitter definitions)")
+        for i, name in enumerate(names[:per_kind], 1):
+            out.append({"id": f"{prefix}-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
+                        "commit": commit, "query": name, "kind": "answerable", "tags": ["multi"] if multi else [],
+                        "gold_files": sorted(chosen[name]), "gold_lines": {}, "cite": [], "why": why})
         pool: set[str] = set()
+        present = []
         for donor in donors:
-            pool |= set(definitions(_tree(mirrors, donor, None, work / donor.replace("/", "+"))))
+            try:
+                pool |= set(definitions(_tree(mirrors, donor, None, work / donor.replace("/", "+")), keep))
+                present.append(donor)
+            except MirrorMissing:
+                if not multi:
+                    raise  # the first set was drawn with every donor: it stays reproducible or fails
         candidates = sorted(pool)
         rng.shuffle(candidates)
-        absent = [name for name in candidates[:ABSENT_POOL] if _absent(root, name)][:PER_KIND]
+        absent = [name for name in candidates[:ABSENT_POOL] if _absent(root, name)][:per_kind]
         for i, name in enumerate(absent, 1):
-            out.append({"id": f"symbol-nothere-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
+            out.append({"id": f"{prefix}-nothere-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
                         "commit": commit, "query": name, "kind": "not_here", "tags": [], "gold_files": [],
                         "gold_lines": {}, "cite": [],
-                        "why": f"defined in {', '.join(donors)}; `grep -riF` finds it nowhere in this tree"})
+                        "why": f"defined in {', '.join(present)}; `grep -riF` finds it nowhere in this tree"})
     return out
 
 
@@ -111,9 +139,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--multi", action="store_true", help="names defined in two or three files (see above)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
-        found = labels(args.mirrors, Path(work))
+        found = labels(args.mirrors, Path(work), multi=args.multi)
     args.out.write_text("".join(json.dumps(record) + "\n" for record in found))
     print(f"{args.out}: {sum(r['kind'] == 'answerable' for r in found)} answerable, "
           f"{sum(r['kind'] == 'not_here' for r in found)} not_here")
