@@ -159,6 +159,11 @@ def test_members_carry_their_container_signature_and_split_parts_are_numbered():
 def test_default_budget_keeps_small_classes_whole():
     chunks = FileChunker(IndexSettings()).chunk("src/store/cookies.py", (FIXTURE / "src/store/cookies.py").read_text())
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 4), ("CookieJar", 7, 29)]
+    # its methods are not chunks of their own, but the chunk lists them: the symbol table knows them
+    assert chunks[1].names == ("CookieJar.__init__", "CookieJar.set_from_response", "CookieJar.header_for_request",
+                               "CookieJar.save", "CookieJar.load")
+    assert chunks[1].content_hash == chunks[1].__class__(*[getattr(chunks[1], f) for f in (
+        "path", "start_line", "end_line", "text", "symbol", "language", "kind", "header")]).content_hash  # not embedded
 
 
 def test_notebook_cells_land_on_their_source_lines_and_outputs_are_dropped():

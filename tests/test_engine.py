@@ -158,3 +158,12 @@ def test_chunk_mode_reads_the_rankers_file_confidence_as_file_mode_does(indexed)
     assert chunks.features["rank_top_probability"] == files.features["rank_top_probability"]
     assert chunks.features["rank_top_defines"] == files.features["rank_top_defines"] == 1.0
     assert chunks.here_probability == files.here_probability
+
+
+def test_a_method_of_a_class_kept_whole_is_a_definition_of_its_chunk(indexed):
+    """CookieJar fits one chunk, so its methods are no chunks of their own: the chunk lists them, and a bare
+    name of one finds the file that defines it as it would a chunk of its own (P(here) read it as absent)."""
+    result = indexed.find("set_from_response")
+    assert result.hits[0].path == "src/store/cookies.py" and result.hits[0].symbol == "CookieJar"
+    assert result.features["rank_top_defines"] == 1.0
+    assert indexed.find("CookieJar.header_for_request").hits[0].path == "src/store/cookies.py"

@@ -23,6 +23,9 @@ class Chunk:
     language: str
     kind: str
     header: str = ""
+    #: the definitions inside the chunk besides its own (a small class's methods, a Ruby module's classes),
+    #: qualified as `symbol` is: the symbol table knows them as definitions of this chunk. Not embedded.
+    names: tuple[str, ...] = ()
     content_hash: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:

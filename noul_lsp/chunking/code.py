@@ -26,6 +26,8 @@ _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
 _UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
+#: nested definitions a chunk lists at most (a class of a few hundred one-line methods stops there)
+MAX_NESTED = 64
 #: a line that only instructs the interpreter or an editor: a shebang, an Emacs mode line
 #: (`# -*- coding: utf-8 -*-`) or a one-word `key: value` pragma (Ruby's `# frozen_string_literal: true`,
 #: `# encoding: utf-8`, Sorbet's `# typed: strict`). Nobody searches for one, and as a chunk of its own it
@@ -44,6 +46,8 @@ class _Segment:
     header: str
     #: lines left between definitions (imports, a class's closing brace): dropped when nearly empty
     filler: bool = False
+    #: the definitions nested in a definition kept whole (`Chunk.names`)
+    names: tuple[str, ...] = ()
 
 
 def _name(node: tree_sitter.Node) -> str:
@@ -149,7 +153,7 @@ class CodeChunker:
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
             start, end = (attached if attached is not None else child.start_point.row), child.end_point.row
             if child.end_byte - child.start_byte <= self.max_chars:
-                out.append(_Segment(start, end, symbol, kind, scope_header))
+                out.append(_Segment(start, end, symbol, kind, scope_header, names=tuple(self._nested(inner, symbol))))
             elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
                 members: list[_Segment] = []
                 signature = _signature(inner)
@@ -166,6 +170,23 @@ class CodeChunker:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature.
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header))
+
+    def _nested(self, node: tree_sitter.Node, scope: str) -> list[str]:
+        """Qualified names of the definitions inside `node` (kept whole in one chunk), at most MAX_NESTED."""
+        found: list[str] = []
+        pending = [(child, scope) for child in reversed(node.named_children)]
+        while pending and len(found) < MAX_NESTED:
+            child, owner = pending.pop()
+            if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
+                continue
+            definition = self._definition(child)
+            if definition is not None:
+                name = definition[2] or definition[1]
+                owner = f"{owner}.{name}"
+                found.append(owner)
+                child = definition[0]
+            pending.extend((grandchild, owner) for grandchild in reversed(child.named_children))
+        return found
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         data = text.encode("utf-8", "surrogatepass")
@@ -200,7 +221,8 @@ class CodeChunker:
         if segment.filler and (len(body.strip()) < 16 or _directives_only(lines[start : end + 1])):
             return []  # a lone brace, a short comment or a magic comment between definitions carries nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
-            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header)]
+            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
+                          segment.names)]
         parts = list(_windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3))
         chunks = []
         for index, (part_start, part_end) in enumerate(parts, 1):

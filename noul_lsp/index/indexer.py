@@ -93,7 +93,7 @@ def lexical_terms(chunk: Chunk | ChunkRecord) -> dict[str, int]:
 
 def _record(chunk: Chunk) -> ChunkRecord:
     return ChunkRecord(chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.symbol, chunk.language,
-                       chunk.kind, chunk.header, chunk.text, chunk.content_hash)
+                       chunk.kind, chunk.header, chunk.text, chunk.content_hash, chunk.names)
 
 
 class Indexer:

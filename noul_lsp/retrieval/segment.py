@@ -22,6 +22,11 @@ from noul_lsp.store import ChunkRecord
 _NO_INDEX = BM25Index([], [], 0)
 
 
+def symbol_lines(record: ChunkRecord) -> str:
+    """A row's entry of the symbols column: its chunk's symbol, then each nested definition on a line."""
+    return "\n".join((record.symbol, *record.names)) if record.names else record.symbol
+
+
 class Strings:
     """Many strings in one UTF-8 blob: a Python string exists only for the entries read."""
 
@@ -74,6 +79,7 @@ class Segment:
     row_file: np.ndarray  # int32
     start_line: np.ndarray  # int32
     end_line: np.ndarray  # int32
+    #: each row's symbol, then the definitions nested in its chunk, one a line (`symbol_lines`)
     symbols: Strings
     kind_codes: np.ndarray  # uint8 into `kinds`
     kinds: list[str]
@@ -92,7 +98,8 @@ class Segment:
 
     def chunk(self, row: int) -> ChunkRef:
         return ChunkRef(self.keys[row], self.files[int(self.row_file[row])], int(self.start_line[row]),
-                        int(self.end_line[row]), self.symbols[row], self.kinds[int(self.kind_codes[row])],
+                        int(self.end_line[row]), self.symbols[row].split("\n", 1)[0],
+                        self.kinds[int(self.kind_codes[row])],
                         self.hashes[row])
 
     def row_terms(self, rows: np.ndarray) -> np.ndarray:
@@ -157,7 +164,7 @@ def build_segment(rows: Sequence[Row], vocabulary: Vocabulary, *, indexes: bool 
     return assemble(keys=Strings.of(r.key for r, _ in rows), files=list(file_index), row_file=row_file,
                     start_line=np.fromiter((r.start_line for r, _ in rows), dtype=np.int32, count=len(rows)),
                     end_line=np.fromiter((r.end_line for r, _ in rows), dtype=np.int32, count=len(rows)),
-                    symbols=Strings.of(r.symbol for r, _ in rows), kind_codes=kind_codes, kinds=list(kind_index),
+                    symbols=Strings.of(symbol_lines(r) for r, _ in rows), kind_codes=kind_codes, kinds=list(kind_index),
                     hashes=Strings.of(r.hash for r, _ in rows), codes=key_codes(r.hash for r, _ in rows),
                     term_offsets=offsets, term_ids=ids, term_counts=counts, vocabulary_size=len(vocabulary),
                     **({} if indexes else {"bm25": _NO_INDEX, "file_bm25": _NO_INDEX}),

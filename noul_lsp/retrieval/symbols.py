@@ -112,16 +112,27 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     """The table of one segment's rows (`codes`: each row's content-hash code; `file_bm25`: the segment's
     whole-file BM25)."""
     rows = len(symbols)
+    own_keys: list[str] = []  # the chunk's own definition per row
     definition_keys: list[str] = []
+    definition_rows: list[int] = []
     scope_rows: dict[str, list[int]] = {}
-    for row, symbol in enumerate(symbols):
-        parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol else []
-        definition_keys.append(parts[-1].strip().lower() if parts else "")
-        for scope in parts[:-1]:
-            scope_rows.setdefault(scope.strip().lower(), []).append(row)
-    definitions = _group(definition_keys, np.arange(rows, dtype=np.int32))
+    for row, entry in enumerate(symbols):
+        # the chunk's own symbol, then the definitions nested in it (segment.symbol_lines): each defines its
+        # last part here, in the scopes of the others
+        for line, symbol in enumerate(entry.split("\n")):
+            parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol else []
+            key = parts[-1].strip().lower() if parts else ""
+            if line == 0:
+                own_keys.append(key)
+            definition_keys.append(key)
+            definition_rows.append(row)
+            for scope in parts[:-1]:
+                scope_rows.setdefault(scope.strip().lower(), []).append(row)
+    definitions = {name: np.unique(found) for name, found in
+                   _group(definition_keys, np.array(definition_rows, dtype=np.int32)).items()}
+    # what other chunks' use of a name points to (the `references` features): the chunk's own definition
     definition_codes = np.zeros(rows, dtype=np.uint64)
-    for name, found in definitions.items():  # one code per distinct name, not per row
+    for name, found in _group(own_keys, np.arange(rows, dtype=np.int32)).items():  # one code per distinct name
         whole = identifier_terms(name)
         if whole:
             definition_codes[found] = key_code(whole[0])
@@ -130,7 +141,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         for term in set(identifier_terms(name)):
             symbol_term_rows.setdefault(term, []).extend(found.tolist())
     symbol_terms = {t: np.unique(np.array(v, dtype=np.int32)) for t, v in symbol_term_rows.items()}
-    scopes = {k: np.array(v, dtype=np.int32) for k, v in scope_rows.items()}
+    scopes = {k: np.unique(np.array(v, dtype=np.int32)) for k, v in scope_rows.items()}
     file_ids = np.arange(len(files), dtype=np.int32)
     stems = _group([_stem(p) for p in files], file_ids)
     path_term_files: dict[str, set[int]] = {}

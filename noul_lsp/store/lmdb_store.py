@@ -2,7 +2,7 @@
 
 Sub-databases:
   files   : path -> {mtime_ns, size, hash, chunks: [chunk keys]}
-  chunks  : chunk key -> {path, start, end, symbol, language, kind, header, text, hash}
+  chunks  : chunk key -> {path, start, end, symbol, language, kind, header, text, hash[, names]}
   lexical : chunk key -> {term: count}   (what BM25 needs, so loading never re-tokenises)
   vectors : "<model key>\\0<content hash>" -> float32 bytes   (never embedded twice)
   meta    : schema version, workspace root, generation counter
@@ -113,6 +113,8 @@ class ChunkRecord:
     header: str
     text: str
     hash: str
+    #: the definitions nested in the chunk (chunking.Chunk.names)
+    names: tuple[str, ...] = ()
 
     @property
     def embed_text(self) -> str:
@@ -448,7 +450,7 @@ class ChunkStore:
             txn.put(raw_key, seal(b"chunks", raw_key, _dump({
                 "path": chunk.path, "start": chunk.start_line, "end": chunk.end_line, "symbol": chunk.symbol,
                 "language": chunk.language, "kind": chunk.kind, "header": chunk.header, "text": chunk.text,
-                "hash": chunk.hash})), db=chunks)
+                "hash": chunk.hash, **({"names": list(chunk.names)} if chunk.names else {})})), db=chunks)
             txn.put(raw_key, seal(b"lexical", raw_key, _dump(batch.lexical.get(key, {}))), db=lexical)
         for key, vector in batch.vectors.items():
             txn.put(key, seal(b"vectors", key, vector.astype(np.float32, copy=False).tobytes()), db=vectors)
@@ -690,4 +692,5 @@ def _chunk_record(raw_key: bytes, raw: bytes) -> ChunkRecord:
     value = _load(unseal(b"chunks", raw_key, raw))
     return ChunkRecord(raw_key.decode("utf-8", "surrogateescape"), str(value["path"]), int(value["start"]),
                        int(value["end"]), str(value["symbol"]), str(value["language"]), str(value["kind"]),
-                       str(value["header"]), str(value["text"]), str(value["hash"]))
+                       str(value["header"]), str(value["text"]), str(value["hash"]),
+                       tuple(str(name) for name in value.get("names", ())))
