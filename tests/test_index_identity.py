@@ -96,3 +96,24 @@ def test_an_index_made_before_a_grammar_was_added_recuts_that_language_once(tmp_
     assert {"class", "function"} <= kinds()  # the small class is one chunk at the default budget
     assert Indexer(root, store, IndexSettings()).update().files_indexed == 0
     store.close()
+
+
+def test_new_chunking_rules_rewrite_the_records_of_chunks_whose_text_is_the_same(tmp_path, monkeypatch):
+    """A chunk's key is its path, line and text: rules that learn more of the same text (the definitions
+    nested in it) must rewrite its record, or an index made before them never learns it."""
+    from noul_lsp.index import indexer
+    from noul_lsp.store import WriteBatch
+
+    root = workspace(tmp_path / "ws")
+    store = ChunkStore(tmp_path / "idx")
+    Indexer(root, store, IndexSettings()).update()
+    jar = next(c for c in store.chunks() if c.symbol == "CookieJar")
+    assert "CookieJar.save" in jar.names
+    batch = WriteBatch()  # the record as an index of the rules before held it
+    batch.put_chunk(dataclasses.replace(jar, names=()), {})
+    store.apply(batch)
+    monkeypatch.setattr(indexer, "CHUNKING_IDENTITY", indexer.CHUNKING_IDENTITY + ",next")
+    report = Indexer(root, store, IndexSettings()).update()
+    assert report.chunks_added == 0  # the same texts: nothing new to embed
+    assert next(c for c in store.chunks() if c.key == jar.key).names == jar.names
+    store.close()

@@ -188,6 +188,8 @@ class Indexer:
             if chunk.key not in old:
                 batch.put_chunk(_record(chunk), lexical_terms(chunk))
                 report.chunks_added += 1
+            elif rechunk:  # the same text, but new rules may know more of it (its nested definitions)
+                batch.put_chunk(_record(chunk), lexical_terms(chunk))
         batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, keys))
         report.files_indexed += 1
 
