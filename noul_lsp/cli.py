@@ -26,6 +26,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -39,6 +40,7 @@ from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.retrieval.retrieve import workspace_pattern
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
@@ -377,8 +379,7 @@ def cmd_find(args: argparse.Namespace) -> int:
 def _within(folder: str, pattern: str) -> str:
     """An include glob given in `folder` as one of its workspace (gitignore syntax: a pattern without a
     slash matches at any depth, one with a slash from where it is given)."""
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
+    pattern = workspace_pattern(pattern)
     return f"/{folder}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"/{folder}/**/{pattern}"
 
 
@@ -480,8 +481,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     root = Path(args.path).expanduser()
     if root.is_dir() and not index_directory(root, settings.cache_dir).exists():
         # asking is not indexing: the models and devices are read from a scratch index, dropped after
-        import tempfile
-
         with tempfile.TemporaryDirectory() as scratch:
             workspace = Workspace(root, settings, index_dir=Path(scratch) / "index")
             try:

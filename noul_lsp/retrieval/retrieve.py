@@ -73,7 +73,7 @@ class RowFilter:
         return rows, files
 
 
-def _workspace_pattern(pattern: str) -> str:
+def workspace_pattern(pattern: str) -> str:
     """A glob as people write one relative to the workspace: `./lib/*.js` is `lib/*.js` (in gitignore
     syntax the first never matches)."""
     while pattern.startswith("./"):
@@ -82,7 +82,7 @@ def _workspace_pattern(pattern: str) -> str:
 
 
 def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    include, exclude = [_workspace_pattern(p) for p in include], [_workspace_pattern(p) for p in exclude]
+    include, exclude = [workspace_pattern(p) for p in include], [workspace_pattern(p) for p in exclude]
     allowed_files = np.ones(len(arrays.files), dtype=bool)
     if include:
         spec = gitignore_spec(include)
