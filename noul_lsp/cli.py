@@ -162,9 +162,16 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _console():
+    """stderr for people: on a terminal its width; piped or redirected, lines as long as they are (a log
+    wrapped at 80 columns splits a sentence over two lines)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 chunk`, `2 chunks`."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _open_workspace(path: str, settings: Settings, *, rebuild: bool = False) -> Workspace:
@@ -205,10 +212,12 @@ def _checkpoint(workspace: Workspace, quiet: bool) -> None:
 NO_WAIT_STATIC_SECONDS = 2.0
 
 
-def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: float | None = None) -> None:
+def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: float | None = None,
+            always_report: bool = True) -> None:
     """Bring the index up to date, showing files, chunks, embedding rate and ETA on a terminal. Without
     `embed`, nothing is embedded, but for the static leg during `static_seconds` when given (an answer
-    at once still gets a dense leg over what that covered)."""
+    at once still gets a dense leg over what that covered). Without `always_report` (a find), an update
+    that changed nothing says nothing."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = _console()
@@ -225,9 +234,10 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         report = workspace.indexer.update(progress=on_files)
         if live:
             progress.remove_task(scan)
-        if not quiet:
-            console.print(f"indexed {report.files_indexed} changed files ({report.chunks_added} chunks added, "
-                          f"{report.chunks_removed} removed, {report.files_removed} files gone) of "
+        changed = report.files_indexed or report.files_removed or report.skipped
+        if not quiet and (always_report or changed):
+            console.print(f"indexed {_count(report.files_indexed, 'changed file')} ({_count(report.chunks_added, 'chunk')} "
+                          f"added, {report.chunks_removed} removed, {_count(report.files_removed, 'file')} gone) of "
                           f"{report.files_seen} in {report.seconds:.1f}s" + (f"; {len(report.skipped)} skipped" if report.skipped else "")
                           + (f"; {len(report.passed_over)} passed over (links out of the root, broken links, FIFOs, "
                              "devices)" if report.passed_over else ""))
@@ -360,7 +370,7 @@ def cmd_find(args: argparse.Namespace) -> int:
         notes = [f"searched the index of {workspace.root}, within {within}/"] if within is not None else []
         try:
             with workspace.store.indexing_lock():
-                _update(workspace, embed=not args.no_wait, quiet=args.json,
+                _update(workspace, embed=not args.no_wait, quiet=args.json, always_report=False,
                         static_seconds=NO_WAIT_STATIC_SECONDS if args.no_wait else None)
         except IndexLocked as busy:
             notes.append(f"answered from the current index: {busy}")
@@ -657,12 +667,20 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def _models_list(args: argparse.Namespace, cache: Path) -> int:
-    from noul_lsp.models.registry import CARDS, DEFAULT_EMBEDDER, MINILM_INT8, bundled_directory, local_model_directory
+    from noul_lsp.models.registry import (
+        CARDS,
+        DEFAULT_EMBEDDER,
+        MINILM_INT8,
+        bundled_directory,
+        is_static_directory,
+        local_model_directory,
+    )
 
     rows = []
     for card in CARDS.values():
         pulled = bool(card.hub_repo) and local_model_directory(cache, card.hub_repo).is_dir()
-        rows.append({"id": card.id, "hub": card.hub_repo, "kind": card.kind, "dims": card.dims,
+        static = bool(card.bundled) and is_static_directory(bundled_directory(card))
+        rows.append({"id": card.id, "hub": card.hub_repo, "kind": "static" if static else card.kind, "dims": card.dims,
                      "maxTokens": card.max_tokens, "pooling": card.pooling, "license": card.license,
                      "sizeMB": card.size_mb, "architecture": card.architecture,
                      "default": card.id == DEFAULT_EMBEDDER,
@@ -672,8 +690,10 @@ def _models_list(args: argparse.Namespace, cache: Path) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        widths = {key: max(len(str(row[key])) for row in rows) for key in ("id", "kind", "hub")}
         for row in rows:
-            print(f"{row['id']:<26} {row['kind']:<9} {row['hub']:<40} {row['sizeMB']:>7.0f} MB  {row['available']}")
+            print(f"{row['id']:<{widths['id']}}  {row['kind']:<{widths['kind']}}  {row['hub']:<{widths['hub']}}  "
+                  f"{row['sizeMB']:>5.0f} MB  {row['available']}")
     return 0
 
 

@@ -127,7 +127,7 @@ def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tm
     rows = {row["id"]: row for row in json.loads(listed.stdout)}
     assert rows["all-minilm-l6-v2-int8"]["available"] == "bundled"
     assert rows["bge-small-en-v1.5"]["available"] == "not downloaded"
-    assert rows["bge-reranker-v2-m3"]["kind"] == "reranker"
+    assert rows["bge-reranker-v2-m3"]["kind"] == "reranker" and rows["noul-code-static-v2"]["kind"] == "static"
     env_offline = {"HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-m", "noul_lsp", "models", "pull", "bge-small-en-v1.5"],
                           capture_output=True, text=True, env={**os.environ, **env_offline, "NOUL_CACHE_DIR": str(tmp_path / "c")},
@@ -152,3 +152,7 @@ def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_
     assert typed["results"] and all(r["path"].startswith("web/") and r["path"].endswith(".ts")
                                     for r in typed["results"])
     assert set((tmp_path / "c" / "indexes").iterdir()) == indexes  # no index of the subfolder
+    # a find over an index with nothing to update says nothing of it; `noul index` does
+    quiet = noul("find", "rate limit", "--path", str(polyglot), cache=tmp_path / "c")
+    assert quiet.returncode == 0 and "indexed 0 changed files" not in quiet.stderr
+    assert "indexed 0 changed files (0 chunks added" in noul("index", str(polyglot), cache=tmp_path / "c").stderr

@@ -166,7 +166,7 @@ def _config(directory: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def _is_static(directory: Path) -> bool:
+def is_static_directory(directory: Path) -> bool:
     """A model2vec folder (a static token table, `noul train static`) rather than an ONNX transformer."""
     return _config(directory).get("model_type") == "model2vec"
 
@@ -213,7 +213,7 @@ def local_model_id(directory: Path) -> str:
     """The id of a model in a local directory. Vectors are stored under it, so it names the ONNX file and a
     digest of its size and time: re-exporting (or quantising) the directory gives new vectors, never a mix.
     A static model is named by its token table."""
-    onnx_path = directory / "model.safetensors" if _is_static(directory) else _onnx_file(directory)
+    onnx_path = directory / "model.safetensors" if is_static_directory(directory) else _onnx_file(directory)
     stat = onnx_path.stat()
     digest = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:8]
     return f"local:{directory}/{onnx_path.relative_to(directory)}#{digest}"
@@ -260,7 +260,7 @@ def resolve_embedder(name: str, cache: Path) -> EmbedderSpec | StaticSpec:
     if name == MINILM_INT8:
         return _bundled_default()
     directory, model_id, card = _locate(name, "embedder", cache)
-    if _is_static(directory):
+    if is_static_directory(directory):
         try:
             return spec_from_static_directory(directory, model_id=model_id)
         except StaticModelError as error:
