@@ -450,3 +450,17 @@ def test_symbol_matches_agree_whichever_list_is_longer():
         assert np.allclose(_weighted_share(candidates, postings, query), expected)
         assert np.array_equal(_weighted_share(candidates, PackedMap.of(postings), query),
                               _weighted_share(candidates, postings, query))
+
+
+def test_a_later_window_of_a_long_definition_previews_its_signature_first():
+    """Its text starts mid-body: the header every window carries names the definition and the part."""
+    from noul_lsp.retrieval.aggregate import record_preview
+    from noul_lsp.store import ChunkRecord
+
+    header = "class Session\ndef request(self, method, url) (part 2 of 3)"
+    later = ChunkRecord("k", "a.py", 40, 60, "Session.request", "python", "method", header,
+                        "        :param allow_redirects: follow them\n        return send()", "h")
+    assert record_preview(later) == "def request(self, method, url) (part 2 of 3)\n:param allow_redirects: follow them"
+    first = ChunkRecord("k", "a.py", 1, 20, "Session.request", "python", "method", header.replace("2 of", "1 of"),
+                        "    def request(self, method, url):\n        \"\"\"Send it.\"\"\"", "h")
+    assert record_preview(first) == "def request(self, method, url):\nSend it."

@@ -7,6 +7,7 @@ best chunks' fused scores (`file_chunk_weights`); with one, the ranking stage sc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from noul_lsp.retrieval.fusion import Key
@@ -58,8 +59,21 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])
     for key, hit in hits:
-        hit.preview = preview(records[key].text) if key in records else ""
+        hit.preview = record_preview(records[key]) if key in records else ""
     return [hit for _, hit in hits]
+
+
+#: the marker the chunker gives each window of a definition too long for one chunk (chunking/code.py)
+_PART = re.compile(r"\(part (\d+) of \d+\)$")
+
+
+def record_preview(record: ChunkRecord) -> str:
+    """A chunk's preview (`result.preview`). A later window of a long definition starts in its middle: its
+    preview leads with the definition's signature and part, from the header every window carries."""
+    part = _PART.search(record.header)
+    if part is None or part.group(1) == "1":
+        return preview(record.text)
+    return f"{record.header.rsplit(chr(10), 1)[-1][:160]}\n{preview(record.text, lines=1)}"
 
 
 def chunk_records(candidates: list[Candidates], keys: list[Key]) -> dict[Key, ChunkRecord]:
