@@ -230,3 +230,15 @@ def test_a_definition_reader_that_fails_on_a_file_leaves_its_lines_findable(monk
     assert chunker.warnings == ["lib/decoder.ex: elixir definitions unreadable (AttributeError: a node this "
                                 "reader did not expect); cut into line windows"]
 
+
+
+def test_a_class_kept_whole_but_cut_by_its_doc_comment_lists_its_methods_per_window():
+    """The size test of a definition leaves out the comment above it; with the comment the chunk is cut
+    into windows all the same, and each must still list the methods that start in it."""
+    comment = "\n".join(["// a comment line that is rather long to push this class over the size limit of a chunk ok"] * 8)
+    body = "\n".join(f"  method{i}(a, b) {{ return a + b + {i} * 1000000 + 'padding padding padding padding'; }}"
+                     for i in range(20))
+    chunks = FileChunker(IndexSettings()).chunk("big.js", f"{comment}\nclass Big {{\n{body}\n}}\n")
+    assert len(chunks) > 1 and all(c.symbol == "Big" for c in chunks)
+    listed = [name for c in chunks for name in c.names]
+    assert listed == [f"Big.method{i}" for i in range(20)]

@@ -464,3 +464,18 @@ def test_a_later_window_of_a_long_definition_previews_its_signature_first():
     first = ChunkRecord("k", "a.py", 1, 20, "Session.request", "python", "method", header.replace("2 of", "1 of"),
                         "    def request(self, method, url):\n        \"\"\"Send it.\"\"\"", "h")
     assert record_preview(first) == "def request(self, method, url):\nSend it."
+
+
+def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():
+    """A name the grammar spreads over lines is one definition, not one per line; `save!` is typed `save`."""
+    from noul_lsp.retrieval.segment import symbol_lines
+    from noul_lsp.retrieval.symbols import build_symbol_table
+    from noul_lsp.store import ChunkRecord
+
+    records = [ChunkRecord("a", "a.rs", 1, 4, "impl<T> Display\n for Wrapper<\n T,\n >", "rust", "impl", "", "x", "h"),
+               ChunkRecord("b", "b.rb", 1, 9, "Store", "ruby", "class", "", "y", "h2", ("Store.save!", "Store.valid?"))]
+    table = build_symbol_table(symbols=[symbol_lines(r) for r in records], files=["a.rs", "b.rb"],
+                               row_file=np.array([0, 1], dtype=np.int32), codes=np.array([1, 2], dtype=np.uint64),
+                               file_bm25=None)
+    assert ">" not in table.definitions and "t," not in table.definitions
+    assert table.rows_defining(["save"]).tolist() == [1] and table.rows_defining(["valid?"]).tolist() == [1]

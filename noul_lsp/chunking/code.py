@@ -46,8 +46,8 @@ class _Segment:
     header: str
     #: lines left between definitions (imports, a class's closing brace): dropped when nearly empty
     filler: bool = False
-    #: the definitions nested in a definition kept whole (`Chunk.names`)
-    names: tuple[str, ...] = ()
+    #: the definitions nested in a definition kept whole (`Chunk.names`), each with the row it starts on
+    names: tuple[tuple[str, int], ...] = ()
 
 
 def _name(node: tree_sitter.Node) -> str:
@@ -171,9 +171,10 @@ class CodeChunker:
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header))
 
-    def _nested(self, node: tree_sitter.Node, scope: str) -> list[str]:
-        """Qualified names of the definitions inside `node` (kept whole in one chunk), at most MAX_NESTED."""
-        found: list[str] = []
+    def _nested(self, node: tree_sitter.Node, scope: str) -> list[tuple[str, int]]:
+        """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first
+        row, at most MAX_NESTED."""
+        found: list[tuple[str, int]] = []
         pending = [(child, scope) for child in reversed(node.named_children)]
         while pending and len(found) < MAX_NESTED:
             child, owner = pending.pop()
@@ -183,7 +184,7 @@ class CodeChunker:
             if definition is not None:
                 name = definition[2] or definition[1]
                 owner = f"{owner}.{name}"
-                found.append(owner)
+                found.append((owner, child.start_point.row))
                 child = definition[0]
             pending.extend((grandchild, owner) for grandchild in reversed(child.named_children))
         return found
@@ -222,15 +223,18 @@ class CodeChunker:
             return []  # a lone brace, a short comment or a magic comment between definitions carries nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
             return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
-                          segment.names)]
+                          tuple(name for name, _ in segment.names))]
         parts = list(_windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3))
         chunks = []
         for index, (part_start, part_end) in enumerate(parts, 1):
             header = segment.header
             if len(parts) > 1 and segment.kind != "module":
                 header = f"{segment.header or segment.symbol} (part {index} of {len(parts)})"
+            # a definition kept whole but cut here all the same (its doc comment above made it too long):
+            # each window lists the nested definitions that start in it
+            names = tuple(name for name, row in segment.names if part_start <= row <= part_end)
             chunks.append(Chunk(path, part_start + 1, part_end + 1, "\n".join(lines[part_start : part_end + 1]),
-                                segment.symbol, self.spec.name, segment.kind, header))
+                                segment.symbol, self.spec.name, segment.kind, header, names))
         return chunks
 
 

@@ -23,8 +23,9 @@ _NO_INDEX = BM25Index([], [], 0)
 
 
 def symbol_lines(record: ChunkRecord) -> str:
-    """A row's entry of the symbols column: its chunk's symbol, then each nested definition on a line."""
-    return "\n".join((record.symbol, *record.names)) if record.names else record.symbol
+    """A row's entry of the symbols column: its chunk's symbol, then each nested definition on a line (a
+    name the grammar spreads over lines, a C function pointer's or a Rust impl's, on one)."""
+    return "\n".join(" ".join(name.split()) if "\n" in name else name for name in (record.symbol, *record.names))
 
 
 class Strings:

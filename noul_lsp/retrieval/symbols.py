@@ -126,6 +126,9 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
                 own_keys.append(key)
             definition_keys.append(key)
             definition_rows.append(row)
+            if key.rstrip("?!=") != key:  # Ruby's `save!`, `valid?`, `name=`: typed without the mark too
+                definition_keys.append(key.rstrip("?!="))
+                definition_rows.append(row)
             for scope in parts[:-1]:
                 scope_rows.setdefault(scope.strip().lower(), []).append(row)
     definitions = {name: np.unique(found) for name, found in
