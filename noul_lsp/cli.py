@@ -362,9 +362,10 @@ def cmd_find(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     root, within = _enclosing_index(Path(args.path), settings)
-    include = list(args.include or ())
+    include, exclude = list(args.include or ()), list(args.exclude or ())
     if within is not None:  # a folder inside an indexed workspace: its index, narrowed to the folder
-        include = [_within(within, pattern) for pattern in include] if include else [f"/{within}/"]
+        include = [_within(within, pattern) for pattern in include] if include else [f"/{_glob_escaped(within)}/"]
+        exclude = [_within(within, pattern) for pattern in exclude]
 
     def work(workspace: Workspace) -> int:
         notes = [f"searched the index of {workspace.root}, within {within}/"] if within is not None else []
@@ -374,8 +375,7 @@ def cmd_find(args: argparse.Namespace) -> int:
                         static_seconds=NO_WAIT_STATIC_SECONDS if args.no_wait else None)
         except IndexLocked as busy:
             notes.append(f"answered from the current index: {busy}")
-        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=include,
-                                exclude=args.exclude or ())
+        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=include, exclude=exclude)
         result.notes[:0] = notes
         if args.json:
             _print_json(result.report())
@@ -387,10 +387,15 @@ def cmd_find(args: argparse.Namespace) -> int:
 
 
 def _within(folder: str, pattern: str) -> str:
-    """An include glob given in `folder` as one of its workspace (gitignore syntax: a pattern without a
-    slash matches at any depth, one with a slash from where it is given)."""
-    pattern = workspace_pattern(pattern)
+    """A glob given in `folder` as one of its workspace (gitignore syntax: a pattern without a slash
+    matches at any depth, one with a slash from where it is given)."""
+    pattern, folder = workspace_pattern(pattern), _glob_escaped(folder)
     return f"/{folder}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"/{folder}/**/{pattern}"
+
+
+def _glob_escaped(path: str) -> str:
+    """A folder's path as a literal in a gitignore pattern (`src[old]` is not a character class)."""
+    return "".join(f"\\{c}" if c in "[]*?\\!#" else c for c in path)
 
 
 def _enclosing_index(folder: Path, settings: Settings) -> tuple[Path, str | None]:
@@ -402,9 +407,11 @@ def _enclosing_index(folder: Path, settings: Settings) -> tuple[Path, str | None
     if not folder.is_dir() or index_directory(folder, settings.cache_dir).exists():
         return folder, None
     resolved = folder.resolve()
-    for parent in resolved.parents:
-        if index_directory(parent, settings.cache_dir).exists():
-            return parent, resolved.relative_to(parent).as_posix()
+    for inner in (resolved, *resolved.parents):
+        if inner != resolved and index_directory(inner, settings.cache_dir).exists():
+            return inner, resolved.relative_to(inner).as_posix()
+        if (inner / ".git").exists():
+            break  # a repository of its own: an index above it (of ~/code, say) is not its workspace
     return folder, None
 
 
@@ -488,8 +495,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
 
     settings = _settings(args)
-    root = Path(args.path).expanduser()
-    if root.is_dir() and not index_directory(root, settings.cache_dir).exists():
+    root, within = _enclosing_index(Path(args.path), settings)
+    if within is not None:
+        _on_workspace(str(root), settings, work)
+        found["within"] = within
+    elif root.is_dir() and not index_directory(root, settings.cache_dir).exists():
         # asking is not indexing: the models and devices are read from a scratch index, dropped after
         with tempfile.TemporaryDirectory() as scratch:
             workspace = Workspace(root, settings, index_dir=Path(scratch) / "index")
@@ -513,7 +523,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for key, value in found.items():
             print(f"{key:<{width}}  {'none' if value is None else value}")
         for entry in skipped:
-            print(f"skipped  {entry['path'].translate(_VISIBLE_CONTROLS)}: {entry['reason']}")
+            print(f"skipped  {entry['path']}: {entry['reason']}".translate(_VISIBLE_CONTROLS))
     return 0
 
 
@@ -538,7 +548,7 @@ def _status(workspace: Workspace) -> dict:
         # the generation of the corpus snapshot this process opened (null: it read every chunk record)
         "openedFromSnapshot": workspace.corpus.opened_from_snapshot,
         # each file not indexed, with why (binary, over the size cap, unreadable)
-        "skipped": [{"path": record.path, "reason": record.skipped}
+        "skipped": [{"path": record.path, "reason": record.skipped.removeprefix(f"{record.path}: ")}
                     for record in sorted(workspace.store.files().values(), key=lambda r: r.path) if record.skipped],
     }
     if rebuilt:

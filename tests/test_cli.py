@@ -62,7 +62,8 @@ def test_index_then_status(polyglot, tmp_path):
     done = noul("status", str(polyglot), "--json", cache=tmp_path / "c")
     status = json.loads(done.stdout)
     assert status["embeddedShare"] == 1.0 and status["files"] >= 14 and status["skippedFiles"] == 2
-    assert len(status["skipped"]) == 2 and all(entry["path"] and entry["reason"] for entry in status["skipped"])
+    assert len(status["skipped"]) == 2 and all(entry["path"] and entry["reason"] and not entry["reason"].startswith(
+        entry["path"]) for entry in status["skipped"])
     assert status["model"] == "all-minilm-l6-v2-int8@128"
     assert status["embedderDevice"] == "cpu" and status["reranker"] == "none"
     assert "GPU" in status["embedderFallback"] or "CUDA" in status["embedderFallback"]  # asked for, not there: said
@@ -141,6 +142,13 @@ def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tm
 def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_folder(polyglot, tmp_path):
     """As git grep run in `src/`: the repository's index, narrowed to the folder (a second index of the
     subfolder would embed its files again and miss everything around it)."""
+    odd = polyglot / "lib[old]"  # a folder name that is a glob
+    odd.mkdir()
+    (odd / "retry_old.py").write_text((polyglot / "src/net/retry.py").read_text())
+    nested = polyglot / "vendor_repo"  # a repository of its own inside: not searched in the outer index
+    nested.mkdir()
+    (nested / ".git").mkdir()
+    (nested / "tool.py").write_text("def tool():\n    return 'a retry helper'\n")
     assert noul("index", str(polyglot), "-q", cache=tmp_path / "c").returncode == 0
     indexes = set((tmp_path / "c" / "indexes").iterdir())
     done = noul("find", "rate limit", "--path", str(polyglot / "web"), "--json", cache=tmp_path / "c")
@@ -152,6 +160,15 @@ def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_
     assert typed["results"] and all(r["path"].startswith("web/") and r["path"].endswith(".ts")
                                     for r in typed["results"])
     assert set((tmp_path / "c" / "indexes").iterdir()) == indexes  # no index of the subfolder
+    excluded = json.loads(noul("find", "rate limit", "--path", str(polyglot / "web"), "--exclude", "src/*.ts", "--json",
+                               cache=tmp_path / "c").stdout)
+    assert all(not (r["path"].startswith("web/src/") and r["path"].endswith(".ts")) for r in excluded["results"])
+    literal = json.loads(noul("find", "retry uploads", "--path", str(odd), "--json", cache=tmp_path / "c").stdout)
+    assert [r["path"] for r in literal["results"]] == ["lib[old]/retry_old.py"]
+    status = json.loads(noul("status", str(polyglot / "web"), "--json", cache=tmp_path / "c").stdout)
+    assert status["root"] == str(polyglot.resolve()) and status["within"] == "web"
+    own = json.loads(noul("find", "retry helper", "--path", str(nested), "--json", "--no-wait", cache=tmp_path / "c").stdout)
+    assert not any("searched the index of" in note for note in own["notes"])
     # a find over an index with nothing to update says nothing of it; `noul index` does
     quiet = noul("find", "rate limit", "--path", str(polyglot), cache=tmp_path / "c")
     assert quiet.returncode == 0 and "indexed 0 changed files" not in quiet.stderr
