@@ -54,3 +54,15 @@ def test_the_exponent_is_chosen_on_the_other_repositories_and_scored_on_the_held
     assert figures["leave_one_repository_out"]["acc@1"] == round(4 / 5, 3)
     assert figures["in_sample"]["1.0"]["acc@1"] == round(4 / 5, 3)
     assert figures["in_sample"]["0.25"]["acc@5"] == round(1 / 5, 3)
+
+
+def test_no_hit_reads_more_likely_than_one_the_reordering_put_above_it():
+    # flask holds 0.54 of 0.84: helpers 0.28 x 0.643 = 0.180 and app 0.167 pass the tokenizer's 0.30 x 0.357
+    hits = [_hit("other/tokenizer", "queue.py", 0.30, 1), _hit("pallets/flask", "helpers.py", 0.28, 2),
+            _hit("pallets/flask", "app.py", 0.26, 3)]
+    for hit, probability in zip(hits, (0.6, 0.3, 0.2), strict=True):
+        hit.probability = probability
+    ranked = by_repository_coherence(hits, Coherence(exponent=1.0))
+    assert [h.path for h in ranked] == ["helpers.py", "app.py", "queue.py"]
+    assert [h.probability for h in ranked] == [0.3, 0.2, 0.2]
+    assert [h.probability for h in hits] == [0.6, 0.3, 0.2]  # the hits given are left as they are

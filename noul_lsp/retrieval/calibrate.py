@@ -317,8 +317,9 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
     if here is None:
         missing = ("no fitted ranker ranked candidates here" if RANK_LEAD not in features
                    else "no file it ranked has a vector of the dense leg yet")
-        notes.append(f"uncalibrated: the calibration for {pair} reads the fitted ranker's lead and the cosine of its "
-                     f"first file, and {missing}")
+        read = ("whether the fitted ranker's first file defines the name" if query_shape(features) == "symbol"
+                else "the fitted ranker's lead and the cosine of its first file")
+        notes.append(f"uncalibrated: the calibration for {pair} reads {read}, and {missing}")
         return None
     top = hits[0].score if hits else 0.0
     rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,

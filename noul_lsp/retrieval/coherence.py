@@ -35,7 +35,9 @@ def repository_of(hit: Hit) -> str:
 def by_repository_coherence(hits: list[Hit], coherence: Coherence) -> list[Hit]:
     """New hits, re-ordered by score x (their repository's share of the first `depth` hits' scores) ^
     exponent, ranks renumbered and scores replaced by the product (so the order and the shown relevance
-    agree); `hits` are left as they are. One repository (or none) among the hits: `hits` themselves."""
+    agree), and no P(answer) above one shown before it (as calibrate.Calibration.hit_probabilities keeps
+    them for the order it was given); `hits` are left as they are. One repository (or none) among the
+    hits: `hits` themselves."""
     if coherence.exponent == 0 or len({repository_of(hit) for hit in hits}) < 2:
         return hits
     repositories = [repository_of(hit) for hit in hits]
@@ -48,5 +50,10 @@ def by_repository_coherence(hits: list[Hit], coherence: Coherence) -> list[Hit]:
         return hits
     adjusted = scores * (mass[owner] / total) ** coherence.exponent
     order = np.argsort(-adjusted, kind="stable")
-    return [replace(hits[position], rank=rank, score=float(adjusted[position]))
-            for rank, position in enumerate(order.tolist(), 1)]
+    coherent = [replace(hits[position], rank=rank, score=float(adjusted[position]))
+                for rank, position in enumerate(order.tolist(), 1)]
+    ceiling = 1.0
+    for hit in coherent:
+        if hit.probability is not None:
+            ceiling = hit.probability = min(hit.probability, ceiling)
+    return coherent
