@@ -145,7 +145,9 @@ def organisation(postgres, tmp_path_factory):
     alpha = _repository(base / "mirrors" / "team+alpha", {
         "billing/invoice.py": f'def render_invoice_pdf(invoice):\n    """Render an invoice as a PDF: {ALPHA_TEXT}."""\n'
                               "    return pdf.render(invoice.lines, total=invoice.total)\n",
-        "billing/tax.py": "def sales_tax(amount, region):\n    return amount * RATES[region]\n"})
+        "billing/tax.py": "def sales_tax(amount, region):\n    return amount * RATES[region]\n",
+        "billing/ledger.py": "class Ledger:\n    def post_entry(self, entry):\n        self.entries.append(entry)\n\n"
+                             "    def balance(self):\n        return sum(e.amount for e in self.entries)\n"})
     beta = _repository(base / "mirrors" / "team+beta", {
         "payroll/salary.py": f'def render_salary_pdf(payslip):\n    """Render a payslip as a PDF: {BETA_TEXT}."""\n'
                              "    return pdf.render(payslip.lines, total=payslip.net)\n"})
@@ -172,6 +174,14 @@ def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, o
     issue = find_org(postgres["owner"], "The payslip PDF is wrong.\nEvery payslip renders the invoice layout, "
                      "so the payslip total is missing", organisation)
     assert (issue.hits[0].repository, issue.hits[0].path) == ("team/beta", "payroll/salary.py")
+
+
+def test_org_search_knows_the_methods_of_a_class_kept_whole(postgres, organisation):
+    """`Ledger` is one chunk: its methods travel in the index's symbol column, so a bare method name is
+    defined in the organisation as it is in a workspace (and reads as here)."""
+    result = find_org(postgres["owner"], "post_entry", organisation)
+    assert (result.hits[0].path, result.hits[0].symbol) == ("billing/ledger.py", "Ledger")
+    assert result.features["rank_top_defines"] == 1.0
 
 
 def test_row_level_security_hides_ungranted_repositories(postgres, organisation):

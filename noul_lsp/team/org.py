@@ -289,7 +289,11 @@ class CandidateRoot(Workspace):
         for repo, key, path, start, end, symbol, language, kind, header, text, content_hash, terms, vector in rows:
             local = f"{repo}/{path}"
             where[local] = (repo, path)
-            record = ChunkRecord(f"{repo}/{key}", local, start, end, symbol, language, kind, header, text, content_hash)
+            # the symbol column holds the chunk's symbol, then its nested definitions a line each (as
+            # segment.symbol_lines writes it): the candidates' symbol table knows them as a workspace's does
+            own, *nested = symbol.split("\n")
+            record = ChunkRecord(f"{repo}/{key}", local, start, end, own, language, kind, header, text, content_hash,
+                                 tuple(nested))
             held.append((record, terms if isinstance(terms, dict) else json.loads(terms)))  # jsonb: {term: count}
             if vector is not None:
                 vectors[content_hash] = as_array(vector)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noul_lsp.config import Settings
+from noul_lsp.retrieval.segment import symbol_lines
 from noul_lsp.team.schema import SharedStoreError, connect, database_errors, database_module, first_line
 
 #: beside each tree folder (not in it: it would be indexed), the commit written into it
@@ -81,7 +82,7 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
                 with cursor.copy(f"COPY staging ({columns}) FROM STDIN") as copy:
                     for chunk, counts, vector in zip(chunks, terms, vectors, strict=True):
                         copy.write_row((repo, _clean(chunk.key), _clean(chunk.path), chunk.start_line,
-                                        chunk.end_line, _clean(chunk.symbol), chunk.language, chunk.kind,
+                                        chunk.end_line, _clean(symbol_lines(chunk)), chunk.language, chunk.kind,
                                         _clean(chunk.header), _clean(chunk.text), chunk.hash,
                                         sum(counts.values()), Jsonb({_clean(t): n for t, n in counts.items()}),
                                         vector))
