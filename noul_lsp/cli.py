@@ -109,18 +109,17 @@ def _check_token_budget(args: argparse.Namespace, cache: Path) -> None:
     """--token-budget within what the workspace's embedder reads (past its position table onnxruntime
     fails on the first chunk that long)."""
     from noul_lsp.models.choice import workspace_choice
-    from noul_lsp.models.embedder import EmbedderSpec
+    from noul_lsp.models.embedder import token_budget_problem
     from noul_lsp.models.registry import DEFAULT_EMBEDDER, resolve_embedder
 
     root = Path(getattr(args, "path", None) or ".")
     name = args.embedder or workspace_choice(root, cache).embedder or DEFAULT_EMBEDDER
     try:
-        spec = resolve_embedder(name, cache)
+        problem = token_budget_problem(resolve_embedder(name, cache), name, args.token_budget)
     except ModelMissing:
         return  # the index says so, and searches without it
-    if isinstance(spec, EmbedderSpec) and args.token_budget > spec.max_tokens:
-        raise CliError(f"--token-budget {args.token_budget} is over the {spec.max_tokens} tokens {name} reads",
-                       EXIT_USAGE)
+    if problem:
+        raise CliError(f"--token-budget: {problem}", EXIT_USAGE)
 
 
 def _decoded(text: str) -> str:

@@ -30,7 +30,7 @@ def small(tmp_path) -> Path:
 
 @pytest.mark.parametrize("flags,code,message", [
     (("--token-budget", "0"), 2, "--token-budget must be at least 8"),
-    (("--token-budget", "100000"), 2, "--token-budget 100000 is over the 512 tokens"),
+    (("--token-budget", "100000"), 2, "--token-budget: the token budget 100000 is over the 512 tokens"),
     (("--max-file-bytes", "-1"), 2, "--max-file-bytes must be at least 1"),
     (("--limit", "0"), 2, "--limit must be at least 1"),
     (("--path", ""), 2, "the folder is empty"),

@@ -88,6 +88,14 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     def carrying(rows: list[dict], features: tuple[str, ...]) -> list[dict]:
         return [r for r in rows if set(features) <= r["features"].keys()]
 
+    def all_carry(rows: list[dict], features: tuple[str, ...]) -> bool:
+        return len(carrying(rows, features)) == len(rows)
+
+    def fit_where_carried(mine: list[dict], theirs: list[dict], features: tuple[str, ...]):
+        """Fitted on `mine` (all carry `features`) and those of `theirs` that carry them, at their share
+        among all of `theirs`."""
+        return fit(mine, carrying(theirs, features), features, len(theirs))
+
     models = {}
     within_shape = tuple(f for f in QUERY_FEATURES if f not in SHAPE_FEATURES)
     for shape in HERE_SHAPES:
@@ -96,20 +104,14 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
         answerable = sum(r["kind"] == "answerable" for r in mine)
         if min(answerable, len(mine) - answerable) < MIN_PER_KIND:
             continue
-        if shape == "symbol" and len(carrying(mine, SYMBOL_FEATURES_WITH_DEFINES)) == len(mine):
-            models[shape] = fit(mine, carrying(theirs, SYMBOL_FEATURES_WITH_DEFINES), SYMBOL_FEATURES_WITH_DEFINES,
-                                len(theirs))
-            continue
-        ranked = shape == "short" and len(carrying(mine, RANKED_SHORT_FEATURES)) == len(mine)
-        levelled = ranked and len(carrying(mine, SHORT_FEATURES_WITH_LEVEL)) == len(mine)
-        if levelled:
-            models[shape] = fit(mine, carrying(theirs, SHORT_FEATURES_WITH_LEVEL), SHORT_FEATURES_WITH_LEVEL,
-                                len(theirs))
+        if shape == "symbol" and all_carry(mine, SYMBOL_FEATURES_WITH_DEFINES):
+            models[shape] = fit_where_carried(mine, theirs, SYMBOL_FEATURES_WITH_DEFINES)
+        elif shape == "short" and all_carry(mine, SHORT_FEATURES_WITH_LEVEL):
+            models[shape] = fit_where_carried(mine, theirs, SHORT_FEATURES_WITH_LEVEL)
             # for a find without the workspace's level (several roots, an organisation, a small workspace)
-            models[shape + UNLEVELLED] = fit(mine, carrying(theirs, RANKED_SHORT_FEATURES), RANKED_SHORT_FEATURES,
-                                             len(theirs))
-        elif ranked:
-            models[shape] = fit(mine, carrying(theirs, RANKED_SHORT_FEATURES), RANKED_SHORT_FEATURES, len(theirs))
+            models[shape + UNLEVELLED] = fit_where_carried(mine, theirs, RANKED_SHORT_FEATURES)
+        elif shape == "short" and all_carry(mine, RANKED_SHORT_FEATURES):
+            models[shape] = fit_where_carried(mine, theirs, RANKED_SHORT_FEATURES)
         else:
             models[shape] = fit(mine, theirs, within_shape)
     if any(shape not in models and SHAPE_FALLBACK.get(shape) not in models for shape in HERE_SHAPES):

@@ -32,6 +32,14 @@ class EmbedderSpec:
     max_tokens: int = 512
 
 
+def token_budget_problem(spec: EmbedderSpec | StaticSpec, name: str, token_budget: int) -> str | None:
+    """Why `token_budget` cannot be run by this transformer (past its position table onnxruntime fails on
+    the first chunk that long), or None. A static model reads what it reads, whatever the budget."""
+    if isinstance(spec, EmbedderSpec) and token_budget > spec.max_tokens:
+        return f"the token budget {token_budget} is over the {spec.max_tokens} tokens {name} reads"
+    return None
+
+
 def shared_embedder(spec: EmbedderSpec | StaticSpec, *, token_budget: int, use_gpu: bool, batch_size: int):
     """The process's one embedder for this model and these settings (see `shared_model`): an ONNX
     transformer, or a static model (which has its own token limit and runs on numpy)."""

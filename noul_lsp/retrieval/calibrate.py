@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 from noul_lsp.retrieval.bm25 import bm25_idf
 from noul_lsp.retrieval.reference import LEVELLED_COLUMNS
+
+if TYPE_CHECKING:
+    from noul_lsp.retrieval.rank import Ranking
 
 QUERY_FEATURES = ("fused_top", "fused_margin_2", "fused_margin_5", "bm25_coverage", "dense_top", "dense_margin_5",
                   "legs_agree", "top5_overlap", "query_terms_log", "long_query", "names_project_long",
@@ -77,14 +81,12 @@ CALIBRATED_LEGS = ("bm25", "dense")
 
 def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
-                   query_terms: int, names_project: bool = False,
-                   ranked_probabilities: list[float] | None = None, multi_line: bool = False,
-                   ranked_lead: float | None = None, ranked_top_cosine: float | None = None,
-                   ranked_top_defines: float | None = None, symbol: bool = False) -> dict[str, float]:
-    """Scale-free features of one result list (see the module docstring); `ranked_lead`, the fitted
-    ranker's lead, `ranked_top_cosine`, the cosine of its first file, and `ranked_top_defines`, whether that
-    file defines a name of the query (rank.Ranking), are three more where the ranker ran; `symbol`: the
-    query is a bare name (analyse.py's "symbol" shape)."""
+                   query_terms: int, names_project: bool = False, ranking: Ranking | None = None,
+                   multi_line: bool = False, symbol: bool = False) -> dict[str, float]:
+    """Scale-free features of one result list (see the module docstring); where the fitted ranker ran
+    (`ranking`), its confidence in its first file, its lead, that file's cosine and whether it defines a
+    name of the query are more; `symbol`: the query is a bare name (analyse.py's "symbol" shape)."""
+    ranked_probabilities = ranking.top_probabilities if ranking is not None else []
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
     second = file_scores[1] if len(file_scores) > 1 else 0.0
@@ -113,12 +115,11 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "multi_line": float(multi_line),
         "symbol_query": float(symbol),
     }
-    if ranked_lead is not None:
-        features[RANK_LEAD] = ranked_lead
-    if ranked_top_cosine is not None:
-        features[RANK_TOP_COSINE] = ranked_top_cosine
-    if ranked_top_defines is not None:
-        features[RANK_TOP_DEFINES] = ranked_top_defines
+    if ranking is not None:
+        for column, value in ((RANK_LEAD, ranking.lead), (RANK_TOP_COSINE, ranking.top_cosine),
+                              (RANK_TOP_DEFINES, ranking.top_defines)):
+            if value is not None:
+                features[column] = value
     return features
 
 
@@ -264,12 +265,10 @@ def load_calibration(pair: str) -> Calibration | None:
 
 
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,
-                    rrf_k: int, project_names: frozenset[str],
-                    ranked_probabilities: list[float] | None = None, multi_line: bool = False,
-                    ranked_lead: float | None = None, ranked_top_cosine: float | None = None,
-                    ranked_top_defines: float | None = None, symbol: bool = False) -> dict[str, float]:
+                    rrf_k: int, project_names: frozenset[str], ranking: Ranking | None = None,
+                    multi_line: bool = False, symbol: bool = False) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
-    legs' lists (`fused`), and the fitted ranker's top probabilities and lead when it ran."""
+    legs' lists (`fused`), and the fitted ranker's `ranking` when it ran."""
     if term_idf is None:
         arrays = candidates[0].arrays
         unknown = float(bm25_idf(arrays.live_rows, np.zeros(1))[0])
@@ -290,9 +289,7 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
                           bm25_files=file_order(fused.bm25_ranking, candidates),
                           dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
                           names_project=not project_names.isdisjoint(analysis_terms),
-                          ranked_probabilities=ranked_probabilities, multi_line=multi_line,
-                          ranked_lead=ranked_lead, ranked_top_cosine=ranked_top_cosine,
-                          ranked_top_defines=ranked_top_defines, symbol=symbol)
+                          ranking=ranking, multi_line=multi_line, symbol=symbol)
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,

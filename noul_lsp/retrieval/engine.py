@@ -173,14 +173,10 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                 ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)
     stage("rank", started)
-    ranked_probabilities = ranking.top_probabilities if model is not None else None
     features = result_features(list(analysis.terms), candidates, fused_scored if mode == "files" else
                                aggregate(fused.order, fused.scores, candidates, "files", search.file_chunk_weights),
                                fused, term_idf, search.rrf_k, frozenset().union(*(r.project_names for r in roots)),
-                               ranked_probabilities, multi_line="\n" in query.strip(),
-                               ranked_lead=ranking.lead if model is not None else None,
-                               ranked_top_cosine=ranking.top_cosine if model is not None else None,
-                               ranked_top_defines=ranking.top_defines if model is not None else None,
+                               ranking=ranking if model is not None else None, multi_line="\n" in query.strip(),
                                symbol=analysis.shape == "symbol")
 
     logits: dict = {}

@@ -28,6 +28,12 @@ def symbol_lines(record: ChunkRecord) -> str:
     return "\n".join(" ".join(name.split()) if "\n" in name else name for name in (record.symbol, *record.names))
 
 
+def split_symbol_lines(entry: str) -> tuple[str, tuple[str, ...]]:
+    """(the chunk's symbol, its nested definitions) of a `symbol_lines` entry."""
+    own, *nested = entry.split("\n")
+    return own, tuple(nested)
+
+
 class Strings:
     """Many strings in one UTF-8 blob: a Python string exists only for the entries read."""
 
@@ -99,7 +105,7 @@ class Segment:
 
     def chunk(self, row: int) -> ChunkRef:
         return ChunkRef(self.keys[row], self.files[int(self.row_file[row])], int(self.start_line[row]),
-                        int(self.end_line[row]), self.symbols[row].split("\n", 1)[0],
+                        int(self.end_line[row]), split_symbol_lines(self.symbols[row])[0],
                         self.kinds[int(self.kind_codes[row])],
                         self.hashes[row])
 

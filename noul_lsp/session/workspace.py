@@ -17,7 +17,7 @@ from noul_lsp.config import Settings
 from noul_lsp.index import EmbedReport, Indexer
 from noul_lsp.models.choice import NO_RERANKER, ModelChoice, workspace_choice
 from noul_lsp.models.cross_encoder import CrossEncoder, shared_cross_encoder
-from noul_lsp.models.embedder import EmbedderSpec, shared_embedder, spec_model_key
+from noul_lsp.models.embedder import shared_embedder, spec_model_key, token_budget_problem
 from noul_lsp.models.registry import (
     DEFAULT_EMBEDDER,
     DEFAULT_STATIC,
@@ -79,11 +79,10 @@ class Workspace:
         except ModelMissing as error:
             self._embedder_spec = None
             self.embedder_problem = str(error)
-        budget = settings.index.token_budget
-        if isinstance(self._embedder_spec, EmbedderSpec) and budget > self._embedder_spec.max_tokens:
-            # onnxruntime would fail on the first chunk that long (a position past the model's table)
-            self.embedder_problem = (f"the token budget {budget} is over the {self._embedder_spec.max_tokens} tokens "
-                                     f"{self.embedder_name} reads: set at most {self._embedder_spec.max_tokens}")
+        over = self._embedder_spec and token_budget_problem(self._embedder_spec, self.embedder_name,
+                                                            settings.index.token_budget)
+        if over:  # the CLI refuses it before this; the language server's setting searches without the embedder
+            self.embedder_problem = over
             self._embedder_spec = None
         self._reranker: CrossEncoder | None = None
         self.reranker_problem: str | None = None

@@ -30,6 +30,7 @@ from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import union_idf
+from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
 from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
@@ -289,11 +290,11 @@ class CandidateRoot(Workspace):
         for repo, key, path, start, end, symbol, language, kind, header, text, content_hash, terms, vector in rows:
             local = f"{repo}/{path}"
             where[local] = (repo, path)
-            # the symbol column holds the chunk's symbol, then its nested definitions a line each (as
-            # segment.symbol_lines writes it): the candidates' symbol table knows them as a workspace's does
-            own, *nested = symbol.split("\n")
+            # the symbol column holds `segment.symbol_lines` (org_index.py): the chunk's symbol and its nested
+            # definitions, which the candidates' symbol table knows as a workspace's does
+            own, nested = split_symbol_lines(symbol)
             record = ChunkRecord(f"{repo}/{key}", local, start, end, own, language, kind, header, text, content_hash,
-                                 tuple(nested))
+                                 nested)
             held.append((record, terms if isinstance(terms, dict) else json.loads(terms)))  # jsonb: {term: count}
             if vector is not None:
                 vectors[content_hash] = as_array(vector)
