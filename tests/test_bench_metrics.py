@@ -40,6 +40,15 @@ def test_line_hit_needs_an_overlap_in_the_same_file():
     assert m.line_hit({"b.py": [[10, 20]]}, gold) == 0.0
 
 
+def test_located_reads_where_each_found_gold_file_opens():
+    gold = {"a.py": [[10, 20]], "b.py": [[40, 50]]}
+    # a.py opens on its lines; b.py has them in its second range only; c.py is no gold file
+    ranges = {"a.py": [[15, 30], [1, 5]], "b.py": [[1, 9], [45, 60]], "c.py": [[10, 20]]}
+    assert m.located(["c.py", "a.py", "b.py"], ranges, gold) == 0.5
+    assert m.located(["c.py", "a.py", "b.py"], ranges, gold, k=2) == 1.0
+    assert m.located(["c.py"], ranges, gold) is None  # no gold file found: no figure
+
+
 def test_auroc_of_known_orderings():
     assert m.auroc([0.9, 0.8, 0.2, 0.1], [1, 1, 0, 0]) == 1.0
     assert m.auroc([0.1, 0.2, 0.8, 0.9], [1, 1, 0, 0]) == 0.0

@@ -60,6 +60,18 @@ def line_hit(returned: Mapping[str, Sequence[Sequence[int]]], gold_lines: Mappin
     return 0.0
 
 
+def located(ranked: Sequence[str], returned: Mapping[str, Sequence[Sequence[int]]],
+            gold_lines: Mapping[str, Sequence[Sequence[int]]], k: int = 5) -> float | None:
+    """Of the gold files with labeled lines among the first `k` files, the share whose hit opens on them (its
+    first range, where a client jumps, overlaps a gold range); None when no such file is there. What
+    `line_hit` does not tell: the right file opened at the wrong place."""
+    found = [path for path in ranked[:k] if gold_lines.get(path) and returned.get(path)]
+    if not found:
+        return None
+    return sum(any(start <= gold_end and gold_start <= end for gold_start, gold_end in gold_lines[path])
+               for path in found for start, end in returned[path][:1]) / len(found)
+
+
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     """Area under the ROC curve (ties count half); None without both classes."""
     scores_array = np.asarray(scores, dtype=np.float64)

@@ -36,8 +36,11 @@ def quality(records: list) -> dict:
         rows["mrr"].append(m.reciprocal_rank(ranked, gold))
         rows["f1"].append(m.f_beta(ranked, gold, 1.0))
         rows["f2"].append(m.f_beta(ranked, gold, 2.0))
-        if r.ranges:
+        if r.ranges and r.gold_lines:  # labels without lines (bare names) have no line figure, not a 0
             rows["line_hit@5"].append(m.line_hit(r.ranges, r.gold_lines))
+            opened = m.located(ranked, r.ranges, r.gold_lines)
+            if opened is not None:
+                rows["located@5"].append(opened)
         if r.hits:  # the agent's answer: `noul mcp`'s set of files, scored as the search-subagent metric does
             answer = answer_files(r)
             rows["answer_f1"].append(m.f_beta(answer, gold, 1.0))
@@ -190,15 +193,16 @@ def markdown(summary: dict) -> str:
              f"Machine: {summary['machine']}. Embedder `{summary['embedder']}`, reranker "
              f"`{summary.get('reranker') or 'none'}`, token budget "
              f"{summary['token_budget']}, embed scope `{summary['embed_scope']}`.", ""]
-    columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "answer_f1",
-               "answer_f2", "answer_files", "answer_tokens_p50", "n")
+    columns = ("acc@1", "acc@3", "acc@5", "p@1", "r@3", "complete@5", "mrr", "f1", "f2", "line_hit@5", "located@5",
+               "answer_f1", "answer_f2", "answer_files", "answer_tokens_p50", "n")
     if summary.get("skipped"):
         lines += [f"**{len(summary['skipped'])} queries skipped** (their commit's tree could not be written; "
                   "skipped.jsonl says why): " + ", ".join(s["id"] for s in summary["skipped"]), ""]
     lines += ["## Quality (answerable queries)", "",
               "f1, f2: of the ranked list's files. answer_*: of the agent's answer (`noul mcp`'s find at the "
               "default token budget): F1 and F2 of its file set against the gold files, its mean number of files, "
-              "the median of its tokens (approximate: characters / 4).", ""]
+              "the median of its tokens (approximate: characters / 4). located@5: of the gold files among the first 5 "
+              "(with labeled lines), the share whose hit opens on the labeled lines.", ""]
     label_files = sorted({f for p in summary["results"].values() for f in p["quality"]})
     for label_file in label_files:
         lines += [f"### {label_file}", "", "| pipeline | slice | " + " | ".join(columns) + " |",
