@@ -19,6 +19,24 @@ def test_vscode_flat_section_and_neovim_tree_both_parse():
     assert problems == [] and neovim.search.limit == 7 and neovim.index.token_budget == 128
 
 
+def test_every_setting_the_vscode_extension_contributes_is_read_or_known_as_the_clients():
+    """VS Code sends its whole `noul` section on a change, each key at its default unless set: a key the
+    server neither reads nor knows as the client's own is a warning in every window."""
+    import json
+    from pathlib import Path
+
+    manifest = json.loads((Path(__file__).parents[1] / "editors/vscode/package.json").read_text())
+    section: dict = {}
+    for key, spec in manifest["contributes"]["configuration"]["properties"].items():
+        *groups, name = key.removeprefix("noul.").split(".")
+        target = section
+        for group in groups:
+            target = target.setdefault(group, {})
+        target[name] = spec["default"]
+    assert {"searchDelay", "serverPath", "limit", "trace"} <= section.keys()
+    assert settings_from_client({"noul": section})[1] == []
+
+
 def test_bad_settings_keep_defaults_and_say_why():
     settings, problems = settings_from_client({"noul": {"limit": "lots", "colour": 1}})
     assert settings == Settings()

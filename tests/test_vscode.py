@@ -72,12 +72,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_settings(profile: Path) -> None:
+def write_settings(profile: Path, python: str | None = None) -> None:
     user = profile / "user" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text(json.dumps({
         # NOUL_VSCODE_TEST_PYTHON: another interpreter, e.g. one without noul-lsp to see the test fail
-        "noul.pythonPath": os.environ.get("NOUL_VSCODE_TEST_PYTHON") or sys.executable, "noul.trace.server": "verbose",
+        "noul.pythonPath": python or os.environ.get("NOUL_VSCODE_TEST_PYTHON") or sys.executable,
+        "noul.trace.server": "verbose",
         "noul.limit": 6,  # the whole list fits in the screenshot
         # the words are typed 35 ms a key; a loaded CI machine can stretch that past the 200 ms default
         "noul.searchDelay": 800,
@@ -116,7 +117,7 @@ def selected_characters(text: str, start: dict, end: dict) -> int:
 
 
 @pytest.fixture
-def code_server(toolchain, tmp_path):
+def code_server(toolchain, tmp_path, request):
     """code-server on a free port with a fresh profile, the .vsix installed, a copy of the fixture open."""
     out = Path(os.environ["NOUL_VSCODE_TEST_OUT"]) if os.environ.get("NOUL_VSCODE_TEST_OUT") else tmp_path / "out"
     shutil.rmtree(out, ignore_errors=True)
@@ -124,7 +125,7 @@ def code_server(toolchain, tmp_path):
     folder = tmp_path / "polyglot"
     shutil.copytree(FIXTURES / "polyglot", folder)
     profile = tmp_path / "profile"
-    write_settings(profile)
+    write_settings(profile, getattr(request, "param", None))  # a test's own interpreter (indirect parameter)
     port = free_port()
     (profile / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
     env = {**os.environ, "XDG_DATA_HOME": str(profile / "data"), "NOUL_CACHE_DIR": str(tmp_path / "noul-cache")}
@@ -172,6 +173,14 @@ def test_find_by_description_in_real_vscode(toolchain, code_server):
     report = f"driver: {driven.stderr[-3000:]}\nnoul output channel:\n{log[:1500]}\nfiles in {out}"
     assert driven.returncode == 0 and seen.get("ok"), f"failed at {seen.get('stage')}: {seen.get('reason')}\n{report}"
 
+    # The extension activated whole (a command id taken twice once aborted it half-way: every command
+    # registered after it was "not found"), its status command answers, and no setting of its own is
+    # reported unknown by the server.
+    host_logs = "\n".join(p.read_text(errors="replace") for p in code_server["logs"].rglob("*.log"))
+    assert "Activating extension noul.noul failed" not in host_logs, host_logs[-3000:]
+    assert re.search(r"\d+ files, \d+ chunks, \d+ embedded", seen["statusMessage"]), seen["statusMessage"]
+    assert not [t for t in seen["toasts"] if "unknown setting" in t], seen["toasts"]
+
     # Three words typed one after the other: every request but the last was cancelled, the last answered.
     sent, cancelled, results = traced_finds(log)
     answered = [i for i in sent if i not in cancelled]
@@ -213,3 +222,25 @@ def test_find_by_description_in_real_vscode(toolchain, code_server):
                "requests": len(sent), "cancelled": len(cancelled)}
     (out / "timings.json").write_text(json.dumps(timings))
     print(f"vscode e2e: {timings}")
+
+
+@pytest.mark.parametrize("code_server", ["/nonexistent/python3"], indirect=True)
+def test_a_server_that_cannot_start_says_why_and_what_to_set(toolchain, code_server):
+    """noul.pythonPath names no interpreter: the person is told the command line, why it failed and which
+    setting to change, and the commands repeat it instead of being "not found"."""
+    out = code_server["out"]
+    env = {**os.environ, "PW_CORE": toolchain["playwright"], "CHROMIUM": toolchain["chromium"],
+           "URL": code_server["url"], "OUTDIR": str(out), "WORDS": json.dumps(WORDS), "EXPECT": "no-server",
+           "LOGS_DIR": str(code_server["logs"]), "XDG_CONFIG_HOME": str(code_server["profile"] / "browser")}
+    driven = subprocess.run([toolchain["node"], str(HERE / "driver.mjs")], env=env, capture_output=True, text=True,
+                            timeout=300)
+    seen = json.loads((out / "result.json").read_text()) if (out / "result.json").exists() else {}
+    assert driven.returncode == 0 and seen.get("ok"), f"failed at {seen.get('stage')}: {seen.get('reason')}\n" \
+        f"{driven.stderr[-3000:]}"
+    host_logs = "\n".join(p.read_text(errors="replace") for p in code_server["logs"].rglob("*.log"))
+    assert "Activating extension noul.noul failed" not in host_logs, host_logs[-3000:]
+    for message in (seen["startMessage"], seen["findMessage"]):
+        assert "the server did not start (/nonexistent/python3 -m noul_lsp)" in message, message
+        assert "ENOENT" in message and "noul.pythonPath" in message, message
+    assert not [t for t in seen["toasts"] if "not found" in t], seen["toasts"]
+    assert "noul (stopped)" in " ".join(seen["statusBar"]), seen["statusBar"]

@@ -293,6 +293,8 @@ def initialize(ls: NoulServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(ls: NoulServer, params: types.InitializedParams) -> None:
     ls.loop = asyncio.get_running_loop()
+    if ls.roots:  # the first scan is queued below, after two round trips: a find before then is on a stale index
+        ls.indexer.idle.clear()
     if ls._progress_supported:
         try:
             await ls.work_done_progress.create_async(PROGRESS_TOKEN)

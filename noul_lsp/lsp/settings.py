@@ -22,8 +22,10 @@ FLAT_KEYS = {
     "maxFileBytes": ("index", "max_file_bytes"), "tokenBudget": ("index", "token_budget"),
     "sharedStore": ("team", "shared_store"), "org": ("team", "org"),
 }
-#: keys that belong to the editor client, not to the server
-CLIENT_KEYS = frozenset({"serverPath", "server_path", "serverCommand", "cmd", "python", "pythonPath", "trace"})
+#: keys that belong to the editor client, not to the server (VS Code sends its whole `noul` section on a
+#: change: `searchDelay` is the live picker's debounce)
+CLIENT_KEYS = frozenset({"serverPath", "server_path", "serverCommand", "cmd", "python", "pythonPath", "trace",
+                         "searchDelay"})
 
 
 def settings_from_client(raw: Any, base: Any = None) -> tuple[Settings, list[str]]:

@@ -1,13 +1,17 @@
 // VS Code client of noul-lsp: starts the server, offers "Noul: Find by Description", shows indexing.
+import { spawnSync } from "node:child_process";
+
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
 import { orgLocation, PickItem, pickItems, pickerTitle, rootTooltip, statusText } from "./format";
 import { LiveSearch } from "./liveSearch";
 import { SemanticFindResult, semanticFind, ServerStatus } from "./lspExt";
-import { RESTART_SETTINGS, serverCommand, serverSettings } from "./server";
+import { RESTART_SETTINGS, ServerCommand, serverCommand, serverSettings, startProblem } from "./server";
 
 let client: LanguageClient | undefined;
+/** Why the server is not running, when its last start failed (what every command then says). */
+let notStarted: string | undefined;
 let statusItem: vscode.StatusBarItem;
 let statusTimer: NodeJS.Timeout | undefined;
 
@@ -44,9 +48,65 @@ function createClient(): LanguageClient {
   return new LanguageClient("noul", "noul", serverOptions, clientOptions);
 }
 
+/**
+ * Why `command` cannot serve: the interpreter's last line when it cannot import noul_lsp (a Python without
+ * noul-lsp), the spawn error when the program is not there. Asked only after a start failed.
+ */
+function diagnose(command: ServerCommand, error: unknown): string {
+  const probe = command.args[0] === "-m"
+    ? spawnSync(command.command, ["-c", "import noul_lsp"], { encoding: "utf8", timeout: 20000 })
+    : spawnSync(command.command, ["--version"], { encoding: "utf8", timeout: 20000 });
+  if (probe.error) {
+    return probe.error.message;
+  }
+  const said = `${probe.stderr ?? ""}`.trim().split("\n").pop() ?? "";
+  if (probe.status !== 0 && said !== "") {
+    return said;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * (Re)starts the server. A start that fails leaves no client, says why and how to mend it once, and every
+ * command repeats it; "Noul: Restart Server" (or changing noul.pythonPath / noul.serverPath) tries again.
+ */
+async function startServer(): Promise<void> {
+  const previous = client;
+  client = undefined;
+  if (previous) {
+    await previous.stop().catch(() => undefined);
+  }
+  const command = serverCommand(settings());
+  const next = createClient();
+  try {
+    await next.start();
+    client = next;
+    notStarted = undefined;
+  } catch (error) {
+    await next.stop().catch(() => undefined);
+    notStarted = startProblem(command, diagnose(command, error));
+    void vscode.window.showErrorMessage(notStarted, "Open Settings").then((choice) => {
+      if (choice) {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "noul.pythonPath");
+      }
+    });
+  }
+  await refreshStatus();
+}
+
+/** The server is running; otherwise say why not (the failed start's reason) and return false. */
+function running(): boolean {
+  if (client?.isRunning()) {
+    return true;
+  }
+  void vscode.window.showErrorMessage(notStarted ?? "noul: the server is not running; run \"Noul: Restart Server\".");
+  return false;
+}
+
 async function refreshStatus(): Promise<void> {
   if (!client || !client.isRunning()) {
     statusItem.text = "$(search) noul (stopped)";
+    statusItem.tooltip = notStarted;
     return;
   }
   try {
@@ -64,9 +124,13 @@ async function refreshStatus(): Promise<void> {
  * Enter opens the active item, or searches the text now when no item is shown for it yet.
  */
 function findByDescription(): void {
-  if (!client) {
+  if (!running()) {
     return;
   }
+  // where the person was: Escape returns there from the previews (as VS Code's own pickers do)
+  const origin = vscode.window.activeTextEditor;
+  let previewed = false;
+  let accepted = false;
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
   const picker = vscode.window.createQuickPick<PickItem>();
   picker.title = "Noul: Find by Description";
@@ -103,9 +167,16 @@ function findByDescription(): void {
     const document = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(document, { selection: range, preview, preserveFocus: preview });
   };
-  picker.onDidChangeValue((value) => live.update(value));
+  picker.onDidChangeValue((value) => {
+    if (value.trim() === "") { // nothing asked: no answer to an older text stays on screen
+      picker.items = [];
+      picker.title = "Noul: Find by Description";
+    }
+    live.update(value);
+  });
   picker.onDidChangeActive((items) => {
     if (items[0] && live.current) {
+      previewed = true;
       void reveal(items[0], true);
     }
   });
@@ -115,12 +186,16 @@ function findByDescription(): void {
       live.flush(picker.value); // no item for this text yet: search it now, as Enter did before
       return;
     }
+    accepted = true;
     picker.hide();
     void reveal(chosen, false);
   });
   picker.onDidHide(() => {
     live.dispose();
     picker.dispose();
+    if (!accepted && previewed && origin) {
+      void vscode.window.showTextDocument(origin.document, { viewColumn: origin.viewColumn, selection: origin.selection });
+    }
   });
   picker.show();
 }
@@ -132,10 +207,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem.show();
   context.subscriptions.push(statusItem);
 
-  client = createClient();
-  await client.start();
-  statusTimer = setInterval(() => void refreshStatus(), 3000);
-
   // An organisation hit (noul.org) has no file here: the server rebuilds it from the shared store's chunks,
   // as the configured database role may see it, and VS Code shows it read-only.
   const orgDocuments: vscode.TextDocumentContentProvider = {
@@ -146,23 +217,33 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return answer?.text ?? "";
     },
   };
+  // Registered before the server starts, so that a server that cannot start still has commands that say
+  // why. The ids differ from the server's own commands (noul.reindex, noul.status, noul.orgDocument), which
+  // the language client registers itself while the server runs: a second registration of one throws.
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider("noul-org", orgDocuments),
     vscode.commands.registerCommand("noul.findByDescription", findByDescription),
-    vscode.commands.registerCommand("noul.reindex", () => client?.sendRequest("workspace/executeCommand", { command: "noul.reindex", arguments: [] })),
+    vscode.commands.registerCommand("noul.reindexWorkspace", async () => {
+      if (running()) {
+        await client!.sendRequest("workspace/executeCommand", { command: "noul.reindex", arguments: [] });
+        void vscode.window.showInformationMessage("noul: re-indexing the workspace");
+      }
+    }),
     vscode.commands.registerCommand("noul.showStatus", async () => {
       await refreshStatus();
-      void vscode.window.showInformationMessage(String(statusItem.tooltip ?? statusItem.text));
+      if (running()) {
+        void vscode.window.showInformationMessage(String(statusItem.tooltip ?? statusItem.text));
+      }
     }),
-    vscode.commands.registerCommand("noul.restartServer", async () => client?.restart()),
+    vscode.commands.registerCommand("noul.restartServer", startServer),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (RESTART_SETTINGS.some((name) => event.affectsConfiguration(name)) && client) {
-        await client.stop();
-        client = createClient();
-        await client.start();
+      if (RESTART_SETTINGS.some((name) => event.affectsConfiguration(name))) {
+        await startServer();
       }
     }),
   );
+  statusTimer = setInterval(() => void refreshStatus(), 3000);
+  await startServer();
 }
 
 export async function deactivate(): Promise<void> {

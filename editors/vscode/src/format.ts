@@ -27,12 +27,18 @@ export function hitPath(hit: FindHit, folders: string[]): string {
   return org ? `${org.repository}:${org.path}` : relativePath(hit.uri, folders);
 }
 
-/** The path of `uri` relative to the first workspace folder that contains it. */
+/**
+ * The path of `uri` relative to the first workspace folder that contains it; in a workspace of several
+ * folders it leads with the folder's name (as VS Code's own pickers do), since two folders may hold the
+ * same relative path.
+ */
 export function relativePath(uri: string, folders: string[]): string {
   for (const folder of folders) {
     const prefix = folder.endsWith("/") ? folder : `${folder}/`;
     if (uri.startsWith(prefix)) {
-      return decodeURIComponent(uri.slice(prefix.length));
+      const relative = decodeURIComponent(uri.slice(prefix.length));
+      const name = decodeURIComponent(prefix.slice(0, -1).split("/").pop() ?? "");
+      return folders.length > 1 && name !== "" ? `${name}/${relative}` : relative;
     }
   }
   return decodeURIComponent(uri.replace(/^file:\/\//, ""));
@@ -117,8 +123,10 @@ export function rerankText(result: SemanticFindResult): string {
 
 export function pickerTitle(result: SemanticFindResult): string {
   const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
+  // while the index is being built a short list may only mean "not indexed yet"
+  const indexing = result.index.stale ? ` · still indexing (${result.index.files} files so far)` : "";
   return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}` +
-    `${rerankText(result)}${pending}`;
+    `${rerankText(result)}${pending}${indexing}`;
 }
 
 /** One root in the status bar's tooltip: index, embedder and reranker, and where each runs. */

@@ -54,3 +54,22 @@ export function serverSettings(settings: EngineSettings): Record<string, unknown
 
 /** Settings whose change needs a new server process. */
 export const RESTART_SETTINGS = ["noul.serverPath", "noul.pythonPath"];
+
+/** The user's words for the command line a server is started with. */
+export function commandLine(command: ServerCommand): string {
+  return [command.command, ...command.args].join(" ");
+}
+
+/**
+ * What a person reads when the server did not start: the command line, why (`detail`: the last line the
+ * interpreter printed, or the start error), and which setting to change. Nothing else says it: the client
+ * library's own message ("couldn't create connection to server") names neither.
+ */
+export function startProblem(command: ServerCommand, detail: string): string {
+  const setting = command.args.length > 0
+    ? "Set noul.pythonPath to a Python that has noul-lsp installed (pip install -e <your noul-lsp checkout>), " +
+      "or noul.serverPath to its noul-lsp executable"
+    : "Set noul.serverPath to the noul-lsp executable (or leave it empty and set noul.pythonPath)";
+  const why = detail.trim() === "" ? "" : `: ${detail.trim()}`;
+  return `noul: the server did not start (${commandLine(command)})${why}. ${setting}, then run "Noul: Restart Server".`;
+}

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { hereText, pickerTitle, pickItems, previewLine, relativePath, rootTooltip, scoreText, statusText, unmatchable } from "../src/format";
 import type { SemanticFindResult } from "../src/lspExt";
 import { SEMANTIC_FIND_METHOD, semanticFind } from "../src/lspExt";
-import { serverCommand, serverSettings } from "../src/server";
+import { serverCommand, serverSettings, startProblem } from "../src/server";
 
 const result: SemanticFindResult = {
   query: "retry uploads",
@@ -71,6 +71,28 @@ test("the score is the calibrated P, else the share among candidates, else relat
 
 test("the picker title carries the count, P(here) and pending embeddings", () => {
   assert.equal(pickerTitle(result), "1 results for “retry uploads” · P(here) 0.08 — probably not in this workspace · 3 chunks still embedding");
+});
+
+test("the picker title says while the index is still being built", () => {
+  const building = { ...result, index: { files: 40, chunks: 120, pending: 0, stale: true } };
+  assert.match(pickerTitle(building), / · still indexing \(40 files so far\)$/);
+  assert.doesNotMatch(pickerTitle(result), /indexing/);
+});
+
+test("in a workspace of several folders a hit's path leads with its folder's name", () => {
+  const folders = ["file:///work/app", "file:///work/my%20lib"];
+  assert.equal(relativePath("file:///work/app/src/a.py", folders), "app/src/a.py");
+  assert.equal(relativePath("file:///work/my%20lib/src/a.py", folders), "my lib/src/a.py");
+  assert.equal(relativePath("file:///work/app/src/a.py", ["file:///work/app"]), "src/a.py");
+});
+
+test("a server that did not start is explained with its command line, the reason and the setting to change", () => {
+  const python = startProblem({ command: "python3", args: ["-m", "noul_lsp"] }, "ModuleNotFoundError: No module named 'noul_lsp'\n");
+  assert.equal(python, "noul: the server did not start (python3 -m noul_lsp): ModuleNotFoundError: No module named 'noul_lsp'. " +
+    "Set noul.pythonPath to a Python that has noul-lsp installed (pip install -e <your noul-lsp checkout>), " +
+    "or noul.serverPath to its noul-lsp executable, then run \"Noul: Restart Server\".");
+  assert.match(startProblem({ command: "/opt/noul-lsp", args: [] }, "spawnSync /opt/noul-lsp ENOENT"),
+    /^noul: the server did not start \(\/opt\/noul-lsp\): spawnSync \/opt\/noul-lsp ENOENT\. Set noul.serverPath/);
 });
 
 test("the picker title says where the reranker ran, or that it was skipped", () => {
