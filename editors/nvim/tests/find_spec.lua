@@ -120,6 +120,24 @@ local ok, problem = pcall(function()
     end
   end
 
+  -- what a person meets beside the main flow
+  local saved = noul.config.settings
+  noul.config.settings = {}
+  out.empty_settings_json = vim.json.encode({ noul = noul.settings_section() })
+  noul.config.settings = saved
+  local module_hit = { uri = vim.uri_from_fname(root .. "/src/net/retry.py"), preview = "import time",
+    range = { start = { line = 0, character = 0 }, ["end"] = { line = 2, character = 0 } },
+    score = 0.4, probability = 0.03, signals = { role = "source" } }
+  out.module_hit_text = noul.items({ results = { module_hit } })[1].text
+  out.option_problems = noul.option_problems({ cmd = "noul-lsp", picker = "bogus", colour = 1, limit = 3 })
+  out.stale_summary = noul.summary({ hereProbability = 0.5, index = { files = 3, pending = 0, stale = true } })
+  local uri_buffer = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_buf_set_name(uri_buffer, "fugitive://" .. root .. "/.git//0/src/net/retry.py")
+  out.uri_buffer_root = noul.root(uri_buffer)
+  out.root = noul.root(vim.api.nvim_get_current_buf())
+  local status = noul.status(2000)
+  out.status_text = status and noul.status_text(status) or ""
+
   vim.cmd("checkhealth noul")
   out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
 end)

@@ -5,21 +5,23 @@ function M.check()
   local noul = require("noul")
   vim.health.start("noul")
   local cmd = noul.config.cmd
-  if vim.fn.executable(cmd[1]) == 1 then
-    vim.health.ok("server command found: " .. table.concat(cmd, " "))
-    local version = vim.fn.system(vim.list_extend(vim.deepcopy(cmd), { "--version" }))
-    if vim.v.shell_error == 0 then
-      vim.health.ok("version: " .. vim.trim(version))
-    else
-      vim.health.warn("`" .. table.concat(cmd, " ") .. " --version` failed: " .. vim.trim(version))
-    end
-  else
-    vim.health.error("server command not found: " .. cmd[1], { "pip install noul-lsp", "or set cmd in require('noul').setup{}" })
+  local advice = { "install noul-lsp from its checkout: pip install -e /path/to/noul-lsp",
+    "then set cmd in require('noul').setup{}, e.g. { '/path/to/noul-lsp/.venv/bin/python', '-m', 'noul_lsp' }" }
+  if vim.fn.has("nvim-0.11") == 0 then
+    vim.health.error("Neovim 0.11 or newer is needed (the vim.lsp client's methods)")
+  end
+  if type(cmd) ~= "table" or vim.fn.executable(cmd[1]) == 0 then
+    vim.health.error("server command not found: " .. vim.inspect(cmd), advice)
     return
   end
-  if vim.fn.has("nvim-0.10") == 0 then
-    vim.health.error("Neovim 0.10 or newer is needed (vim.lsp.start, vim.fs.root)")
+  -- the command must run, not only exist: `python -m a_typo` exists and fails
+  local version = vim.fn.system(vim.list_extend(vim.deepcopy(cmd), { "--version" }))
+  if vim.v.shell_error ~= 0 then
+    vim.health.error("`" .. table.concat(cmd, " ") .. " --version` failed: " .. vim.trim(version), advice)
+    return
   end
+  vim.health.ok("server command: " .. table.concat(cmd, " "))
+  vim.health.ok("version: " .. vim.trim(version))
   local status, problem = noul.status(5000)
   if not status then
     vim.health.warn("no answer from the server yet: " .. tostring(problem))

@@ -6,8 +6,9 @@ M.config = {
   cmd = { "noul-lsp" },
   -- Sent as initializationOptions and workspace/didChangeConfiguration (see the server's README).
   settings = {},
-  -- Results per find (a count before the command overrides it: `:3NoulFind ...`).
-  limit = 10,
+  -- Results per find; nil: the server's `limit` setting (default 10). A count before the command
+  -- overrides both: `:3NoulFind ...`.
+  limit = nil,
   -- What marks a workspace root; the current directory when none is found.
   root_markers = { ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", ".noulignore" },
   -- "auto": a live Telescope picker when telescope.nvim is installed, else vim.ui.input + vim.ui.select;
@@ -25,11 +26,24 @@ local function notify(message, level)
   vim.notify("noul: " .. message, level or vim.log.levels.INFO)
 end
 
---- The workspace root for a buffer.
+--- Whether a buffer is a file on disk: not a terminal, a help page or a `scheme://` buffer (fugitive, oil,
+--- health), whose names are no paths to look for a root from.
+local function is_file_buffer(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  return name ~= "" and vim.bo[bufnr].buftype == "" and not name:match("^%a[%w+.-]*://")
+end
+
+--- The workspace root for a buffer: its file's, else the current directory's (a buffer that is no file).
 function M.root(bufnr)
-  local name = vim.api.nvim_buf_get_name(bufnr or 0)
-  local found = name ~= "" and vim.fs.root(name, M.config.root_markers) or nil
-  return found or vim.fn.getcwd()
+  bufnr = bufnr or 0
+  local from = is_file_buffer(bufnr) and vim.api.nvim_buf_get_name(bufnr) or vim.fn.getcwd()
+  return vim.fs.root(from, M.config.root_markers) or vim.fn.getcwd()
+end
+
+--- The settings section: an empty table is sent as an object ({}), not as a list ([]), which the server
+--- would refuse with a warning on every start.
+function M.settings_section()
+  return next(M.config.settings) == nil and vim.empty_dict() or M.config.settings
 end
 
 --- The noul client already running for `root` (or any noul client); never starts or attaches one.
@@ -61,8 +75,8 @@ function M.client(bufnr)
     name = "noul",
     cmd = M.config.cmd,
     root_dir = root,
-    init_options = { noul = M.config.settings },
-    settings = { noul = M.config.settings },
+    init_options = { noul = M.settings_section() },
+    settings = { noul = M.settings_section() },
   }, { bufnr = bufnr })
   return id and vim.lsp.get_client_by_id(id) or nil
 end
@@ -146,9 +160,10 @@ function M.items(result)
     end
     local role = type(hit.signals) == "table" and hit.signals.role or nil
     local parts = {}
-    for _, part in ipairs({ hit.symbol, role, M.score_text(hit, result) }) do
-      if present(part) then
-        table.insert(parts, part)
+    local candidates = { hit.symbol, role, M.score_text(hit, result) }
+    for i = 1, 3 do -- not ipairs: a hit without a symbol (module-level code) would end the list at once
+      if present(candidates[i]) then
+        table.insert(parts, candidates[i])
       end
     end
     table.insert(items, {
@@ -242,12 +257,16 @@ local function attach_if_running(bufnr)
   end
 end
 
---- P(here), the reranker, and what is still being embedded: the title of a result list.
+--- P(here), the reranker, and what is still being embedded or indexed: the title of a result list (while
+--- the first index is built, few results may only mean "not indexed yet").
 function M.summary(result)
   local here = M.here_text(result.hereProbability) .. M.rerank_text(result.signals)
-  local pending = result.index and result.index.pending or 0
-  if pending and pending > 0 then
-    here = here .. string.format(" (%d chunks still being embedded)", pending)
+  local index = type(result.index) == "table" and result.index or {}
+  if (index.pending or 0) > 0 then
+    here = here .. string.format(" (%d chunks still being embedded)", index.pending)
+  end
+  if index.stale == true then
+    here = here .. string.format(" (still indexing: %d files so far)", index.files or 0)
   end
   return here
 end
@@ -302,7 +321,9 @@ function M.find(query, opts)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
-    notify("could not start the server (" .. table.concat(M.config.cmd, " ") .. ")", vim.log.levels.ERROR)
+    notify("could not start the server (" .. table.concat(M.config.cmd, " ") .. "): set `cmd` in "
+      .. "require('noul').setup{}, e.g. { '/path/to/noul-lsp/.venv/bin/python', '-m', 'noul_lsp' }; "
+      .. ":checkhealth noul says more", vim.log.levels.ERROR)
     return
   end
   local params = { query = query, limit = opts.limit or M.config.limit }
@@ -333,6 +354,21 @@ function M.status(timeout_ms)
     return nil, response.err.message
   end
   return response.result
+end
+
+--- The server's status as a person reads it: one line per root (files, chunks, embedded share, model and
+--- device), and whether indexing is still running.
+function M.status_text(status)
+  local lines = {}
+  for _, root in ipairs(status.roots or {}) do
+    local share = root.chunks > 0 and root.embedded / root.chunks or 0
+    table.insert(lines, string.format("%s: %d files, %d chunks, %.0f%% embedded, %s on %s", root.root, root.files,
+      root.chunks, 100 * share, tostring(root.model), tostring(root.device)))
+  end
+  if status.indexing then
+    table.insert(lines, "indexing is still running")
+  end
+  return #lines > 0 and table.concat(lines, "\n") or "no workspace folder"
 end
 
 --- An organisation hit (the server's `org` setting) has no file here: its buffer is the file as the server
@@ -366,8 +402,48 @@ function M.read_org_document(bufnr, uri)
   end
 end
 
+--- The options setup() knows, and what each must be (vim.validate's type names, or a list of choices).
+local OPTION_TYPES = {
+  cmd = "table", settings = "table", limit = "number", root_markers = "table", debounce_ms = "number",
+  low_here = "number", picker = { "auto", "telescope", "select" },
+}
+
+--- Problems with the options given to setup(), one line each (an empty list when there is none).
+function M.option_problems(opts)
+  local problems = {}
+  for key, value in pairs(opts) do
+    local wanted = OPTION_TYPES[key]
+    if wanted == nil then
+      table.insert(problems, string.format("unknown option %q (known: %s)", key,
+        table.concat(vim.tbl_keys(OPTION_TYPES), ", ")))
+    elseif type(wanted) == "table" and not vim.tbl_contains(wanted, value) then
+      table.insert(problems, string.format("%s must be one of %s, not %s", key, table.concat(wanted, ", "),
+        vim.inspect(value)))
+    elseif type(wanted) == "string" and type(value) ~= wanted then
+      table.insert(problems, string.format("%s must be a %s, not %s%s", key, wanted, vim.inspect(value),
+        key == "cmd" and " (a list: { 'noul-lsp' } or { python, '-m', 'noul_lsp' })" or ""))
+    end
+  end
+  table.sort(problems)
+  return problems
+end
+
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
+  if vim.fn.has("nvim-0.11") == 0 then
+    notify("Neovim 0.11 or newer is needed", vim.log.levels.ERROR)
+    return
+  end
+  opts = opts or {}
+  local problems = M.option_problems(opts)
+  if #problems > 0 then -- keep the defaults of what is wrong, and say so once
+    notify("setup: " .. table.concat(problems, "; "), vim.log.levels.WARN)
+    for key in pairs(vim.deepcopy(opts)) do
+      if #M.option_problems({ [key] = opts[key] }) > 0 then
+        opts[key] = nil
+      end
+    end
+  end
+  M.config = vim.tbl_deep_extend("force", M.config, opts)
   local function count(args)
     return args.count > 0 and args.count or nil
   end
@@ -393,7 +469,7 @@ function M.setup(opts)
   })
   vim.api.nvim_create_user_command("NoulStatus", function()
     local status, problem = M.status()
-    notify(status and vim.inspect(status) or problem)
+    notify(status and M.status_text(status) or problem)
   end, { desc = "Show the noul index state" })
 end
 

@@ -35,6 +35,11 @@ function M.live(bufnr, opts)
   local finder = setmetatable({ close = function() end }, {
     __call = function(_, prompt, process_result, process_complete)
       if vim.trim(prompt or "") == "" then
+        -- nothing asked: forget the last text (typed again, it is searched again) and its P(here)
+        live.search("", function() end)
+        if picker and picker.results_border then
+          picker.results_border:change_title("results")
+        end
         process_complete()
         return
       end
