@@ -140,6 +140,8 @@ def test_a_token_budget_past_the_model_searches_without_it_and_says_why(polyglot
         result = workspace.find("retry failed uploads with exponential backoff")
         assert result.hits[0].path == "src/net/retry.py"
         assert any("over the 512 tokens" in note for note in result.notes)
+        # nothing waits for an embedder that will not run (clients showed "N chunks still embedding" forever)
+        assert result.index.pending == 0 and workspace.state().pending == 0 and result.index.chunks > 0
     finally:
         workspace.close()
 

@@ -238,6 +238,7 @@ class NoulServer(LanguageServer):
                           "static": state.static, "staticModel": workspace.static_key,
                           "staticProblem": workspace.static_problem or None,
                           "device": state.device, "fallback": embedder.fallback_reason if embedder else "",
+                          "embedderProblem": workspace.embedder_problem,
                           "reranker": workspace.reranker_name or None,
                           "rerankerProblem": workspace.reranker_problem,
                           "rerankerDevice": reranker.device if reranker else "not loaded",

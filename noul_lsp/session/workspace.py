@@ -294,9 +294,12 @@ class Workspace:
         if sync:
             self.corpus.sync()
         embedder = self._embedder
+        # without an embedder (missing, or its budget refused) nothing waits to be embedded: a count of
+        # pending chunks would read as progress that never comes
+        waiting = self.corpus.chunk_count - self.corpus.embedded_chunks if self._embedder_spec is not None else 0
         return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
                           embedded=self.corpus.embedded_chunks, static=self.corpus.static_chunks,
-                          pending=self.corpus.chunk_count - self.corpus.embedded_chunks, stale=stale,
+                          pending=waiting, stale=stale,
                           model=self.embedder_name,
                           device=embedder.device if embedder is not None else "not loaded")
 

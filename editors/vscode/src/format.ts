@@ -136,7 +136,8 @@ export function rootTooltip(r: RootStatus): string {
     ? `; not reranked: ${r.rerankerProblem}`
     : r.reranker ? `; reranker ${r.reranker} on ${r.rerankerDevice ?? "not loaded"}` : "";
   const covered = r.staticModel ? `, ${r.static ?? 0} static (${r.staticModel})` : "";
-  const missing = r.staticProblem ? `; no static leg: ${r.staticProblem}` : "";
+  const missing = (r.staticProblem ? `; no static leg: ${r.staticProblem}` : "") +
+    (r.embedderProblem ? `; no embedder: ${r.embedderProblem}` : "");
   return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded${covered}, ${embedder}${reranker}${missing}`;
 }
 
@@ -149,5 +150,8 @@ export function statusText(status: ServerStatus | undefined): string {
   const device = status.roots.find((r) => r.device !== "not loaded")?.device ?? "cpu";
   const share = chunks > 0 ? Math.floor((100 * embedded) / chunks) : 0;
   const busy = status.indexing ? "$(sync~spin) " : "$(search) ";
+  if (status.roots.every((r) => r.embedderProblem)) { // no share will ever grow: say what searches instead
+    return `${busy}noul · no embedder`;
+  }
   return `${busy}noul ${share}% · ${device.toUpperCase()}`;
 }

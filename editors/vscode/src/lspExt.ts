@@ -75,6 +75,8 @@ export interface RootStatus {
   model: string | null;
   device: string;
   fallback: string;
+  /** why this root searches without its embedder (missing, refused), null when it has one */
+  embedderProblem?: string | null;
   index: string;
   /** chunks the static leg covers, its model key (null: none), and why it is missing */
   static?: number;

@@ -107,6 +107,9 @@ test("the status bar shows the embedded share and the device", () => {
   const status = { version: "0.1.0", indexing: true, roots: [
     { root: "/a", files: 1, chunks: 200, embedded: 50, pending: 150, model: "m", device: "cpu", fallback: "", index: "/i" }] };
   assert.equal(statusText(status), "$(sync~spin) noul 25% · CPU");
+  const lexical = { ...status, indexing: false, roots: [{ ...status.roots[0], embedderProblem: "unknown embedder 'x'" }] };
+  assert.equal(statusText(lexical), "$(search) noul · no embedder");
+  assert.match(rootTooltip(lexical.roots[0]), /; no embedder: unknown embedder 'x'$/);
 });
 
 test("the server starts from serverPath, else from the python interpreter", () => {
