@@ -242,3 +242,21 @@ def test_a_class_kept_whole_but_cut_by_its_doc_comment_lists_its_methods_per_win
     assert len(chunks) > 1 and all(c.symbol == "Big" for c in chunks)
     listed = [name for c in chunks for name in c.names]
     assert listed == [f"Big.method{i}" for i in range(20)]
+
+
+def test_a_file_of_very_long_lines_is_cut_into_character_windows_once():
+    """A bundle or minified script not named *.min.js: thousands of definitions on one line. A chunk per
+    definition held the whole line (quadratic: an 860 KB line held up a workspace's first index for
+    minutes); the file is cut into windows of the chunk budget instead, each with its line."""
+    settings = IndexSettings()
+    chunker = FileChunker(settings)
+    text = "// bundle\n" + "function f(a){return a+1};" * 33_000 + "\nexport default f;\n"  # ~860 KB
+    chunks = chunker.chunk("static/js/app.bundle.js", text)
+    assert len(chunks) == -(-len(text) // settings.chunk_max_chars)
+    assert all(len(c.text) <= settings.chunk_max_chars for c in chunks)
+    assert "".join(c.text for c in chunks) == text
+    assert (chunks[0].start_line, chunks[1].start_line, chunks[-1].end_line) == (1, 2, 3)
+    assert {c.language for c in chunks} == {"javascript"} and not any(c.symbol for c in chunks)
+    # a line under the limit keeps the definitions' chunks
+    normal = chunker.chunk("app.js", "function f(a){return a+1};" * 20)
+    assert normal[0].symbol == "f"

@@ -209,10 +209,10 @@ def server(tmp_path):
     running.process.wait(timeout=10)
 
 
-def start(server: Server) -> None:
+def start(server: Server, capabilities: dict | None = None) -> None:
     """initialize, initialized, and wait until a find has results (BM25 answers once files are scanned)."""
     uri = server.root.as_uri()
-    init = server.request("init", "initialize", {"processId": None, "rootUri": uri, "capabilities": {},
+    init = server.request("init", "initialize", {"processId": None, "rootUri": uri, "capabilities": capabilities or {},
                                                  "workspaceFolders": [{"uri": uri, "name": "ws"}]})
     assert "result" in init
     server.send(frame(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}})))
@@ -223,6 +223,15 @@ def start(server: Server) -> None:
             return
         time.sleep(0.3)
     raise AssertionError("find never returned results")
+
+
+def test_a_client_that_never_answers_the_servers_requests_still_gets_an_index(server):
+    """This client says it shows progress and watches files for the server, then answers neither request
+    (the progress token's creation, the watch registration): indexing waited for both before."""
+    start(server, {"window": {"workDoneProgress": True},
+                   "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+    status = server.request("status", "workspace/executeCommand", {"command": "noul.status"})
+    assert status["result"]["roots"][0]["files"] == len(FILES)
 
 
 def test_a_truncated_index_is_set_aside_and_the_user_told_once(tmp_path):

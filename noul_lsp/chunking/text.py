@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from noul_lsp.chunking.chunk import Chunk
@@ -63,3 +64,19 @@ _TEXT_LANGUAGES = {
 def text_language(path: str) -> str:
     dot = path.rfind(".")
     return _TEXT_LANGUAGES.get(path[dot:].lower(), "text") if dot >= 0 else "text"
+
+
+def chunk_characters(path: str, text: str, *, language: str, max_chars: int) -> list[Chunk]:
+    """Consecutive windows of `max_chars` characters, each with the lines it spans, blank ones dropped: for a
+    file whose lines are too long to cut by line (chunking/__init__.py, LONG_LINE_BUDGETS)."""
+    line_starts = [0]
+    for line in text.split("\n")[:-1]:
+        line_starts.append(line_starts[-1] + len(line) + 1)
+    chunks: list[Chunk] = []
+    for offset in range(0, len(text), max_chars):
+        piece = text[offset:offset + max_chars]
+        if piece.strip():
+            chunks.append(Chunk(path, bisect.bisect_right(line_starts, offset),
+                                bisect.bisect_right(line_starts, offset + len(piece) - 1), piece, "", language,
+                                "text"))
+    return chunks

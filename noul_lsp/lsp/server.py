@@ -46,6 +46,57 @@ COMMAND_ORG_DOCUMENT = "noul.orgDocument"
 REQUEST_FAILED = -32803
 
 
+#: how long the server waits for the client to answer a request of its own (the file-watch registration)
+HANDSHAKE_SECONDS = 10.0
+
+
+class IndexingProgress:
+    """Indexing as LSP work-done progress. Each span (from the first change the indexer takes up to idle) has
+    a token of its own, created when the span starts: LSP 3.17 begins a token once and ends it once, and
+    VS Code shows nothing for a token it saw end. Until the client has answered the creation, reports are
+    folded into the begin; a client that never answers sees no progress, and indexing does not wait for it.
+    The percentage never goes down within a span (with two roots, the second one's share started at 0)."""
+
+    def __init__(self, server: NoulServer) -> None:
+        self.server = server
+        self.supported = False
+        self._serial = 0
+        self._token: str | None = None
+        self._begun = False
+        self._latest: Progress | None = None
+        self._highest = 0
+
+    def update(self, progress: Progress) -> None:
+        if not self.supported:
+            return
+        work = self.server.work_done_progress
+        if progress.phase == "idle":
+            if self._token is not None and self._begun:
+                work.end(self._token, types.WorkDoneProgressEnd(message=self.server.status_line()))
+            self._token, self._begun, self._latest, self._highest = None, False, None, 0
+            return
+        self._latest, self._highest = progress, max(self._highest, progress.percentage)
+        if self._token is None:
+            self._serial += 1
+            self._token = f"{PROGRESS_TOKEN}/{self._serial}"
+            answered = work.create(self._token)
+            answered.add_done_callback(lambda future, token=self._token: self.server._call_soon(
+                self._created, token, future))
+        elif self._begun:
+            work.report(self._token, types.WorkDoneProgressReport(message=progress.message, percentage=self._highest))
+
+    def _created(self, token: str, answered) -> None:
+        if token != self._token:  # the span ended before the client answered: nothing to show
+            return
+        if answered.cancelled() or answered.exception() is not None:
+            logger.info("work done progress refused: %r", None if answered.cancelled() else answered.exception())
+            return
+        self._begun = True
+        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="noul: indexing", message=self._latest.message if self._latest else "", percentage=self._highest,
+            cancellable=False))
+
+
 @dataclass
 class _Shown:
     """The last find's hits in one document, for hover."""
@@ -71,8 +122,7 @@ class NoulServer(LanguageServer):
         self.indexer = BackgroundIndexer(on_progress=self._progress_from_thread, on_problem=self._problem_from_thread,
                                          on_damage=lambda workspace, damage: self._call_soon(self.recover, workspace, damage))
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._progress_open = False
-        self._progress_supported = False
+        self.progress = IndexingProgress(self)
         self.client_watches = True
 
     # -- transport: pygls' stdio and TCP servers, reading with `protocol.serve` ----------------------
@@ -125,20 +175,7 @@ class NoulServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"noul: {message}"))
 
     def _report_progress(self, progress: Progress) -> None:
-        if not self._progress_supported:
-            return
-        if progress.phase == "idle":
-            if self._progress_open:
-                self._progress_open = False
-                self.work_done_progress.end(PROGRESS_TOKEN, types.WorkDoneProgressEnd(message=self.status_line()))
-            return
-        if not self._progress_open:
-            self._progress_open = True
-            self.work_done_progress.begin(PROGRESS_TOKEN, types.WorkDoneProgressBegin(
-                title="noul: indexing", message=progress.message, percentage=progress.percentage, cancellable=False))
-        else:
-            self.work_done_progress.report(PROGRESS_TOKEN, types.WorkDoneProgressReport(
-                message=progress.message, percentage=progress.percentage))
+        self.progress.update(progress)
 
     # -- workspace roots ---------------------------------------------------------------------------
 
@@ -288,34 +325,29 @@ def initialize(ls: NoulServer, params: types.InitializeParams) -> None:
         if folder is not None:
             ls.open_root(folder)
     window = params.capabilities.window
-    ls._progress_supported = bool(window and window.work_done_progress)
+    ls.progress.supported = bool(window and window.work_done_progress)
 
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: NoulServer, params: types.InitializedParams) -> None:
     ls.loop = asyncio.get_running_loop()
-    if ls.roots:  # the first scan is queued below, after two round trips: a find before then is on a stale index
-        ls.indexer.idle.clear()
-    if ls._progress_supported:
-        try:
-            await ls.work_done_progress.create_async(PROGRESS_TOKEN)
-        except Exception as error:  # the client refused the token: index silently
-            logger.info("work done progress refused: %s", error)
-            ls._progress_supported = False
+    # The first scans start at once: the registration below waits for the client, which may answer late or
+    # never (indexing waited for it, and for a progress token, before; a find meanwhile reads as stale).
+    for root in ls.roots:
+        ls.indexer.scan(root)
     if not ls.needs_own_watcher:
         try:
-            await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
-                id="noul-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))]))
-        except Exception as error:  # the client said it could, then refused: watch ourselves
-            logger.info("file watching registration refused (%s): using watchfiles", error)
+            await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(id="noul-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                   register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                       watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))])),
+                HANDSHAKE_SECONDS)
+        except Exception as error:  # refused, or no answer in time: watch ourselves
+            logger.info("file watching registration refused or unanswered (%r): using watchfiles", error)
             ls.client_watches = False
     if ls.needs_own_watcher:
         for root in ls.roots:
             ls.watch(root)
-    for root in ls.roots:
-        ls.indexer.scan(root)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
