@@ -259,7 +259,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
             return
         embedder = workspace.embedder()
         if embedder is None:
-            console.print(f"[yellow]noul: lexical search only: {escape(workspace.embedder_problem or '')}[/]")
+            console.print(f"[yellow]noul: {escape(workspace.without_embedder())}[/]")
             return
         started = time.perf_counter()
         task = progress.add_task("embedding", total=None, info="") if live else None

@@ -114,6 +114,8 @@ _MINIMUMS = {("IndexSettings", "max_file_bytes"): 1, ("IndexSettings", "chunk_ma
              ("IndexSettings", "embed_batch"): 1, ("SearchSettings", "limit"): 1, ("SearchSettings", "rrf_k"): 1,
              ("SearchSettings", "candidates"): 1, ("SearchSettings", "query_windows"): 1,
              ("SearchSettings", "rerank_max_length"): 8, ("SearchSettings", "rerank_batch"): 1}
+#: the largest value a request would accept too (a find's `limit` is at most 1000: lsp/protocol.py)
+_MAXIMUMS = {("SearchSettings", "limit"): 1000}
 
 
 def _snake(name: str) -> str:
@@ -175,6 +177,10 @@ def _parse_section(cls: type, raw: Any, path: str, problems: list[str]) -> Any:
         minimum = _MINIMUMS.get((cls.__name__, name))
         if minimum is not None and coerced < minimum:
             problems.append(f"{where} must be at least {minimum}, got {coerced}; using the default")
+            continue
+        maximum = _MAXIMUMS.get((cls.__name__, name))
+        if maximum is not None and coerced > maximum:
+            problems.append(f"{where} must be at most {maximum}, got {coerced}; using the default")
             continue
         choices = _CHOICES.get((cls.__name__, name))
         if choices and coerced not in choices:

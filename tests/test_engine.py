@@ -169,3 +169,24 @@ def test_a_method_of_a_class_kept_whole_is_a_definition_of_its_chunk(indexed):
     assert result.hits[0].path == "src/store/cookies.py" and result.hits[0].symbol == "CookieJar"
     assert result.features["rank_top_defines"] == 1.0
     assert indexed.find("CookieJar.header_for_request").hits[0].path == "src/store/cookies.py"
+
+
+def test_a_file_of_two_nested_roots_is_shown_once(polyglot_git, settings):
+    """A repository opened together with one of its folders (an editor's two workspace folders): the
+    folder's files are in both indexes, and a find across both shows each once."""
+    from noul_lsp.retrieval.engine import find_across
+
+    outer, inner = Workspace(polyglot_git, settings), Workspace(polyglot_git / "src", settings)
+    try:
+        for workspace in (outer, inner):
+            workspace.indexer.update()
+        result = find_across([outer, inner], "retry uploads, cookies, tokens and the cache", legs=("bm25",),
+                             limit=20)
+        places = [(str(h.root), h.path) for h in result.hits]
+        absolute = [f"{root}/{path}" for root, path in places]
+        assert len(absolute) == len(set(absolute)), places
+        for path in ("src/net/retry.py", "src/store/cookies.py"):  # in both indexes, shown once
+            assert absolute.count(f"{polyglot_git}/{path}") == 1, places
+    finally:
+        outer.close()
+        inner.close()

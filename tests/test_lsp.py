@@ -123,6 +123,13 @@ async def test_hover_inside_a_returned_range_shows_its_score(client: LanguageCli
     assert hover is not None and "rank 1" in hover.contents.value and "score" in hover.contents.value
     assert re.search(r"(P\(answer\) 0\.\d\d|% of (candidates|top)) .*· P\(here\) ", hover.contents.value), hover.contents.value
     assert "source file" in hover.contents.value
+    # the same file spelled with an escape the find did not use (%72 is "r"): the same hits
+    head, _, name = top.uri.rpartition("/")
+    respelled = f"{head}/%{ord(name[0]):02x}{name[1:]}"
+    assert respelled != top.uri
+    again = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(respelled), position=inside))
+    assert again is not None and again.contents.value == hover.contents.value
     outside = types.Position(line=max(top.range.end.line + 200, 500), character=0)
     assert await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(top.uri), position=outside)) is None

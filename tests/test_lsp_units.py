@@ -37,6 +37,19 @@ def test_every_setting_the_vscode_extension_contributes_is_read_or_known_as_the_
     assert settings_from_client({"noul": section})[1] == []
 
 
+def test_a_relative_cache_folder_and_a_limit_past_a_requests_are_refused():
+    """The server's working folder is the editor's choice: a relative cacheDir put the index wherever that
+    was. A limit over 1000 is one a find request would refuse."""
+    import os
+
+    settings, problems = settings_from_client({"noul": {"cacheDir": "relcache", "limit": 5000}})
+    assert settings.cache_dir == "" and settings.search.limit == 10
+    assert any("cacheDir must be an absolute folder" in p for p in problems)
+    assert any("search.limit must be at most 1000" in p for p in problems)
+    home, _ = settings_from_client({"noul": {"cacheDir": "~/noul-cache"}})
+    assert home.cache_dir == os.path.expanduser("~/noul-cache")
+
+
 def test_bad_settings_keep_defaults_and_say_why():
     settings, problems = settings_from_client({"noul": {"limit": "lots", "colour": 1}})
     assert settings == Settings()

@@ -40,10 +40,10 @@ def encode(message) -> bytes:
 
 
 class Server:
-    def __init__(self, root: Path, cache: Path) -> None:
+    def __init__(self, root: Path, cache: Path, stderr=subprocess.DEVNULL) -> None:
         env = {**os.environ, "NOUL_CACHE_DIR": str(cache)}
         self.process = subprocess.Popen([sys.executable, "-m", "noul_lsp"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                                        stdout=subprocess.PIPE, stderr=stderr, env=env)
         self.replies: queue.Queue = queue.Queue()
         self.by_id: dict = {}
         self.messages: list[str] = []  # window/showMessage texts
@@ -223,6 +223,47 @@ def start(server: Server, capabilities: dict | None = None) -> None:
             return
         time.sleep(0.3)
     raise AssertionError("find never returned results")
+
+
+def test_the_order_of_the_protocol_is_kept_and_ordinary_errors_leave_no_traceback(tmp_path):
+    """LSP: a request before `initialize` is answered ServerNotInitialized, `initialize` comes once, `exit`
+    without `shutdown` exits 1. Errors a client causes (no folder open, an unknown command, a change to a
+    document never opened, notifications that do not fit their type) are answered or logged in one line:
+    no traceback on stderr, no "Error in server" shown to the user."""
+    log = tmp_path / "stderr.log"
+    with open(log, "wb") as stderr:
+        server = Server(tmp_path, tmp_path / "cache", stderr=stderr)
+        try:
+            early = server.request("early", FIND, {"query": "retry"})
+            assert early["error"]["code"] == -32002, early
+            hover = server.request("early-hover", "textDocument/hover", {
+                "textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}})
+            assert hover["error"]["code"] == -32002, hover
+            assert "result" in server.request("init", "initialize", {"processId": None, "capabilities": {}})
+            again = server.request("init-again", "initialize", {"processId": None, "capabilities": {}})
+            assert again["error"]["code"] == INVALID_REQUEST, again
+            server.send(frame(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}})))
+            nothing_open = server.request("no-folder", FIND, {"query": "retry"})
+            assert nothing_open["error"]["code"] == INVALID_PARAMS
+            assert "no workspace folder is open" in nothing_open["error"]["message"]
+            unknown = server.request("nope", "workspace/executeCommand", {"command": "noul.nope"})
+            assert "error" in unknown
+            for method, params in (
+                    ("textDocument/didChange", {"textDocument": {"uri": "file:///never/opened.py", "version": 2},
+                                                "contentChanges": [{"text": "x"}]}),
+                    ("workspace/didChangeWatchedFiles", {"changes": [{"uri": "file:///a.py", "type": 7}]}),
+                    ("$/cancelRequest", {}), ("$/setTrace", {"value": "loud"})):
+                server.send(frame(encode({"jsonrpc": "2.0", "method": method, "params": params})))
+            status = server.request("status", "workspace/executeCommand", {"command": "noul.status"})
+            assert status["result"]["roots"] == []
+            server.send(frame(encode({"jsonrpc": "2.0", "method": "exit"})))
+            assert server.process.wait(timeout=20) == 1  # no shutdown before it
+        finally:
+            if server.process.poll() is None:
+                server.process.kill()
+    written = log.read_text(errors="replace")
+    assert "Traceback" not in written and "Unknown message" not in written, written[-3000:]
+    assert not [m for m in server.messages if "Error in server" in m], server.messages
 
 
 def test_a_client_that_never_answers_the_servers_requests_still_gets_an_index(server):

@@ -16,15 +16,26 @@ puts a traceback in `error.data`.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+import sys
+import uuid
 from typing import Any
 
 import attrs
 import cattrs
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    ResponseErrorMessage,
+)
 
 SEMANTIC_FIND = "workspace/semanticFind"
 SEMANTIC_FIND_ALIAS = "noul/semanticFind"
@@ -209,6 +220,9 @@ class SemanticFindResponse:
 
 
 class NoulProtocol(LanguageServerProtocol):
+    #: whether an `initialize` request has come (LSP: nothing but `exit` before it, and it comes once)
+    initialize_seen = False
+
     def get_message_type(self, method: str) -> type | None:
         if method in FIND_METHODS:
             return SemanticFindRequest
@@ -239,7 +253,65 @@ class NoulProtocol(LanguageServerProtocol):
             self._send_response(data["id"], None, types.ResponseError(
                 types.ErrorCodes.InvalidParams, f"invalid {data['method']} params: {problem}"))
             return _Answered()
-        return super().structure_message(data)
+        return self._structure(data)
+
+    def _structure(self, data: dict[str, Any]):
+        """pygls' `structure_message` without its traceback in the log: a message that does not fit its type
+        is the client's mistake, which `dispatch` reports in one line (and answers, when it is a request)."""
+        if "jsonrpc" not in data:
+            return data
+        if "id" not in data:
+            kind = self.get_message_type(data.get("method", "")) or JsonRPCNotification
+        elif "error" in data:
+            kind = ResponseErrorMessage
+        elif "method" in data:
+            kind = self.get_message_type(data["method"]) or JsonRPCRequestMessage
+        else:
+            kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+        return self._converter.structure(data, kind)
+
+    def _handle_request(self, msg_id, method_name: str, params: Any) -> None:
+        """As pygls, but an error a handler raises on purpose (a JsonRpcException: no folder open, an unknown
+        command, bad arguments) is answered and logged in one line, with no traceback: it is the answer."""
+        try:
+            handler = self._get_handler(method_name)
+            self._ctx_msg_id.set(msg_id)
+            self._execute_handler(msg_id=msg_id, handler=handler, args=(params,),
+                                  callback=functools.partial(self._send_handler_result, msg_id=msg_id))
+        except JsonRpcException as error:
+            logger.warning("request %s (%s): %s", msg_id, method_name, error.message)
+            self._send_response(msg_id, None, error.to_response_error())
+        except Exception:
+            logger.exception("request %s (%s) failed", msg_id, method_name)
+            self._send_response(msg_id, None, JsonRpcInternalError.of(sys.exc_info()).to_response_error())
+
+    def _send_handler_result(self, future, *, msg_id) -> None:
+        """As pygls, with the same one-line log for an error an async handler raises on purpose."""
+        if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            error = future.exception()
+            logger.warning("request %s: %s", msg_id, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        """As pygls, but a notification that cannot be applied (a change to a document never opened) is logged
+        in one line: it has no answer, and nobody reading a traceback of it could act on it."""
+        if method_name == types.CANCEL_REQUEST:
+            super()._handle_notification(method_name, params)
+            return
+        try:
+            handler = self._get_handler(method_name)
+        except JsonRpcException:
+            logger.info("ignoring the notification %r: no handler", method_name)
+            return
+        try:
+            self._execute_handler(msg_id=str(uuid.uuid4()), handler=handler, args=(params,),
+                                  callback=self._check_handler_result)
+        except Exception as error:
+            logger.warning("notification %s not applied: %s: %s", method_name, type(error).__name__, error)
+            logger.debug("notification %s", method_name, exc_info=True)
 
     def _send_response(self, msg_id, result=None, error=None):
         """As pygls, but an error never carries a Python traceback to the client (it goes to the log)."""
@@ -390,6 +462,16 @@ def dispatch(protocol: NoulProtocol, data: Any) -> None:
     if is_request and protocol._shutdown and data["method"] != "exit":
         protocol.answer_error(msg_id, types.ErrorCodes.InvalidRequest, "the server is shutting down")
         return
+    method = data.get("method")
+    if method is not None and not protocol.initialize_seen and method not in ("initialize", "exit"):
+        # LSP: before `initialize`, a request is answered ServerNotInitialized and a notification dropped
+        if is_request:
+            protocol.answer_error(msg_id, types.ErrorCodes.ServerNotInitialized,
+                                  "the server is not initialized: send initialize first")
+        return
+    if is_request and method == "initialize" and protocol.initialize_seen:
+        protocol.answer_error(msg_id, types.ErrorCodes.InvalidRequest, "initialize was sent already")
+        return
     try:
         message = protocol.structure_message(data)
     except Exception as error:
@@ -406,4 +488,8 @@ def dispatch(protocol: NoulProtocol, data: Any) -> None:
         if is_request:
             protocol.answer_error(msg_id, types.ErrorCodes.InvalidRequest, "not a JSON-RPC request")
         return
+    if isinstance(message, _Answered):  # answered while structured (bad find or hover params)
+        return
+    if is_request and method == "initialize":
+        protocol.initialize_seen = True
     protocol.handle_message(message)

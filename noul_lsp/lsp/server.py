@@ -111,7 +111,10 @@ class _Shown:
 
 class NoulServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("noul-lsp", __version__, protocol_cls=NoulProtocol)
+        # no text sync: the index is what is on disk (a save is found through file watching); clients need not
+        # stream every keystroke of buffers nothing reads (README, "The language server")
+        super().__init__("noul-lsp", __version__, protocol_cls=NoulProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.None_)
         self.settings = Settings()
         #: what the client sent at start: every configuration change is laid over it
         self.initialization_options: Any = None
@@ -124,6 +127,8 @@ class NoulServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.progress = IndexingProgress(self)
         self.client_watches = True
+        #: the process's exit status: LSP's `exit` without `shutdown` before it is 1
+        self.exit_code = 0
 
     # -- transport: pygls' stdio and TCP servers, reading with `protocol.serve` ----------------------
 
@@ -135,7 +140,9 @@ class NoulServer(LanguageServer):
             asyncio.run(serve(reader, self.protocol, self._stop_event))
         except BrokenPipeError:
             logger.error("the connection to the client is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as leaving:  # pygls' `exit`: 1 when no `shutdown` came first
+            self.exit_code = leaving.code if isinstance(leaving.code, int) else 0
+        except KeyboardInterrupt:
             pass
         finally:
             self.shutdown()
@@ -171,6 +178,12 @@ class NoulServer(LanguageServer):
     def _progress_from_thread(self, progress: Progress) -> None:
         self._call_soon(self._report_progress, progress)
 
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls shows "Error in server: KeyError: 'file:///…'" for a notification it could not apply (a change
+        to a document the client never opened): the client's slip, which nobody reading it can act on, and
+        a request's error is in its answer already. Logged in one line, never shown."""
+        logger.warning("%s: %s: %s", getattr(source, "__name__", source), type(error).__name__, error)
+
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"noul: {message}"))
 
@@ -191,7 +204,7 @@ class NoulServer(LanguageServer):
         if workspace.store.rebuilt_reason:
             self.show(workspace.store.rebuilt_reason, types.MessageType.Warning)
         if workspace.embedder_problem:
-            self.show(f"lexical search only: {workspace.embedder_problem}", types.MessageType.Warning)
+            self.show(workspace.without_embedder(), types.MessageType.Warning)
         if workspace.reranker_problem:
             self.show(f"results are not reranked: {workspace.reranker_problem}", types.MessageType.Warning)
         elif workspace.reranker_name:  # load it now (seconds for a large model), not on the first find
@@ -289,8 +302,8 @@ class NoulServer(LanguageServer):
         if raw is None and self.loop is not None:
             return
         settings, problems = settings_from_client(raw, base)
-        for problem in problems:
-            self.show(problem, types.MessageType.Warning)
+        if problems:  # one message for them all (a popup each was one too many)
+            self.show("settings: " + "; ".join(problems), types.MessageType.Warning)
         previous, self.settings = self.settings, settings
         if (settings.index, settings.models, settings.cache_dir) != (previous.index, previous.models, previous.cache_dir):
             for folder in list(self.roots):  # index or model changed: reopen and rescan (vectors are reused)
@@ -417,7 +430,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     converted = to_find_result(result, encoding, lines_of)
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
-        shown = ls.shown.setdefault(lsp_hit.uri, _Shown(result.query, result.here_probability, [], score_is_share(result),
+        shown = ls.shown.setdefault(_document_key(lsp_hit.uri), _Shown(result.query, result.here_probability, [], score_is_share(result),
                                                         max(h.score for h in result.hits)))
         lines = [] if hit.repository else lines_of(hit.root, hit.path)
         for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
@@ -429,6 +442,13 @@ for _method in FIND_METHODS:
     server.feature(_method)(semantic_find)
 
 
+def _document_key(uri: str) -> str:
+    """A document's key among the last find's hits: its path, so that spellings of one file's uri that differ
+    (`%C3%A9` and `%c3%a9`, a drive letter's case) find the same hits; the uri itself when it is no file."""
+    path = path_of(uri) if uri.startswith("file:") else None
+    return str(path) if path is not None else uri
+
+
 def _inside(position: types.Position, span: types.Range) -> bool:
     after_start = (position.line, position.character) >= (span.start.line, span.start.character)
     before_end = (position.line, position.character) <= (span.end.line, span.end.character)
@@ -437,7 +457,7 @@ def _inside(position: types.Position, span: types.Range) -> bool:
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: NoulServer, params: types.HoverParams) -> types.Hover | None:
-    shown = ls.shown.get(params.text_document.uri)
+    shown = ls.shown.get(_document_key(params.text_document.uri))
     if shown is None:
         return None  # not ours: other servers' hovers stay alone
     for span, hit in shown.hits:
@@ -535,4 +555,4 @@ def main(argv: list[str] | None = None) -> int:
             server.start_io(reader, writer)
     else:
         server.start_io()
-    return 0
+    return server.exit_code

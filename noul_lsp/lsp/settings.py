@@ -7,6 +7,8 @@ Both shapes, and a mix, are accepted. Problems come back as messages, never as a
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +38,15 @@ def settings_from_client(raw: Any, base: Any = None) -> tuple[Settings, list[str
     tree, problems = _tree(raw)
     start, _ = _tree(base)
     settings, parse_problems = parse_settings(_merged(start, tree))
+    if settings.cache_dir:
+        # the server's working folder is the editor's choice: a relative folder put indexes wherever that was
+        expanded = os.path.expanduser(settings.cache_dir)
+        if os.path.isabs(expanded):
+            settings = dataclasses.replace(settings, cache_dir=expanded)
+        else:
+            parse_problems.append(f"cacheDir must be an absolute folder (or start with ~), got {settings.cache_dir!r}; "
+                                  "using the default")
+            settings = dataclasses.replace(settings, cache_dir="")
     return settings, problems + parse_problems
 
 

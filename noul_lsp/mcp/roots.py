@@ -87,7 +87,7 @@ class RootSet:
                 return self.workspaces[root]
             workspace = Workspace(root, self.settings)
             for problem in (workspace.store.rebuilt_reason,
-                            workspace.embedder_problem and f"lexical search only: {workspace.embedder_problem}",
+                            workspace.embedder_problem and workspace.without_embedder(),
                             workspace.reranker_problem and f"not reranked: {workspace.reranker_problem}"):
                 if problem:
                     self.problems.append(f"{root}: {problem}")

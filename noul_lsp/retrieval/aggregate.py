@@ -7,6 +7,7 @@ best chunks' fused scores (`file_chunk_weights`); with one, the ranking stage sc
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -46,10 +47,20 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     from the store."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit]] = []
-    for rank, (score, keys) in enumerate(scored[:limit], 1):
+    shown: set[tuple[str, int, int]] = set()
+    for score, keys in scored:
+        if len(hits) == limit:
+            break
         index, row = keys[0]
         arrays = candidates[index].arrays
         best = arrays.chunk(row)
+        # roots nested in one another (a repository opened with one of its packages) index a file twice: it
+        # is shown once, where it ranks best
+        where = (os.path.join(str(candidates[index].root.root), best.path), best.start_line, best.end_line)
+        if where in shown:
+            continue
+        shown.add(where)
+        rank = len(hits) + 1
         ranges = [(c.start_line, c.end_line) for c in (arrays.chunk(r) for _, r in keys[:3])]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
                   bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),

@@ -289,6 +289,12 @@ class Workspace:
         """The embedder if something already loaded it (status must not load a model), else None."""
         return self._embedder
 
+    def without_embedder(self) -> str:
+        """What a find rests on without the embedder, and why it is missing (`embedder_problem`): the static
+        leg stays where there is one, and "lexical search only" would say it is gone too."""
+        legs = "word matching and the static model only" if self._static_spec is not None else "lexical search only"
+        return f"{legs}: {self.embedder_problem}"
+
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
         """What the index holds; `sync=False` describes the state a query just ran against."""
         if sync:
