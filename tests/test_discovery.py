@@ -91,3 +91,23 @@ def test_named_paths_are_discovered_by_the_same_rules_as_the_whole_tree(layout, 
     expected = {p for p in whole if p in asked or p.startswith("src/")}
     assert named == expected
     assert "src/net/retry.py" in named and "run.log" not in named
+
+
+def test_a_folder_the_walk_may_not_look_into_is_passed_over_not_fatal(tmp_path, monkeypatch):
+    """`Path.is_file` raises on a folder one may not look into (EACCES; as root, for one, /proc/1/fdinfo):
+    a workspace at / failed its whole pass on it. The OS's refusal is injected (the tests run as root, whom
+    permission bits do not stop)."""
+    from pathlib import Path
+
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "kept.py").write_text("x = 1\n")
+    is_file = Path.is_file
+
+    def refusing(path):
+        if path.parent.name == "closed":
+            raise PermissionError(13, "Permission denied", str(path))
+        return is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", refusing)
+    assert "open/kept.py" in {f.path for f in discover(tmp_path, IndexSettings())}

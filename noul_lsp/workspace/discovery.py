@@ -152,12 +152,12 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
 def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
     """Push the folder's .gitignore, if it has one, onto the walk's stack; True when it pushed."""
     gitignore = directory / ".gitignore"
-    if not gitignore.is_file():
-        return False
-    try:
+    try:  # is_file raises on a folder it may not look into (EACCES): one such folder failed a whole pass
+        if not gitignore.is_file():
+            return False
         lines = gitignore.read_text("utf-8", errors="replace").splitlines()
     except OSError:
-        lines = []
+        return False
     stack.append((relative_dir, gitignore_spec(lines)))
     return True
 
@@ -169,8 +169,11 @@ def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
     if settings.use_default_excludes:
         lines.extend(DEFAULT_EXCLUDES)
     noulignore = root / ".noulignore"
-    if noulignore.is_file():
-        lines.extend(noulignore.read_text("utf-8", errors="replace").splitlines())
+    try:
+        if noulignore.is_file():
+            lines.extend(noulignore.read_text("utf-8", errors="replace").splitlines())
+    except OSError:  # unreadable: the other excludes still apply
+        pass
     return _compiled(tuple(lines))
 
 
