@@ -243,7 +243,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   statusTimer = setInterval(() => void refreshStatus(), 3000);
-  await startServer();
+  // A window with no folder has nothing to index: the server (a Python process) starts with the first folder.
+  context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(async () => {
+    if (!client && hasFolder()) {
+      await startServer();
+    }
+  }));
+  if (hasFolder()) {
+    await startServer();
+  } else {
+    notStarted = "noul: open a folder to search it";
+    await refreshStatus();
+  }
+}
+
+function hasFolder(): boolean {
+  return (vscode.workspace.workspaceFolders ?? []).length > 0;
 }
 
 export async function deactivate(): Promise<void> {
