@@ -3,6 +3,7 @@ split into their methods; notebooks located on their cells' source lines. Every 
 chunks with is exercised here, through the installed grammar wheel."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -244,19 +245,38 @@ def test_a_class_kept_whole_but_cut_by_its_doc_comment_lists_its_methods_per_win
     assert listed == [f"Big.method{i}" for i in range(20)]
 
 
-def test_a_file_of_very_long_lines_is_cut_into_character_windows_once():
+def test_a_long_line_is_cut_into_pieces_and_definitions_sharing_it_are_one():
     """A bundle or minified script not named *.min.js: thousands of definitions on one line. A chunk per
     definition held the whole line (quadratic: an 860 KB line held up a workspace's first index for
-    minutes); the file is cut into windows of the chunk budget instead, each with its line."""
+    minutes). The definitions sharing the line are one, and the line is cut into overlapping pieces."""
+    from noul_lsp.chunking.text import PIECE_OVERLAP
+
     settings = IndexSettings()
-    chunker = FileChunker(settings)
-    text = "// bundle\n" + "function f(a){return a+1};" * 33_000 + "\nexport default f;\n"  # ~860 KB
-    chunks = chunker.chunk("static/js/app.bundle.js", text)
-    assert len(chunks) == -(-len(text) // settings.chunk_max_chars)
+    line = "function f(a){return a+1};" * 33_000  # ~860 KB
+    chunks = FileChunker(settings).chunk("static/js/app.bundle.js", "// bundle\n" + line + "\nexport default f;\n")
+    pieces = [c for c in chunks if c.start_line == c.end_line == 2]
+    assert len(pieces) == -(-(len(line) - PIECE_OVERLAP) // (settings.chunk_max_chars - PIECE_OVERLAP))
     assert all(len(c.text) <= settings.chunk_max_chars for c in chunks)
-    assert "".join(c.text for c in chunks) == text
-    assert (chunks[0].start_line, chunks[1].start_line, chunks[-1].end_line) == (1, 2, 3)
-    assert {c.language for c in chunks} == {"javascript"} and not any(c.symbol for c in chunks)
-    # a line under the limit keeps the definitions' chunks
-    normal = chunker.chunk("app.js", "function f(a){return a+1};" * 20)
-    assert normal[0].symbol == "f"
+    assert pieces[0].text + "".join(c.text[PIECE_OVERLAP:] for c in pieces[1:]) == line
+    assert {c.symbol for c in pieces} == {"f"} and re.fullmatch(r"f \(part \d+ of \d+\)", pieces[1].header)
+
+
+def test_one_long_literal_leaves_the_rest_of_a_file_as_it_was():
+    """An inline SVG or a long SQL string in a source file: its line is cut into pieces, and the file's
+    definitions stay definitions."""
+    source = 'import os\n\nLOGO = "' + "a" * 8000 + '"\n\n\ndef find_user(name):\n    return db.get(name)\n'
+    chunks = FileChunker(IndexSettings()).chunk("app/users.py", source)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks][-1] == ("find_user", 6, 7)
+    assert {(c.start_line, c.end_line) for c in chunks if len(c.text) > 1000} == {(3, 3)}
+
+
+def test_a_notebooks_image_output_is_neither_read_nor_cut():
+    """A notebook keeps an image output as one base64 line: the notebook chunker reads the cells' sources
+    only, and a long line elsewhere must not turn the notebook into windows of its JSON."""
+    notebook = {"cells": [{"cell_type": "code", "source": ["import matplotlib\n", "plot(x)\n"],
+                           "outputs": [{"data": {"image/png": "A" * 20_000}}]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    chunks = FileChunker(IndexSettings()).chunk("analysis.ipynb", json.dumps(notebook, indent=1))
+    assert [c.symbol for c in chunks] == ["cell 1"] and "AAAA" not in chunks[0].text
+    # normal code keeps its definitions, as before
+    assert FileChunker(IndexSettings()).chunk("app.js", "function f(a){return a+1};" * 20)[0].symbol == "f"

@@ -6,7 +6,7 @@ from noul_lsp.chunking.chunk import Chunk, hash_text
 from noul_lsp.chunking.code import CodeChunker
 from noul_lsp.chunking.languages import LANGUAGES, GrammarUnavailable, language_for_path, language_for_script
 from noul_lsp.chunking.notebook import chunk_notebook
-from noul_lsp.chunking.text import chunk_characters, chunk_lines, text_language
+from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.config import IndexSettings
 
 __all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
@@ -15,12 +15,6 @@ __all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
 #: grammar or rule changes it, and an index made before it looks at every file again once (its vectors
 #: stay: they are keyed by content, so only the chunks whose text changed are embedded again)
 CHUNKING_IDENTITY = "7:" + ",".join(sorted(LANGUAGES))
-#: a line this many times the chunk budget is no code a person wrote: a bundle, a minified or generated file
-#: or data on one line. Its definitions share the line, and a chunk per definition held the whole line: an
-#: 86 KB one-line script took 24 s and an 860 KB one held up its workspace's first index for minutes
-#: (docs/benchmarks.md). Such a file is cut into windows of characters instead: linear, and every part
-#: findable
-LONG_LINE_BUDGETS = 4
 
 
 class FileChunker:
@@ -46,10 +40,6 @@ class FileChunker:
         settings = self.settings
         windows = dict(window_lines=settings.window_lines, overlap=settings.window_overlap,
                        max_chars=settings.chunk_max_chars)
-        if any(len(line) > LONG_LINE_BUDGETS * settings.chunk_max_chars for line in text.split("\n")):
-            spec = language_for_path(path)
-            return chunk_characters(path, text, language=spec.name if spec else text_language(path),
-                                    max_chars=settings.chunk_max_chars)
         if path.lower().endswith(".ipynb"):
             try:
                 return chunk_notebook(path, text, **windows)

@@ -16,6 +16,7 @@ import tree_sitter
 
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
+from noul_lsp.chunking.text import is_long, line_pieces
 
 _IDENTIFIER_TYPES = frozenset({
     "identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
@@ -198,6 +199,7 @@ class CodeChunker:
         segments.sort(key=lambda s: (s.start, s.end))
         if self.spec.clauses:
             segments = _join_clauses(segments)
+        segments = self._join_on_long_lines(segments, lines)
         chunks: list[Chunk] = []
         covered_rows: set[int] = set()
         for segment in segments:
@@ -208,6 +210,21 @@ class CodeChunker:
             chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return chunks
+
+    def _join_on_long_lines(self, segments: list[_Segment], lines: list[str]) -> list[_Segment]:
+        """Definitions that share a long line (`text.is_long`: a minified bundle's thousands on one line) as
+        one segment, the others its nested names: a chunk is lines, so each of them held the whole line."""
+        joined: list[_Segment] = []
+        for segment in segments:
+            last = joined[-1] if joined else None
+            if last is not None and segment.start <= last.end and any(
+                    is_long(lines[row], self.max_chars) for row in range(segment.start, min(segment.end, last.end) + 1)):
+                last.end = max(last.end, segment.end)
+                if segment.symbol and len(last.names) < MAX_NESTED:
+                    last.names = (*last.names, (segment.symbol, segment.start))
+            else:
+                joined.append(segment)
+        return joined
 
     def _emit(self, path: str, lines: list[str], segment: _Segment) -> list[Chunk]:
         """One chunk for the segment, or windows when it is over the budget; blank edges trimmed."""
@@ -224,17 +241,22 @@ class CodeChunker:
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
             return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
                           tuple(name for name, _ in segment.names))]
-        parts = list(_windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3))
+        parts = []  # (first row, last row, text): a long line is a window of its own, cut into pieces
+        for part_start, part_end in _windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3):
+            if part_start == part_end and is_long(lines[part_start], self.max_chars):
+                parts.extend((part_start, part_end, piece) for piece in line_pieces(lines[part_start], self.max_chars))
+            else:
+                parts.append((part_start, part_end, "\n".join(lines[part_start : part_end + 1])))
         chunks = []
-        for index, (part_start, part_end) in enumerate(parts, 1):
+        for index, (part_start, part_end, part_text) in enumerate(parts, 1):
             header = segment.header
             if len(parts) > 1 and segment.kind != "module":
                 header = f"{segment.header or segment.symbol} (part {index} of {len(parts)})"
             # a definition kept whole but cut here all the same (its doc comment above made it too long):
             # each window lists the nested definitions that start in it
             names = tuple(name for name, row in segment.names if part_start <= row <= part_end)
-            chunks.append(Chunk(path, part_start + 1, part_end + 1, "\n".join(lines[part_start : part_end + 1]),
-                                segment.symbol, self.spec.name, segment.kind, header, names))
+            chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
+                                segment.kind, header, names))
         return chunks
 
 

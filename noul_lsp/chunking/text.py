@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from noul_lsp.chunking.chunk import Chunk
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+#: a line this many chunk budgets long is cut into pieces of the budget: a minified bundle (not named
+#: *.min.js), a data literal, an inline image. As one chunk it was the whole line; in a file of many
+#: definitions on one line each definition's chunk was the whole line, quadratic: an 86 KB line took 24 s and
+#: an 860 KB one held up its workspace's first index for minutes (docs/benchmarks.md)
+LONG_LINE_BUDGETS = 4
+#: characters consecutive pieces share, so that a word across a cut is whole in one of them
+PIECE_OVERLAP = 64
+
+
+def is_long(line: str, max_chars: int) -> bool:
+    return len(line) > LONG_LINE_BUDGETS * max_chars
+
+
+def line_pieces(line: str, max_chars: int) -> list[str]:
+    """A long line (`is_long`) as pieces of `max_chars` characters, each overlapping the next by
+    PIECE_OVERLAP, blank ones dropped."""
+    step = max_chars - PIECE_OVERLAP
+    pieces = (line[start:start + max_chars] for start in range(0, max(len(line) - PIECE_OVERLAP, 1), step))
+    return [piece for piece in pieces if piece.strip()]
 
 
 def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overlap: int,
@@ -43,10 +61,12 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
         while last >= first and not lines[last].strip():
             last -= 1
         if first <= last:
-            body = "\n".join(lines[first : last + 1])
             title = headings[first] if is_markdown else symbol
-            chunks.append(Chunk(path, first + first_line, last + first_line, body, title, language, kind,
-                                header=title if is_markdown and title else ""))
+            # a long line is a window of its own (cut before it, and it is past the budget): its pieces
+            bodies = line_pieces(lines[first], max_chars) if first == last and is_long(lines[first], max_chars) \
+                else ["\n".join(lines[first : last + 1])]
+            chunks.extend(Chunk(path, first + first_line, last + first_line, body, title, language, kind,
+                                header=title if is_markdown and title else "") for body in bodies)
         if end >= len(lines) - 1:
             break
         start = max(start + 1, end + 1 - overlap)
@@ -65,18 +85,3 @@ def text_language(path: str) -> str:
     dot = path.rfind(".")
     return _TEXT_LANGUAGES.get(path[dot:].lower(), "text") if dot >= 0 else "text"
 
-
-def chunk_characters(path: str, text: str, *, language: str, max_chars: int) -> list[Chunk]:
-    """Consecutive windows of `max_chars` characters, each with the lines it spans, blank ones dropped: for a
-    file whose lines are too long to cut by line (chunking/__init__.py, LONG_LINE_BUDGETS)."""
-    line_starts = [0]
-    for line in text.split("\n")[:-1]:
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    chunks: list[Chunk] = []
-    for offset in range(0, len(text), max_chars):
-        piece = text[offset:offset + max_chars]
-        if piece.strip():
-            chunks.append(Chunk(path, bisect.bisect_right(line_starts, offset),
-                                bisect.bisect_right(line_starts, offset + len(piece) - 1), piece, "", language,
-                                "text"))
-    return chunks
