@@ -78,6 +78,8 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert len(problems) == 3 and "cmd must be a table" in problems[0] and "{ 'noul-lsp' }" in problems[0], problems
     assert "picker must be one of auto, telescope, select" in problems[1] and "unknown option \"colour\"" in problems[2]
     assert seen["stale_summary"] == "P(here) 0.50 (still indexing: 3 files so far)"
+    assert seen["given_after_setup"] == {"picker": "bogus", "debounce_ms": 150, "used": "auto", "debounce_used": 150}
+    assert any("picker must be one of" in m for m in seen["messages"]), seen["messages"]
     # a buffer that is no file (fugitive, oil, a terminal) searches the current directory's workspace
     assert seen["uri_buffer_root"] == seen["root"] == str(root), (seen["uri_buffer_root"], seen["root"])
     assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])

@@ -21,7 +21,6 @@ import json
 import logging
 import re
 import sys
-import uuid
 from typing import Any
 
 import attrs
@@ -286,7 +285,8 @@ class NoulProtocol(LanguageServerProtocol):
             self._send_response(msg_id, None, JsonRpcInternalError.of(sys.exc_info()).to_response_error())
 
     def _send_handler_result(self, future, *, msg_id) -> None:
-        """As pygls, with the same one-line log for an error an async handler raises on purpose."""
+        """As pygls, with the same one-line log for an error a handler raises on purpose (pygls puts a sync
+        handler's error in the future too)."""
         if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
             self._request_futures.pop(msg_id, None)
             error = future.exception()
@@ -296,22 +296,13 @@ class NoulProtocol(LanguageServerProtocol):
         super()._send_handler_result(future, msg_id=msg_id)
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
-        """As pygls, but a notification that cannot be applied (a change to a document never opened) is logged
-        in one line: it has no answer, and nobody reading a traceback of it could act on it."""
-        if method_name == types.CANCEL_REQUEST:
-            super()._handle_notification(method_name, params)
-            return
-        try:
-            handler = self._get_handler(method_name)
-        except JsonRpcException:
+        """As pygls; a notification no handler serves is passed over in one line. (A handler's error reaches
+        `NoulServer.report_server_error`, which logs it in one line and shows nothing.)"""
+        if method_name != types.CANCEL_REQUEST and method_name not in self.fm.features and \
+                method_name not in self.fm.builtin_features:
             logger.info("ignoring the notification %r: no handler", method_name)
             return
-        try:
-            self._execute_handler(msg_id=str(uuid.uuid4()), handler=handler, args=(params,),
-                                  callback=self._check_handler_result)
-        except Exception as error:
-            logger.warning("notification %s not applied: %s: %s", method_name, type(error).__name__, error)
-            logger.debug("notification %s", method_name, exc_info=True)
+        super()._handle_notification(method_name, params)
 
     def _send_response(self, msg_id, result=None, error=None):
         """As pygls, but an error never carries a Python traceback to the client (it goes to the log)."""

@@ -88,8 +88,9 @@ class IndexingProgress:
     def _created(self, token: str, answered) -> None:
         if token != self._token:  # the span ended before the client answered: nothing to show
             return
-        if answered.cancelled() or answered.exception() is not None:
+        if answered.cancelled() or answered.exception() is not None:  # refused: index silently from now on
             logger.info("work done progress refused: %r", None if answered.cancelled() else answered.exception())
+            self.supported = False
             return
         self._begun = True
         self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
@@ -181,8 +182,12 @@ class NoulServer(LanguageServer):
     def report_server_error(self, error: Exception, source) -> None:
         """pygls shows "Error in server: KeyError: 'file:///…'" for a notification it could not apply (a change
         to a document the client never opened): the client's slip, which nobody reading it can act on, and
-        a request's error is in its answer already. Logged in one line, never shown."""
-        logger.warning("%s: %s: %s", getattr(source, "__name__", source), type(error).__name__, error)
+        a request's error is in its answer already. Never shown; logged in one line, with the traceback
+        pygls kept (`data`) at debug level (an error of ours in a notification handler is in it)."""
+        logger.warning("%s: %s", getattr(source, "__name__", source), error)
+        traceback = getattr(error, "data", None)
+        if isinstance(traceback, dict) and traceback.get("traceback"):
+            logger.debug("".join(traceback["traceback"]))
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"noul: {message}"))
@@ -248,6 +253,15 @@ class NoulServer(LanguageServer):
         workspace = self.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace else None
         return not (self.client_watches and watched and watched.dynamic_registration)
+
+    def client_watches_late(self, registration: asyncio.Future) -> None:
+        """The client accepted the watch registration after the server had started watching itself: its
+        events come now, and ours would report every change twice."""
+        if registration.cancelled() or registration.exception() is not None:
+            return
+        self.client_watches = True
+        for root in list(self.watchers):
+            self.watchers.pop(root).stop()
 
     def watch(self, root: Path) -> None:
         self.watchers[root] = RootWatcher(root, lambda paths: self.indexer.changed(root, paths))
@@ -349,14 +363,18 @@ async def initialized(ls: NoulServer, params: types.InitializedParams) -> None:
     for root in ls.roots:
         ls.indexer.scan(root)
     if not ls.needs_own_watcher:
-        try:
-            await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
-                types.Registration(id="noul-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                   register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                       watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))])),
-                HANDSHAKE_SECONDS)
-        except Exception as error:  # refused, or no answer in time: watch ourselves
-            logger.info("file watching registration refused or unanswered (%r): using watchfiles", error)
+        asked = asyncio.ensure_future(ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(id="noul-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                               register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                   watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))])))
+        # not wait_for: it cancels pygls' future, and the client's late answer then failed in pygls
+        await asyncio.wait({asked}, timeout=HANDSHAKE_SECONDS)
+        if not asked.done():  # no answer in time: watch ourselves, until the client says it watches after all
+            logger.info("file watching registration unanswered after %ss: using watchfiles", HANDSHAKE_SECONDS)
+            ls.client_watches = False
+            asked.add_done_callback(ls.client_watches_late)
+        elif asked.exception() is not None:  # refused: watch ourselves
+            logger.info("file watching registration refused (%r): using watchfiles", asked.exception())
             ls.client_watches = False
     if ls.needs_own_watcher:
         for root in ls.roots:

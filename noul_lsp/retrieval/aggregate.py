@@ -41,13 +41,14 @@ def file_order(ranking: list[Key], candidates: list[Candidates]) -> list[str]:
 
 def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25_rank: dict[Key, int],
                dense_rank: dict[Key, int], logits: dict[Key, float],
-               before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None) -> list[Hit]:
+               before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
+               per_file: bool = True) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit]] = []
-    shown: set[tuple[str, int, int]] = set()
+    shown: set[tuple] = set()
     for score, keys in scored:
         if len(hits) == limit:
             break
@@ -55,8 +56,9 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         arrays = candidates[index].arrays
         best = arrays.chunk(row)
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
-        # is shown once, where it ranks best
-        where = (os.path.join(str(candidates[index].root.root), best.path), best.start_line, best.end_line)
+        # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
+        where = os.path.join(str(candidates[index].root.root), best.path)
+        where = (where,) if per_file else (where, best.start_line, best.end_line)
         if where in shown:
             continue
         shown.add(where)

@@ -197,7 +197,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
 
     started = time.perf_counter()
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
-                      logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank)
+                      logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
+                      per_file=mode == "files")
     stage("aggregate", started)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")

@@ -40,7 +40,7 @@ class Progress:
     @property
     def message(self) -> str:
         share = f"{self.embedded / self.chunks:.0%}" if self.chunks else "0%"
-        where = f"{Path(self.root).name}: " if self.root else ""  # with several roots, which one
+        where = f"{Path(self.root).name or self.root}: " if self.root else ""  # with several roots, which one
         return f"{where}{self.phase}: {self.files} files, {self.chunks} chunks, {share} embedded"
 
     @property

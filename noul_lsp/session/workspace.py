@@ -302,7 +302,8 @@ class Workspace:
         embedder = self._embedder
         # without an embedder (missing, or its budget refused) nothing waits to be embedded: a count of
         # pending chunks would read as progress that never comes
-        waiting = self.corpus.chunk_count - self.corpus.embedded_chunks if self._embedder_spec is not None else 0
+        will_embed = self._embedder_spec is not None and not self.embedder_problem
+        waiting = self.corpus.chunk_count - self.corpus.embedded_chunks if will_embed else 0
         return IndexState(files=self.corpus.file_count, chunks=self.corpus.chunk_count,
                           embedded=self.corpus.embedded_chunks, static=self.corpus.static_chunks,
                           pending=waiting, stale=stale,

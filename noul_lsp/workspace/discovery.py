@@ -126,26 +126,29 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
         parts = [p for p in path.strip("/").split("/") if p]
         if not parts or ".git" in parts or ".." in parts:
             continue
-        ignore_stack.clear()
-        directory, relative_dir, followed = root, "", True
-        for part in parts[:-1]:  # the .gitignore files on the way, as the walk would have met them
+        try:  # under a folder one may not look into (EACCES), a named path is passed over, as in the walk
+            ignore_stack.clear()
+            directory, relative_dir, followed = root, "", True
+            for part in parts[:-1]:  # the .gitignore files on the way, as the walk would have met them
+                _push_gitignore(directory, relative_dir, ignore_stack)
+                directory, relative_dir = directory / part, relative_dir + part + "/"
+                if directory.is_symlink() or not directory.is_dir():
+                    followed = False  # the walk never enters a linked folder
+                    break
+            if not followed:
+                continue
             _push_gitignore(directory, relative_dir, ignore_stack)
-            directory, relative_dir = directory / part, relative_dir + part + "/"
-            if directory.is_symlink() or not directory.is_dir():
-                followed = False  # the walk never enters a linked folder
-                break
-        if not followed:
+            target = directory / parts[-1]
+            relative = relative_dir + parts[-1]
+            is_dir = target.is_dir() and not target.is_symlink()
+            if ignored(relative, is_dir):
+                continue
+            if is_dir:
+                visit(target, relative + "/")
+            elif target.exists() or target.is_symlink():
+                found.append(relative)
+        except OSError:
             continue
-        _push_gitignore(directory, relative_dir, ignore_stack)
-        target = directory / parts[-1]
-        relative = relative_dir + parts[-1]
-        is_dir = target.is_dir() and not target.is_symlink()
-        if ignored(relative, is_dir):
-            continue
-        if is_dir:
-            visit(target, relative + "/")
-        elif target.exists() or target.is_symlink():
-            found.append(relative)
     return sorted(set(found))
 
 

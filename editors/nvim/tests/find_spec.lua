@@ -138,6 +138,12 @@ local ok, problem = pcall(function()
   local status = noul.status(2000)
   out.status_text = status and noul.status_text(status) or ""
 
+  -- setup() reports a wrong option and leaves the caller's table as it was (a plugin manager may reuse it)
+  local given = { picker = "bogus", debounce_ms = 150 }
+  noul.setup(given)
+  out.given_after_setup = { picker = given.picker, debounce_ms = given.debounce_ms, used = noul.config.picker,
+    debounce_used = noul.config.debounce_ms }
+
   vim.cmd("checkhealth noul")
   out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
 end)

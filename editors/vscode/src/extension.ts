@@ -1,5 +1,5 @@
 // VS Code client of noul-lsp: starts the server, offers "Noul: Find by Description", shows indexing.
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
@@ -31,8 +31,7 @@ function settings() {
   };
 }
 
-function createClient(): LanguageClient {
-  const command = serverCommand(settings());
+function createClient(command: ServerCommand): LanguageClient {
   const serverOptions: ServerOptions = { command: command.command, args: command.args, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
@@ -50,41 +49,53 @@ function createClient(): LanguageClient {
 
 /**
  * Why `command` cannot serve: the interpreter's last line when it cannot import noul_lsp (a Python without
- * noul-lsp), the spawn error when the program is not there. Asked only after a start failed.
+ * noul-lsp), the spawn error when the program is not there. Asked only after a start failed, without
+ * blocking the extension host (Python's first import on a cold disk takes seconds).
  */
-function diagnose(command: ServerCommand, error: unknown): string {
-  const probe = command.args[0] === "-m"
-    ? spawnSync(command.command, ["-c", "import noul_lsp"], { encoding: "utf8", timeout: 20000 })
-    : spawnSync(command.command, ["--version"], { encoding: "utf8", timeout: 20000 });
-  if (probe.error) {
-    return probe.error.message;
-  }
-  const said = `${probe.stderr ?? ""}`.trim().split("\n").pop() ?? "";
-  if (probe.status !== 0 && said !== "") {
-    return said;
-  }
-  return error instanceof Error ? error.message : String(error);
+function diagnose(command: ServerCommand, error: unknown): Promise<string> {
+  const args = command.args[0] === "-m" ? ["-c", "import noul_lsp"] : ["--version"];
+  return new Promise((resolve) => {
+    execFile(command.command, args, { encoding: "utf8", timeout: 20000 }, (failure, _stdout, stderr) => {
+      const said = `${stderr ?? ""}`.trim().split("\n").pop() ?? "";
+      if (failure && said !== "") {
+        resolve(said);
+      } else if (failure) {
+        resolve(failure.message);
+      } else {
+        resolve(error instanceof Error ? error.message : String(error));
+      }
+    });
+  });
+}
+
+/** Starts are queued: a folder added, a setting changed or Restart run while one is under way waits for it
+ * (two at once left a second server running that nothing stopped). */
+let starting: Promise<void> = Promise.resolve();
+
+function startServer(): Promise<void> {
+  starting = starting.then(restart, restart);
+  return starting;
 }
 
 /**
  * (Re)starts the server. A start that fails leaves no client, says why and how to mend it once, and every
  * command repeats it; "Noul: Restart Server" (or changing noul.pythonPath / noul.serverPath) tries again.
  */
-async function startServer(): Promise<void> {
+async function restart(): Promise<void> {
   const previous = client;
   client = undefined;
   if (previous) {
     await previous.stop().catch(() => undefined);
   }
   const command = serverCommand(settings());
-  const next = createClient();
+  const next = createClient(command);
   try {
     await next.start();
     client = next;
     notStarted = undefined;
   } catch (error) {
     await next.stop().catch(() => undefined);
-    notStarted = startProblem(command, diagnose(command, error));
+    notStarted = startProblem(command, await diagnose(command, error));
     void vscode.window.showErrorMessage(notStarted, "Open Settings").then((choice) => {
       if (choice) {
         void vscode.commands.executeCommand("workbench.action.openSettings", "noul.pythonPath");
@@ -244,12 +255,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   statusTimer = setInterval(() => void refreshStatus(), 3000);
   // A window with no folder has nothing to index: the server (a Python process) starts with the first folder.
+  let started = false;
   context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(async () => {
-    if (!client && hasFolder()) {
+    if (!started && hasFolder()) {
+      started = true;
       await startServer();
     }
   }));
   if (hasFolder()) {
+    started = true;
     await startServer();
   } else {
     notStarted = "noul: open a folder to search it";

@@ -408,20 +408,28 @@ local OPTION_TYPES = {
   low_here = "number", picker = { "auto", "telescope", "select" },
 }
 
---- Problems with the options given to setup(), one line each (an empty list when there is none).
+--- What is wrong with one option given to setup(), or nil.
+local function option_problem(key, value)
+  local wanted = OPTION_TYPES[key]
+  if wanted == nil then
+    local known = vim.tbl_keys(OPTION_TYPES)
+    table.sort(known)
+    return string.format("unknown option %q (known: %s)", key, table.concat(known, ", "))
+  elseif type(wanted) == "table" and not vim.tbl_contains(wanted, value) then
+    return string.format("%s must be one of %s, not %s", key, table.concat(wanted, ", "), vim.inspect(value))
+  elseif type(wanted) == "string" and type(value) ~= wanted then
+    return string.format("%s must be a %s, not %s%s", key, wanted, vim.inspect(value),
+      key == "cmd" and " (a list: { 'noul-lsp' } or { python, '-m', 'noul_lsp' })" or "")
+  end
+end
+
+--- Problems with the options given to setup(), one line each, sorted (an empty list when there is none).
 function M.option_problems(opts)
   local problems = {}
   for key, value in pairs(opts) do
-    local wanted = OPTION_TYPES[key]
-    if wanted == nil then
-      table.insert(problems, string.format("unknown option %q (known: %s)", key,
-        table.concat(vim.tbl_keys(OPTION_TYPES), ", ")))
-    elseif type(wanted) == "table" and not vim.tbl_contains(wanted, value) then
-      table.insert(problems, string.format("%s must be one of %s, not %s", key, table.concat(wanted, ", "),
-        vim.inspect(value)))
-    elseif type(wanted) == "string" and type(value) ~= wanted then
-      table.insert(problems, string.format("%s must be a %s, not %s%s", key, wanted, vim.inspect(value),
-        key == "cmd" and " (a list: { 'noul-lsp' } or { python, '-m', 'noul_lsp' })" or ""))
+    local problem = option_problem(key, value)
+    if problem then
+      table.insert(problems, problem)
     end
   end
   table.sort(problems)
@@ -433,17 +441,17 @@ function M.setup(opts)
     notify("Neovim 0.11 or newer is needed", vim.log.levels.ERROR)
     return
   end
-  opts = opts or {}
-  local problems = M.option_problems(opts)
-  if #problems > 0 then -- keep the defaults of what is wrong, and say so once
-    notify("setup: " .. table.concat(problems, "; "), vim.log.levels.WARN)
-    for key in pairs(vim.deepcopy(opts)) do
-      if #M.option_problems({ [key] = opts[key] }) > 0 then
-        opts[key] = nil
-      end
+  local problems = M.option_problems(opts or {})
+  local valid = {} -- the caller's table is left as it was (a plugin manager may give it again)
+  for key, value in pairs(opts or {}) do
+    if option_problem(key, value) == nil then
+      valid[key] = value
     end
   end
-  M.config = vim.tbl_deep_extend("force", M.config, opts)
+  if #problems > 0 then -- keep the defaults of what is wrong, and say so once
+    notify("setup: " .. table.concat(problems, "; "), vim.log.levels.WARN)
+  end
+  M.config = vim.tbl_deep_extend("force", M.config, valid)
   local function count(args)
     return args.count > 0 and args.count or nil
   end
