@@ -71,6 +71,8 @@ function diagnose(command: ServerCommand, error: unknown): Promise<string> {
 /** Starts are queued: a folder added, a setting changed or Restart run while one is under way waits for it
  * (two at once left a second server running that nothing stopped). */
 let starting: Promise<void> = Promise.resolve();
+/** Whether a start is under way (a command meanwhile says so, not that the server is down). */
+let launching = false;
 
 function startServer(): Promise<void> {
   starting = starting.then(restart, restart);
@@ -82,6 +84,16 @@ function startServer(): Promise<void> {
  * command repeats it; "Noul: Restart Server" (or changing noul.pythonPath / noul.serverPath) tries again.
  */
 async function restart(): Promise<void> {
+  launching = true;
+  try {
+    await launch();
+  } finally {
+    launching = false;
+  }
+  await refreshStatus();
+}
+
+async function launch(): Promise<void> {
   const previous = client;
   client = undefined;
   if (previous) {
@@ -102,15 +114,18 @@ async function restart(): Promise<void> {
       }
     });
   }
-  await refreshStatus();
 }
 
-/** The server is running; otherwise say why not (the failed start's reason) and return false. */
+/** The server is running; otherwise say why not (starting, or the failed start's reason) and return false. */
 function running(): boolean {
   if (client?.isRunning()) {
     return true;
   }
-  void vscode.window.showErrorMessage(notStarted ?? "noul: the server is not running; run \"Noul: Restart Server\".");
+  if (launching) {
+    void vscode.window.showInformationMessage("noul: the server is starting; try again in a moment.");
+  } else {
+    void vscode.window.showErrorMessage(notStarted ?? "noul: the server is not running; run \"Noul: Restart Server\".");
+  }
   return false;
 }
 
