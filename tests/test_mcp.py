@@ -273,3 +273,29 @@ def test_one_root_set_serves_several_roots_and_narrows_to_a_folder(tmp_path: Pat
         assert [r["root"] for r in roots.status()["roots"]] == [str((tmp_path / n).resolve()) for n in ("a", "b [x]")]
     finally:
         roots.close()
+
+
+def test_the_first_find_after_a_restart_sees_what_changed_while_no_server_ran(tmp_path: Path):
+    """An index reopened is as it was when last open: a file added meanwhile (a pull, a branch switch) was
+    missing from the first find, and the agent read a low P(here) as "not here"."""
+    import shutil
+
+    from noul_lsp.config import Settings
+    from noul_lsp.mcp.roots import RootSet
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "polyglot", tmp_path / "a")
+    settings = Settings(cache_dir=str(tmp_path / "cache"))
+    first = RootSet(settings, [tmp_path / "a"], watch=False)
+    try:
+        assert first.indexer.idle.wait(120)
+    finally:
+        first.close()
+    (tmp_path / "a" / "src" / "geo.py").write_text(
+        "def haversine_distance(a, b):\n    \"\"\"Great-circle distance between two latitude/longitude points.\"\"\"\n"
+        "    return 6371 * central_angle(a, b)\n")
+    again = RootSet(settings, [tmp_path / "a"], watch=False)
+    try:
+        body = again.find("great-circle distance between two latitude longitude points")
+        assert body["files"][0]["path"] == "src/geo.py", body
+    finally:
+        again.close()

@@ -236,8 +236,11 @@ class RootSet:
             return False
 
     def _wait_for_first_scan(self, workspaces: list[Workspace]) -> None:
+        """Wait (at most FIRST_SCAN_SECONDS) for each root's first pass of this process: an index reopened
+        answers as it was when last open, and a file added meanwhile (a pull, a branch switch) was missing
+        from the first find, which an agent read as "not here" (a rescan of an unchanged tree is seconds)."""
         deadline = time.monotonic() + FIRST_SCAN_SECONDS
-        while not all(self._scanned(w) for w in workspaces) and not self.indexer.idle.is_set():
+        while not all(w.root in self.indexer.rescanned for w in workspaces) and not self.indexer.idle.is_set():
             if time.monotonic() > deadline:
                 return
             time.sleep(0.05)
@@ -246,8 +249,13 @@ class RootSet:
         """What the answer could not see yet, in words ("" when nothing)."""
         parts = []
         unscanned = [str(w.root) for w in workspaces if not self._scanned(w)]
+        rescanning = [str(w.root) for w in workspaces if self._scanned(w) and w.root not in self.indexer.rescanned]
         if unscanned:
             parts.append(f"still scanning {', '.join(unscanned)}: files not seen yet are missing")
+        if rescanning:
+            parts.append(f"still looking at {', '.join(rescanning)} again: files changed since it was last "
+                         "indexed may be missing or old")
+            unscanned += rescanning
         index = result.index
         if index.pending:
             parts.append(f"{index.pending} of {index.chunks} chunks not embedded yet (word matching covers them, "

@@ -59,6 +59,9 @@ class BackgroundIndexer:
                  on_problem: Callable[[str], None] = lambda m: None,
                  on_damage: Callable[[Workspace, IndexDamaged], None] | None = None) -> None:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
+        #: roots a whole pass has looked at in this process: before, an index reopened is as it was when it
+        #: was last open, whatever changed on disk meanwhile (a pull, a branch switch)
+        self.rescanned: set[Path] = set()
         self._workspaces: dict[Path, Workspace] = {}
         self._lock = threading.Lock()
         #: held while the thread works on a workspace: a root removed meanwhile is closed when it is let go
@@ -172,6 +175,8 @@ class BackgroundIndexer:
                 paths = sorted(job.paths) if job.paths is not None else None
                 self.on_progress(Progress("scanning", str(job.root)))
                 report = workspace.indexer.update(paths=paths)
+                if paths is None:
+                    self.rescanned.add(job.root)
                 if self._gone(workspace):
                     return
                 workspace.embed_static(should_stop=lambda: self._gone(workspace))  # every chunk dense at once
