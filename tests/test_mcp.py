@@ -88,6 +88,18 @@ def test_a_small_budget_gives_ranges_and_previews_a_large_one_adds_cropped_code(
         assert len(r["code"].split("\n")) == end - start + 1 <= r["lines"][1] - r["lines"][0] + 1
 
 
+def test_an_answer_that_is_probably_not_here_names_its_ranges_without_their_code():
+    from dataclasses import replace
+
+    from noul_lsp.retrieval.answer import PROBABLY_ABSENT_NOTE
+
+    absent = agent_answer(replace(_result([0.5, 0.42, 0.03]), here_probability=0.02), 4000, source=_source).body
+    assert absent["files"] and not any("code" in r for f in absent["files"] for r in f["ranges"])
+    assert PROBABLY_ABSENT_NOTE in absent["notes"] and absent["tokens"] < 600
+    here = agent_answer(_result([0.5, 0.42, 0.03]), 4000, source=_source).body  # P(here) 0.9
+    assert any("code" in r for f in here["files"] for r in f["ranges"]) and "notes" not in here
+
+
 def test_the_best_file_is_always_there_even_over_a_tiny_budget():
     answer = agent_answer(_result([0.5, 0.45]), 10)
     assert answer.paths == ["src/module_1.py"]

@@ -172,6 +172,14 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
+#: below this P(here) the answer is "probably not here" (the editors' warning too): its files and ranges come
+#: with previews but without their code, which an agent would re-read on every later turn for nothing (P(here)
+#: 0.02 came with 1,500 tokens of code: docs/benchmarks.md)
+PROBABLY_ABSENT_BELOW = 0.3
+PROBABLY_ABSENT_NOTE = ("P(here) is low: probably not in these roots. The ranges come without their code; "
+                        "read one, or ask again with other words, if it is worth it")
+
+
 def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *, source: SourceLines | None = None,
                  beta: float = 1.0, extra: dict | None = None) -> AgentAnswer:
     """The fewest files and ranges for `result` (see the module docstring), within about `token_budget`
@@ -185,6 +193,7 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
     single_root = len(roots) == 1
     shown: list[_Shown] = []
     runners_up = 0
+    absent = result.here_probability is not None and result.here_probability < PROBABLY_ABSENT_BELOW
 
     def body() -> dict:
         files = []
@@ -213,8 +222,9 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         index = result.index
         found["index"] = {"files": index.files, "chunks": index.chunks, "embedded": index.embedded,
                           "pending": index.pending, "stale": index.stale}
-        if result.notes:
-            found["notes"] = list(result.notes)
+        notes = [*result.notes, *([PROBABLY_ABSENT_NOTE] if absent else [])]
+        if notes:
+            found["notes"] = notes
         if extra:
             found.update(extra)
         found["tokens"] = 0
@@ -260,8 +270,9 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         if not fits():
             runners_up -= 1
             break
-    # 5. the code of the shown ranges, best range of every file first, cropped at the budget
-    if source is not None:
+    # 5. the code of the shown ranges, best range of every file first, cropped at the budget (none when the
+    # answer is probably not here)
+    if source is not None and not absent:
         texts = {id(item): source(item.file.root, item.file.path) for item in shown}
         for depth in range(max((item.ranges for item in shown), default=0)):
             for item in shown:
