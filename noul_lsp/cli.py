@@ -767,9 +767,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from noul_lsp.mcp.server import serve
     except ImportError as error:
-        if not (error.name or "").startswith(("mcp", "pydantic")):
-            raise
-        raise CliError("noul mcp needs the MCP SDK: pip install 'noul-lsp[mcp]'") from None
+        # the SDK missing, an older one (1.x has no mcp.server.mcpserver), or one of its own dependencies
+        # missing: each says what is there and what is needed, never a traceback
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+            found = f"mcp {version('mcp')} is installed"
+        except PackageNotFoundError:
+            found = "the SDK is not installed"
+        raise CliError(f"noul mcp needs the MCP SDK (mcp>=2.3,<3; {found}; importing it failed: {error}): "
+                       "pip install 'noul-lsp[mcp]'") from None
     from noul_lsp.mcp.roots import MAX_TOKEN_BUDGET, RootSet
     from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 

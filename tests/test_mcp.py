@@ -282,6 +282,8 @@ def test_one_root_set_serves_several_roots_and_narrows_to_a_folder(tmp_path: Pat
         assert all(f["path"].startswith("web/") for f in scoped["files"])
         with pytest.raises(CallError, match="outside the roots"):
             roots.find(RETRY_QUERY, path=str(tmp_path))
+        with pytest.raises(CallError, match="in several roots"):  # both roots have web/: which one is meant
+            roots.find("token bucket rate limiter", path="web")
         assert [r["root"] for r in roots.status()["roots"]] == [str((tmp_path / n).resolve()) for n in ("a", "b [x]")]
     finally:
         roots.close()

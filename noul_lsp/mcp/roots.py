@@ -142,6 +142,9 @@ class RootSet:
         candidate = Path(path).expanduser()
         if not candidate.is_absolute():
             inside = [root / candidate for root in self.workspaces if (root / candidate).exists()]
+            if len(inside) > 1:  # searching the first alone answered for one root as if for all
+                raise CallError(f"path {path} is in several roots ({', '.join(str(c) for c in inside)}): give the "
+                                "one you mean as an absolute path")
             candidate = inside[0] if inside else Path.cwd() / candidate
         try:
             resolved = candidate.resolve(strict=True)
