@@ -280,3 +280,13 @@ def test_a_notebooks_image_output_is_neither_read_nor_cut():
     assert [c.symbol for c in chunks] == ["cell 1"] and "AAAA" not in chunks[0].text
     # normal code keeps its definitions, as before
     assert FileChunker(IndexSettings()).chunk("app.js", "function f(a){return a+1};" * 20)[0].symbol == "f"
+
+
+def test_a_rust_items_attributes_belong_to_it():
+    """`#[derive(...)]` and `#[cfg(...)]` above an item are part of it, as its doc comment is: apart, the best
+    range of a cfg-gated function was its attribute line alone. A crate's inner attributes stay with the
+    crate's own lines."""
+    source = ('//! crate docs\n#![allow(dead_code)]\n\n/// A point.\n#[derive(Debug, Clone)]\n'
+              'pub struct Point { x: f64, y: f64 }\n\n#[cfg(feature = "nightly")]\nmod nightly;\n')
+    chunks = FileChunker(IndexSettings()).chunk("src/lib.rs", source)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 2), ("Point", 4, 6), ("nightly", 8, 9)]

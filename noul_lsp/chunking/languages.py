@@ -158,7 +158,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",),
                      {"function_item": "function", "impl_item": "impl", "struct_item": "struct", "enum_item": "enum",
                       "trait_item": "trait", "mod_item": "module", "macro_definition": "macro", "union_item": "union"},
-                     frozenset({"impl_item", "trait_item", "mod_item"})),
+                     frozenset({"impl_item", "trait_item", "mod_item"}),
+                     # `#[derive(...)]`, `#[cfg(...)]` belong to the item below, as its doc comment does: apart,
+                     # an item's best range was its attribute line alone (docs/benchmarks.md, "noul mcp")
+                     leading=frozenset({"attribute_item"})),
         LanguageSpec("java", "tree_sitter_java", "language", (".java",),
                      {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
                       "record_declaration": "record", "annotation_type_declaration": "annotation",
