@@ -114,8 +114,9 @@ _MINIMUMS = {("IndexSettings", "max_file_bytes"): 1, ("IndexSettings", "chunk_ma
              ("IndexSettings", "embed_batch"): 1, ("SearchSettings", "limit"): 1, ("SearchSettings", "rrf_k"): 1,
              ("SearchSettings", "candidates"): 1, ("SearchSettings", "query_windows"): 1,
              ("SearchSettings", "rerank_max_length"): 8, ("SearchSettings", "rerank_batch"): 1}
-#: the largest value a request would accept too (a find's `limit` is at most 1000: lsp/protocol.py)
-_MAXIMUMS = {("SearchSettings", "limit"): 1000}
+#: the most results one find returns, as a setting or a request's `limit` (lsp/protocol.py checks requests)
+MAX_FIND_LIMIT = 1000
+_MAXIMUMS = {("SearchSettings", "limit"): MAX_FIND_LIMIT}
 
 
 def _snake(name: str) -> str:

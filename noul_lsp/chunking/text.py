@@ -84,4 +84,3 @@ _TEXT_LANGUAGES = {
 def text_language(path: str) -> str:
     dot = path.rfind(".")
     return _TEXT_LANGUAGES.get(path[dot:].lower(), "text") if dot >= 0 else "text"
-

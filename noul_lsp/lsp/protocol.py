@@ -36,13 +36,15 @@ from pygls.protocol.json_rpc import (
     ResponseErrorMessage,
 )
 
+from noul_lsp.config import MAX_FIND_LIMIT
+
 SEMANTIC_FIND = "workspace/semanticFind"
 SEMANTIC_FIND_ALIAS = "noul/semanticFind"
 FIND_METHODS = (SEMANTIC_FIND, SEMANTIC_FIND_ALIAS)
 #: the longest query a find accepts (characters): several issue texts; beyond it a find takes seconds
 MAX_QUERY_CHARS = 65_536
 #: the most results one find returns
-MAX_LIMIT = 1000
+MAX_LIMIT = MAX_FIND_LIMIT
 #: a frame declaring more than this is not believed (its bytes are skipped as junk)
 MAX_FRAME_BYTES = 64 << 20
 

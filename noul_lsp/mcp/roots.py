@@ -258,12 +258,11 @@ class RootSet:
         if rescanning:
             parts.append(f"still looking at {', '.join(rescanning)} again: files changed since it was last "
                          "indexed may be missing or old")
-            unscanned += rescanning
         index = result.index
         if index.pending:
             parts.append(f"{index.pending} of {index.chunks} chunks not embedded yet (word matching covers them, "
                          "meaning matching does not)")
-        elif index.stale and not unscanned:
+        elif index.stale and not unscanned and not rescanning:
             parts.append("the index is being updated: files changed in the last seconds may be missing")
         return "; ".join(parts)
 

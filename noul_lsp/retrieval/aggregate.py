@@ -57,11 +57,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         best = arrays.chunk(row)
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
         # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
-        where = os.path.join(str(candidates[index].root.root), best.path)
-        where = (where,) if per_file else (where, best.start_line, best.end_line)
-        if where in shown:
+        absolute = os.path.join(str(candidates[index].root.root), best.path)
+        place = (absolute,) if per_file else (absolute, best.start_line, best.end_line)
+        if place in shown:
             continue
-        shown.add(where)
+        shown.add(place)
         rank = len(hits) + 1
         ranges = [(c.start_line, c.end_line) for c in (arrays.chunk(r) for _, r in keys[:3])]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
