@@ -335,7 +335,8 @@ def test_a_named_path_matches_at_folder_boundaries_only(cookie_workspace):
 def test_top_k_over_a_sampled_threshold_is_the_top_k_of_every_score():
     """Over many scores top_k first keeps those above a threshold drawn from a sample; the best k (their
     scores, in order) are those a sort of every score gives, when most rows score, when few do (fewer than
-    k above the sample's threshold), with a floor of -inf, and with ties."""
+    k above the sample's threshold), when most are 0 (the sample's zeros left out), with a floor of -inf or
+    above 0, and with ties."""
     from noul_lsp.retrieval.fusion import SAMPLED_FROM, top_k
 
     rng = np.random.default_rng(11)
@@ -345,7 +346,8 @@ def test_top_k_over_a_sampled_threshold_is_the_top_k_of_every_score():
     few[rng.choice(size, 150, replace=False)] = rng.random(150).astype(np.float32) + 1
     ties = np.round(rng.random(size) * 20).astype(np.float32)
     cosines = np.where(rng.random(size) < 0.5, rng.standard_normal(size), -np.inf).astype(np.float32)
-    for scores, floor in ((most, 0.0), (few, 0.0), (ties, 0.0), (cosines, -np.inf)):
+    sparse = np.where(rng.random(size) < 0.15, rng.random(size) * 9, 0.0).astype(np.float32)  # a description's
+    for scores, floor in ((most, 0.0), (few, 0.0), (ties, 0.0), (cosines, -np.inf), (sparse, 0.0), (sparse, 4.0)):
         found = top_k(scores, 200, floor=floor)
         expected = np.sort(scores[scores > floor])[::-1][:200]
         assert np.array_equal(scores[found], expected) and len(set(found.tolist())) == len(found)

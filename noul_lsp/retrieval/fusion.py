@@ -22,9 +22,12 @@ def top_k(scores: np.ndarray, k: int, *, floor: float = 0.0) -> np.ndarray:
     the answer is the same either way."""
     if len(scores) >= SAMPLED_FROM and k > 0:
         sample = scores[::SAMPLE_STEP]
+        # the sample's scores above the floor only: a description's BM25 is 0 for most rows, and numpy's
+        # selection over that many equal values took 0.8 ms at 782k rows (0.08 ms once they are left out)
+        sample = sample[sample > floor]
         rank = 4 * k // SAMPLE_STEP + 1  # the sample's rank whose score about 4k of the whole exceed
-        if len(sample) > rank:
-            threshold = max(float(np.partition(sample, len(sample) - rank)[len(sample) - rank]), floor)
+        if len(sample) > rank:  # (fewer: the rank's score is at or below the floor, the floor is the threshold)
+            threshold = float(np.partition(sample, len(sample) - rank)[len(sample) - rank])
             candidates = np.flatnonzero(scores > threshold)
             if len(candidates) >= k:
                 part = np.argpartition(-scores[candidates], k - 1)[:k]
