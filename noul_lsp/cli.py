@@ -79,7 +79,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if isinstance(path, str) and not path.strip():
         # Path("") is the current folder: an empty variable in a script would index wherever it ran
         raise CliError("the folder is empty: give a workspace folder (`.` for the current one)", EXIT_USAGE)
-    if getattr(args, "command", "") in ("index", "find", "status"):
+    if getattr(args, "command", "") in ("index", "find", "status", "mcp"):
         from noul_lsp.models.registry import resolve_embedder, resolve_reranker
         from noul_lsp.store import cache_root
 
@@ -112,14 +112,16 @@ def _check_token_budget(args: argparse.Namespace, cache: Path) -> None:
     from noul_lsp.models.embedder import token_budget_problem
     from noul_lsp.models.registry import DEFAULT_EMBEDDER, resolve_embedder
 
-    root = Path(getattr(args, "path", None) or ".")
+    path = getattr(args, "path", None)
+    root = Path((path[0] if path else None) if isinstance(path, list) else (path or "."))  # mcp: its first root
     name = args.embedder or workspace_choice(root, cache).embedder or DEFAULT_EMBEDDER
     try:
         problem = token_budget_problem(resolve_embedder(name, cache), name, args.token_budget)
     except ModelMissing:
         return  # the index says so, and searches without it
     if problem:
-        raise CliError(f"--token-budget: {problem}", EXIT_USAGE)
+        answer = " (the size of an answer is --answer-tokens)" if getattr(args, "command", "") == "mcp" else ""
+        raise CliError(f"--token-budget: {problem}{answer}", EXIT_USAGE)
 
 
 def _decoded(text: str) -> str:
@@ -1108,7 +1110,9 @@ needs the SDK: pip install "noul-lsp[mcp]"''')
     mcp.add_argument("--path", action="append", metavar="DIR",
                      help="a root to serve (repeatable); calls may then name only paths inside these roots")
     mcp.add_argument("--answer-tokens", type=int, metavar="N",
-                     help="default token budget of a find answer, approximate (characters / 4; default 2000)")
+                     help="default token budget of a find answer, approximate (characters / 4; default 2000): "
+                          "the find tool's `token_budget`, not --token-budget (the tokens of each chunk the "
+                          "embedder sees)")
     mcp.set_defaults(handler=cmd_mcp)
     return parser
 

@@ -183,8 +183,12 @@ async def test_mcp_find_answers_the_file_and_range_over_stdio_and_survives_bad_a
         await session.initialize()
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert set(tools) == {"find", "status", "reindex"}
-        assert {"query", "path", "limit", "mode", "include", "exclude", "token_budget"} <= \
-            set(tools["find"].input_schema["properties"])
+        properties = tools["find"].input_schema["properties"]
+        assert {"query", "path", "limit", "mode", "include", "exclude", "token_budget"} <= set(properties)
+        # the bounds a schema-driven client checks before calling (the server checks them again)
+        assert (properties["limit"]["minimum"], properties["limit"]["maximum"]) == (1, 100)
+        assert (properties["token_budget"]["minimum"], properties["token_budget"]["maximum"]) == (200, 200_000)
+        assert properties["query"]["minLength"] == 1
 
         early = _body(await session.call_tool("find", {"query": RETRY_QUERY}))  # answers before embedding ends
         assert early["files"] and "tokens" in early and "index" in early
@@ -254,9 +258,13 @@ def test_noul_mcp_refuses_bad_arguments_before_serving(tmp_path: Path, capsys):
 
     assert main(["mcp", "--path", str(tmp_path / "missing")]) == 2
     assert main(["mcp", "--path", str(tmp_path), "--answer-tokens", "5"]) == 2
+    # the embedder's chunk length, not the answer's size: checked as `index` checks it, and said which is which
+    assert main(["mcp", "--path", str(tmp_path), "--token-budget", "4000", "--cache-dir", str(tmp_path / "c")]) == 2
     errors = capsys.readouterr().err.splitlines()
-    assert errors == [f"noul: error: --path {tmp_path / 'missing'}: not a folder",
-                      "noul: error: --answer-tokens must be from 200 to 200000, not 5"]
+    assert errors[:2] == [f"noul: error: --path {tmp_path / 'missing'}: not a folder",
+                          "noul: error: --answer-tokens must be from 200 to 200000, not 5"]
+    assert errors[2].startswith("noul: error: --token-budget: the token budget 4000 is over the 512 tokens")
+    assert errors[2].endswith("(the size of an answer is --answer-tokens)") and len(errors) == 3
 
 
 @pytest.mark.slow

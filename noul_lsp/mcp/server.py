@@ -19,7 +19,7 @@ from pydantic import Field
 
 from noul_lsp import __version__
 from noul_lsp.mcp.roots import MAX_LIMIT, MAX_TOKEN_BUDGET, CallError, RootSet
-from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, TOKEN_COUNT, compact_json
+from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, compact_json
 
 logger = logging.getLogger(__name__)
 
@@ -29,14 +29,18 @@ with a description ("where do we retry failed uploads with backoff", or a whole 
 reading files one by one: it answers with the few files and line ranges that most likely hold it, each
 with P(answer) and its role, and P(here), the chance that the code is in these roots at all (low:
 probably not there). Read only the ranges you need. The answer fits `token_budget` (approximate
-tokens, characters / 4); a larger budget adds more ranges and their source lines, never whole files."""
+tokens, characters / 4); a larger budget adds the chosen files' further ranges (up to three a file) and
+their source lines, never more files nor whole files: for every matching range of a file, ask with
+`mode: "chunks"` and a larger `limit`."""
 
 FIND_DESCRIPTION = f"""\
 Find code by describing what it does. Answers with the minimal set of files and line ranges (best
 first), each with its probability of being what you described (P(answer)) and its role (source, test,
 docs, ...), P(here) for the whole answer, a few runner-up files, and what the index has not covered yet
-(`pending`). Sized to `token_budget` (default {DEFAULT_TOKEN_BUDGET}; {TOKEN_COUNT}): the files' best
-ranges and previews first, then further ranges, then the ranges' source lines."""
+(`pending`). Sized to `token_budget` (default {DEFAULT_TOKEN_BUDGET}; approximate tokens, characters / 4):
+the files' best ranges and previews first, then their further ranges (up to three a file; `mode: "chunks"`
+gives every matching range), then the ranges' source lines. The budget is a ceiling: the answer stops
+where the chosen files end."""
 
 
 def _text(body: dict) -> CallToolResult:
@@ -50,17 +54,20 @@ def build_server(roots: RootSet, *, default_token_budget: int = DEFAULT_TOKEN_BU
 
     @server.tool(name="find", description=FIND_DESCRIPTION, annotations=read_only, structured_output=False)
     def find(
-        query: Annotated[str, Field(description="what the code does, in words, or an issue's text")],
+        query: Annotated[str, Field(description="what the code does, in words, or an issue's text",
+                                    json_schema_extra={"minLength": 1})],
         path: Annotated[str | None, Field(description="a root, or a folder or file inside one, to search; "
                                           "default: every root")] = None,
         limit: Annotated[int, Field(description=f"candidate files (or chunks) considered, 1 to {MAX_LIMIT}",
-                                    strict=True)] = 10,
+                                    strict=True, json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = 10,
         mode: Annotated[Literal["files", "chunks"], Field(description="rank files (default) or chunks")] = "files",
         include: Annotated[list[str] | None, Field(description="only paths matching these globs "
                                                    "(gitignore syntax, relative to the root)")] = None,
         exclude: Annotated[list[str] | None, Field(description="skip paths matching these globs")] = None,
         token_budget: Annotated[int, Field(description=f"approximate tokens of the answer, {MIN_TOKEN_BUDGET} "
-                                           f"to {MAX_TOKEN_BUDGET}", strict=True)] = default_token_budget,
+                                           f"to {MAX_TOKEN_BUDGET}", strict=True,
+                                           json_schema_extra={"minimum": MIN_TOKEN_BUDGET,
+                                                              "maximum": MAX_TOKEN_BUDGET})] = default_token_budget,
     ) -> CallToolResult:
         try:
             return _text(roots.find(query, path=path, limit=limit, mode=mode, include=include, exclude=exclude,
