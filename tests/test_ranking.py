@@ -368,6 +368,11 @@ def test_partition_and_counting_agree_with_sorting_every_score():
         thresholds = rng.choice(scores, size=min(len(scores), 15), replace=False) if len(scores) else scores
         descending = np.sort(values)[::-1]
         assert np.array_equal(_higher_than(values, thresholds), np.searchsorted(-descending, -thresholds, side="left"))
+    for size in (9_000, 60_000):  # past the sampled threshold: the same files, ties by index
+        scores = np.where(rng.random(size) < 0.7, rng.integers(1, 50, size), 0).astype(np.float32)
+        positive = np.flatnonzero(scores > 0)
+        for k in (1, 50, 400):
+            assert np.array_equal(_best(scores, positive, k), positive[np.argsort(-scores[positive], kind="stable")[:k]])
 
 
 def test_runs_give_the_maxima_runners_up_and_heads_a_sort_within_each_file_gives():
