@@ -277,3 +277,47 @@ async def test_a_reranker_setting_reranks_and_says_where(client: LanguageClient,
         await asyncio.sleep(0.3)
     assert result.signals.rerank == "skipped" and result.results  # answered without it
     assert any("not reranked" in m.message and "noul models pull" in m.message for m in client.messages)
+
+
+async def test_a_folder_inside_another_is_indexed_with_it_and_alone_once_that_one_goes(client: LanguageClient):
+    """A workspace folder inside another (a package of a monorepo added beside it) is served by the outer
+    folder's index: its files were scanned and embedded twice before. When the outer folder is removed,
+    the inner one gets an index of its own; when it comes back, it takes the inner one's place."""
+    first, second = client.roots
+    inner = first / "src"
+
+    def folders(added=(), removed=()):
+        client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(from_fs_path(str(f)), f.name) for f in added],
+                removed=[types.WorkspaceFolder(from_fs_path(str(f)), f.name) for f in removed])))
+
+    async def status_when(done, what: str, timeout: float = 120.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+            if done(status):
+                return status
+            await asyncio.sleep(0.2)
+        raise AssertionError(f"{what}: {status}")
+
+    folders(added=[inner])
+    status = await status_when(lambda s: "nested" in s, "the inner folder is not reported")
+    assert sorted(r["root"] for r in status["roots"]) == sorted([str(first), str(second)])
+    assert status["nested"] == [{"folder": str(inner), "indexedWith": str(first)}]
+    result = await find(client, "retry failed uploads with exponential backoff", limit=10)
+    uris = [hit.uri for hit in result.results]
+    assert uris[0] == from_fs_path(str(first / "src/net/retry.py")) and len(uris) == len(set(uris))
+
+    folders(removed=[first])
+    status = await status_when(lambda s: {r["root"] for r in s["roots"]} == {str(inner), str(second)}
+                               and all(r["chunks"] > 0 and r["pending"] == 0 for r in s["roots"])
+                               and not s["indexing"], "the inner folder did not get its own index")
+    assert "nested" not in status
+    result = await find(client, "retry failed uploads with exponential backoff")
+    assert result.results[0].uri == from_fs_path(str(inner / "net/retry.py"))
+
+    folders(added=[first])
+    status = await status_when(lambda s: "nested" in s and {r["root"] for r in s["roots"]} == {str(first), str(second)},
+                               "the outer folder did not take the inner one's place")
+    assert status["nested"] == [{"folder": str(inner), "indexedWith": str(first)}]

@@ -119,6 +119,9 @@ class NoulServer(LanguageServer):
         self.settings = Settings()
         #: what the client sent at start: every configuration change is laid over it
         self.initialization_options: Any = None
+        #: the client's workspace folders (resolved); a folder inside another one is indexed with it
+        self.folders: set[Path] = set()
+        #: the index of each outermost folder
         self.roots: dict[Path, Workspace] = {}
         self.watchers: dict[Path, RootWatcher] = {}
         self.shown: dict[str, _Shown] = {}
@@ -197,15 +200,46 @@ class NoulServer(LanguageServer):
 
     # -- workspace roots ---------------------------------------------------------------------------
 
-    def open_root(self, folder: Path) -> None:
+    def open_root(self, folder: Path) -> list[Path]:
+        """Serve a workspace folder. A folder inside another one is that one's already (its files are in its
+        index: a second index of them cost a second scan and embedding of every file); a folder around
+        others takes their place. The roots newly opened (to scan and watch)."""
         folder = folder.resolve()
+        self.folders.add(folder)
+        if self._covering(folder) is not None:
+            logger.info("%s is inside %s: indexed with it", folder, self._covering(folder))
+            return []
+        for inner in [root for root in self.roots if root != folder and root.is_relative_to(folder)]:
+            self._close_workspace(inner)
+        return [folder] if self._open_workspace(folder) else []
+
+    def close_root(self, folder: Path) -> list[Path]:
+        """Stop serving a workspace folder: its index closes, and the folders it held get their own (or the
+        next folder around them); those newly opened (to scan and watch)."""
+        folder = folder.resolve()
+        self.folders.discard(folder)
+        if folder not in self.roots:
+            return []
+        self._close_workspace(folder)
+        opened = []
+        for inner in sorted(self.folders, key=lambda path: len(path.parts)):  # outer ones first
+            if inner.is_relative_to(folder) and inner not in self.roots and self._covering(inner) is None:
+                if self._open_workspace(inner):
+                    opened.append(inner)
+        return opened
+
+    def _covering(self, folder: Path) -> Path | None:
+        """The open root that holds `folder` (other than itself), if any."""
+        return next((root for root in self.roots if root != folder and folder.is_relative_to(root)), None)
+
+    def _open_workspace(self, folder: Path) -> bool:
         if folder in self.roots:
-            return
+            return False
         try:
             workspace = Workspace(folder, self.settings)
         except (OSError, StoreError) as error:
             self.show(f"cannot index {folder}: {error}", types.MessageType.Error)
-            return
+            return False
         if workspace.store.rebuilt_reason:
             self.show(workspace.store.rebuilt_reason, types.MessageType.Warning)
         if workspace.embedder_problem:
@@ -216,15 +250,16 @@ class NoulServer(LanguageServer):
             self.find_executor.submit(workspace.reranker)
         self.roots[folder] = workspace
         self.indexer.add(workspace)
+        return True
 
     def recover(self, workspace: Workspace, damage: IndexDamaged) -> None:
         """A root's index failed a check: set it aside (kept), tell the user once, reopen and rescan."""
         root = workspace.root
         if self.roots.get(root) is not workspace:
             return  # already recovered (the indexer and a find may both have seen it)
-        self.close_root(root)
+        self._close_workspace(root)
         self.show(set_aside(damage.directory, damage.reason), types.MessageType.Warning)
-        self.open_root(root)
+        self._open_workspace(root)
         if root in self.roots:
             if self.loop is not None and self.needs_own_watcher:
                 self.watch(root)
@@ -238,8 +273,7 @@ class NoulServer(LanguageServer):
                 return [workspace.root]
         return []
 
-    def close_root(self, folder: Path) -> None:
-        folder = folder.resolve()
+    def _close_workspace(self, folder: Path) -> None:
         workspace = self.roots.pop(folder, None)
         watcher = self.watchers.pop(folder, None)
         if watcher is not None:
@@ -308,7 +342,10 @@ class NoulServer(LanguageServer):
                           "rerankerDevice": reranker.device if reranker else "not loaded",
                           "rerankerFallback": reranker.fallback_reason if reranker else "",
                           "index": str(workspace.store.directory)})
-        return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots}
+        nested = [{"folder": str(folder), "indexedWith": str(self._covering(folder))}
+                  for folder in sorted(self.folders) if folder not in self.roots and self._covering(folder)]
+        return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,
+                **({"nested": nested} if nested else {})}
 
     def apply_settings(self, raw: Any, base: Any = None) -> None:
         """Adopt the client's settings, laid over `base` (the initialization options). `null` (some clients
@@ -321,8 +358,8 @@ class NoulServer(LanguageServer):
         previous, self.settings = self.settings, settings
         if (settings.index, settings.models, settings.cache_dir) != (previous.index, previous.models, previous.cache_dir):
             for folder in list(self.roots):  # index or model changed: reopen and rescan (vectors are reused)
-                self.close_root(folder)
-                self.open_root(folder)
+                self._close_workspace(folder)
+                self._open_workspace(folder)
                 if folder in self.roots:
                     if self.loop is not None and self.needs_own_watcher:
                         self.watch(folder)
@@ -334,7 +371,7 @@ class NoulServer(LanguageServer):
     def shutdown_all(self) -> None:
         self.indexer.stop()
         for folder in list(self.roots):
-            self.close_root(folder)
+            self._close_workspace(folder)
         self.find_executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -400,15 +437,15 @@ def did_change_configuration(ls: NoulServer, params: types.DidChangeConfiguratio
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
 def did_change_folders(ls: NoulServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    opened: list[Path] = []
     for removed in params.event.removed:
         if (folder := path_of(removed.uri)) is not None:
-            ls.close_root(folder)
+            opened.extend(ls.close_root(folder))
     for added in params.event.added:
-        if (folder := path_of(added.uri)) is None:
-            continue
-        ls.open_root(folder)
-        root = folder.resolve()
-        if root in ls.roots:
+        if (folder := path_of(added.uri)) is not None:
+            opened.extend(ls.open_root(folder))
+    for root in dict.fromkeys(opened):
+        if root in ls.roots:  # (a folder opened, then covered by one added after it, is not)
             if ls.needs_own_watcher and root not in ls.watchers:
                 ls.watch(root)
             ls.indexer.scan(root)
