@@ -111,3 +111,30 @@ def test_a_folder_the_walk_may_not_look_into_is_passed_over_not_fatal(tmp_path, 
 
     monkeypatch.setattr(Path, "is_file", refusing)
     assert "open/kept.py" in {f.path for f in discover(tmp_path, IndexSettings())}
+
+
+@pytest.mark.parametrize("layout", ["polyglot", "polyglot_git"])
+def test_whether_a_root_lists_a_folder_inside_it(layout, request):
+    """The language server serves a workspace folder inside another from that one's index only where the
+    outer scan lists the folder's files: not an ignored or excluded folder, nor a repository of its own."""
+    from noul_lsp.workspace.discovery import lists_folder
+
+    root: Path = request.getfixturevalue(layout).resolve()
+    settings = IndexSettings()
+    assert lists_folder(root, root / "src", settings) and lists_folder(root, root / "web" / "src", settings)
+    assert lists_folder(root, root, settings) and not lists_folder(root / "src", root, settings)
+    assert not lists_folder(root, root / "generated", settings)  # .gitignore
+    (root / "node_modules" / "left").mkdir(parents=True)
+    assert not lists_folder(root, root / "node_modules" / "left", settings)  # a default exclude
+    assert not lists_folder(root, root / "web", IndexSettings(exclude=("web/",)))  # a configured one
+    (root / "web" / "vendored").mkdir()
+    (root / "web" / "vendored" / ".git").mkdir()  # a repository of its own (a clone or a submodule)
+    assert not lists_folder(root, root / "web" / "vendored", settings)
+    assert not lists_folder(root, root / "web" / "vendored" / "lib", settings)
+    if layout == "polyglot_git":  # ignored where only git looks (.git/info/exclude)
+        (root / ".git" / "info").mkdir(exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("scratch/\n")
+        (root / "scratch").mkdir()
+        (root / "scratch" / "notes.py").write_text("x = 1\n")
+        assert not lists_folder(root, root / "scratch", settings)
+        assert not any(f.path.startswith("scratch/") for f in discover(root, settings))

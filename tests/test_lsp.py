@@ -281,8 +281,9 @@ async def test_a_reranker_setting_reranks_and_says_where(client: LanguageClient,
 
 async def test_a_folder_inside_another_is_indexed_with_it_and_alone_once_that_one_goes(client: LanguageClient):
     """A workspace folder inside another (a package of a monorepo added beside it) is served by the outer
-    folder's index: its files were scanned and embedded twice before. When the outer folder is removed,
-    the inner one gets an index of its own; when it comes back, it takes the inner one's place."""
+    folder's index: its files were scanned and embedded twice before. A folder the outer scan does not
+    list (ignored) keeps an index of its own. When the outer folder is removed, the inner one gets an index
+    of its own; when it comes back, it takes the inner one's place."""
     first, second = client.roots
     inner = first / "src"
 
@@ -301,10 +302,16 @@ async def test_a_folder_inside_another_is_indexed_with_it_and_alone_once_that_on
             await asyncio.sleep(0.2)
         raise AssertionError(f"{what}: {status}")
 
-    folders(added=[inner])
-    status = await status_when(lambda s: "nested" in s, "the inner folder is not reported")
-    assert sorted(r["root"] for r in status["roots"]) == sorted([str(first), str(second)])
+    ignored = first / "generated"  # in the outer folder's .gitignore: its scan does not list these files
+    folders(added=[inner, ignored])
+    status = await status_when(lambda s: "nested" in s and len(s["roots"]) == 3 and not s["indexing"]
+                               and all(r["chunks"] > 0 and r["pending"] == 0 for r in s["roots"]),
+                               "the inner folder is not reported, or the ignored one not indexed")
+    assert sorted(r["root"] for r in status["roots"]) == sorted([str(first), str(second), str(ignored)])
     assert status["nested"] == [{"folder": str(inner), "indexedWith": str(first)}]
+    found = await find(client, "generated should not be indexed")
+    assert found.results[0].uri == from_fs_path(str(ignored / "out.py"))
+    folders(removed=[ignored])
     result = await find(client, "retry failed uploads with exponential backoff", limit=10)
     uris = [hit.uri for hit in result.results]
     assert uris[0] == from_fs_path(str(first / "src/net/retry.py")) and len(uris) == len(set(uris))

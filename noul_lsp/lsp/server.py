@@ -34,6 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
+from noul_lsp.workspace.discovery import lists_folder
 from noul_lsp.workspace.watch import RootWatcher
 
 logger = logging.getLogger(__name__)
@@ -119,10 +120,12 @@ class NoulServer(LanguageServer):
         self.settings = Settings()
         #: what the client sent at start: every configuration change is laid over it
         self.initialization_options: Any = None
-        #: the client's workspace folders (resolved); a folder inside another one is indexed with it
+        #: the client's workspace folders (resolved)
         self.folders: set[Path] = set()
-        #: the index of each outermost folder
+        #: an index per folder but those an open folder around them serves
         self.roots: dict[Path, Workspace] = {}
+        #: folder -> the root whose index serves it (it lists the folder's files)
+        self.nested: dict[Path, Path] = {}
         self.watchers: dict[Path, RootWatcher] = {}
         self.shown: dict[str, _Shown] = {}
         self.find_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noul-find")
@@ -201,36 +204,52 @@ class NoulServer(LanguageServer):
     # -- workspace roots ---------------------------------------------------------------------------
 
     def open_root(self, folder: Path) -> list[Path]:
-        """Serve a workspace folder. A folder inside another one is that one's already (its files are in its
-        index: a second index of them cost a second scan and embedding of every file); a folder around
-        others takes their place. The roots newly opened (to scan and watch)."""
+        """Serve a workspace folder. A folder whose files an open folder around it lists is served by that
+        folder's index (a second index of them cost a second scan and embedding of every file); a folder
+        around open ones that lists their files takes their place. The roots newly opened (to scan and
+        watch)."""
         folder = folder.resolve()
         self.folders.add(folder)
-        if self._covering(folder) is not None:
-            logger.info("%s is inside %s: indexed with it", folder, self._covering(folder))
+        if folder in self.roots or folder in self.nested:
+            return []
+        if (outer := self._serving_root(folder)) is not None:
+            logger.info("%s is inside %s: served by its index", folder, outer)
+            self.nested[folder] = outer
+            return []
+        if not self._open_workspace(folder):
             return []
         for inner in [root for root in self.roots if root != folder and root.is_relative_to(folder)]:
-            self._close_workspace(inner)
-        return [folder] if self._open_workspace(folder) else []
+            if lists_folder(folder, inner, self.settings.index):
+                self._close_workspace(inner)
+        self._assign_nested()
+        return [folder]
 
     def close_root(self, folder: Path) -> list[Path]:
-        """Stop serving a workspace folder: its index closes, and the folders it held get their own (or the
-        next folder around them); those newly opened (to scan and watch)."""
+        """Stop serving a workspace folder: its index closes, and the folders it served get their own (or
+        that of the next folder around them that lists them); those newly opened (to scan and watch)."""
         folder = folder.resolve()
         self.folders.discard(folder)
+        self.nested.pop(folder, None)
         if folder not in self.roots:
             return []
         self._close_workspace(folder)
         opened = []
         for inner in sorted(self.folders, key=lambda path: len(path.parts)):  # outer ones first
-            if inner.is_relative_to(folder) and inner not in self.roots and self._covering(inner) is None:
-                if self._open_workspace(inner):
-                    opened.append(inner)
+            if inner not in self.roots and self._serving_root(inner) is None and self._open_workspace(inner):
+                opened.append(inner)
+        self._assign_nested()
         return opened
 
-    def _covering(self, folder: Path) -> Path | None:
-        """The open root that holds `folder` (other than itself), if any."""
-        return next((root for root in self.roots if root != folder and folder.is_relative_to(root)), None)
+    def _serving_root(self, folder: Path) -> Path | None:
+        """The innermost open root (other than the folder) whose scan lists the folder's files, if any."""
+        for root in sorted(self.roots, key=lambda r: -len(r.parts)):
+            if root != folder and folder.is_relative_to(root) and lists_folder(root, folder, self.settings.index):
+                return root
+        return None
+
+    def _assign_nested(self) -> None:
+        self.nested = {folder: root for folder in self.folders
+                       if folder not in self.roots and (root := self._serving_root(folder)) is not None}
 
     def _open_workspace(self, folder: Path) -> bool:
         if folder in self.roots:
@@ -342,8 +361,7 @@ class NoulServer(LanguageServer):
                           "rerankerDevice": reranker.device if reranker else "not loaded",
                           "rerankerFallback": reranker.fallback_reason if reranker else "",
                           "index": str(workspace.store.directory)})
-        nested = [{"folder": str(folder), "indexedWith": str(self._covering(folder))}
-                  for folder in sorted(self.folders) if folder not in self.roots and self._covering(folder)]
+        nested = [{"folder": str(folder), "indexedWith": str(root)} for folder, root in sorted(self.nested.items())]
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,
                 **({"nested": nested} if nested else {})}
 

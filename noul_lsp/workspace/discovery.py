@@ -89,12 +89,7 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
     ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
 
     def ignored(relative: str, is_dir: bool) -> bool:
-        for base, spec in ignore_stack:
-            if relative.startswith(base):
-                inner = relative[len(base):] + ("/" if is_dir else "")
-                if spec.match_file(inner):
-                    return True
-        return False
+        return _ignored(ignore_stack, relative, is_dir)
 
     def visit(directory: Path, relative_dir: str) -> None:
         pushed = _push_gitignore(directory, relative_dir, ignore_stack)
@@ -150,6 +145,49 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
         except OSError:
             continue
     return sorted(set(found))
+
+
+def _ignored(stack: list[tuple[str, pathspec.PathSpec]], relative: str, is_dir: bool) -> bool:
+    """Whether the .gitignore files on the stack leave out a path relative to the root."""
+    for base, spec in stack:
+        if relative.startswith(base):
+            inner = relative[len(base):] + ("/" if is_dir else "")
+            if spec.match_file(inner):
+                return True
+    return False
+
+
+def lists_folder(root: Path, folder: Path, settings: IndexSettings) -> bool:
+    """Whether a scan of `root` lists the files of `folder`, a folder inside it (both resolved). Not when
+    the folder, or one on the way to it, is a repository of its own (git lists nothing inside another
+    repository, and the walk's .gitignore files are that repository's), nor when the root's excludes,
+    .noulignore or ignore rules leave the folder out: then it needs an index of its own."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        return False
+    if not parts:
+        return True
+    if any((root.joinpath(*parts[:depth]) / ".git").exists() for depth in range(1, len(parts) + 1)):
+        return False
+    relative = "/".join(parts)
+    if exclusion_spec(root, settings).match_file(relative + "/"):
+        return False
+    command = ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", relative + "/"]
+    try:  # git's own answer where the root is in a work tree (it reads every ignore file git reads)
+        answer = subprocess.run(command, cwd=root, capture_output=True, timeout=30).returncode
+    except (OSError, subprocess.SubprocessError):
+        answer = 128
+    if answer in (0, 1):  # 0: ignored, 1: not ignored, 128: not a work tree (or no git)
+        return answer == 1
+    stack: list[tuple[str, pathspec.PathSpec]] = []
+    directory, relative_dir = root, ""
+    for part in parts:
+        _push_gitignore(directory, relative_dir, stack)
+        if _ignored(stack, relative_dir + part, True):
+            return False
+        directory, relative_dir = directory / part, relative_dir + part + "/"
+    return True
 
 
 def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
