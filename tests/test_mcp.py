@@ -321,3 +321,29 @@ def test_the_first_find_after_a_restart_sees_what_changed_while_no_server_ran(tm
         assert body["files"][0]["path"] == "src/geo.py", body
     finally:
         again.close()
+
+
+@pytest.mark.slow
+def test_a_root_inside_another_is_served_by_it_unless_its_scan_leaves_the_folder_out(tmp_path: Path):
+    """`noul mcp --path A --path A/src` indexed src's files twice; now A serves src (a call naming src is
+    narrowed to it), while a folder A's scan leaves out (its .gitignore) keeps an index of its own."""
+    import shutil
+
+    from noul_lsp.config import Settings
+    from noul_lsp.mcp.roots import RootSet
+
+    root = tmp_path / "a"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "polyglot", root)
+    (root / "generated").mkdir()  # in the fixture's .gitignore
+    (root / "generated" / "out.py").write_text("def generated_report_writer():\n    pass\n")
+    roots = RootSet(Settings(cache_dir=str(tmp_path / "cache")), [root / "src", root, root / "generated"], watch=False)
+    try:
+        assert sorted(roots.workspaces) == [root.resolve(), (root / "generated").resolve()]
+        assert roots.given == tuple(p.resolve() for p in (root / "src", root, root / "generated"))
+        assert roots.indexer.idle.wait(120)
+        body = roots.find(RETRY_QUERY, path=str(root / "src"))
+        assert body["scope"] == "src" and body["files"][0]["path"] == "src/net/retry.py"
+        assert all(f["path"].startswith("src/") for f in body["files"])
+        assert roots.find("generated report writer")["files"][0]["path"] == "out.py"
+    finally:
+        roots.close()

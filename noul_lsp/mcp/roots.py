@@ -27,6 +27,7 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
+from noul_lsp.workspace.discovery import lists_folder
 from noul_lsp.workspace.watch import RootWatcher
 
 MAX_QUERY_CHARS = 65_536
@@ -75,17 +76,25 @@ class RootSet:
             self.close()
             raise
         #: the roots from the command line, which bound every call's path (none: calls bring their roots)
-        self.given = tuple(self.workspaces)
+        self.given = tuple(dict.fromkeys(Path(path).expanduser().resolve() for path in paths))
 
     # -- roots -------------------------------------------------------------------------------------
 
     def open(self, folder: Path) -> Workspace:
-        """The workspace of `folder`, opened (and queued for a full scan) on first use."""
+        """The workspace of `folder`, opened (and queued for a full scan) on first use. A folder inside an
+        open root whose scan lists its files is served by that root (narrowed to it by the calls that name
+        it); a folder around open roots takes the place of those it lists: a file is indexed once."""
         root = folder.expanduser().resolve()
         with self._lock:
             if root in self.workspaces:
                 return self.workspaces[root]
+            for outer in sorted(self.workspaces, key=lambda r: -len(r.parts)):
+                if root.is_relative_to(outer) and lists_folder(outer, root, self.settings.index):
+                    return self.workspaces[outer]
             workspace = Workspace(root, self.settings)
+            for inner in [r for r in self.workspaces if r.is_relative_to(root)]:
+                if lists_folder(root, inner, self.settings.index):
+                    self._close_root(inner)
             for problem in (workspace.store.rebuilt_reason,
                             workspace.embedder_problem and workspace.without_embedder(),
                             workspace.reranker_problem and f"not reranked: {workspace.reranker_problem}"):
