@@ -234,6 +234,11 @@ async def test_mcp_find_answers_the_file_and_range_over_stdio_and_survives_bad_a
         assert (await session.call_tool("reindex", {"path": "/"})).is_error
         assert (await session.call_tool("no_such_tool", {})).is_error
 
+        ignored = _body(await session.call_tool("find", {"query": RETRY_QUERY,
+                                                         "path": str(polyglot / "generated" / "out.py")}))
+        assert not ignored["files"] and not any("include" in note for note in ignored["notes"])
+        assert any(note.startswith("nothing at generated/out.py is in the index") for note in ignored["notes"])
+
         again = _body(await session.call_tool("find", {"query": RETRY_QUERY}))  # still answering
         assert again["files"][0]["path"] == "src/net/retry.py"
         queued = _body(await session.call_tool("reindex", {}))
@@ -247,6 +252,9 @@ async def test_mcp_without_path_takes_each_calls_root(polyglot: Path, tmp_path: 
         await session.initialize()
         empty = await session.call_tool("find", {"query": RETRY_QUERY})
         assert empty.is_error and "path" in empty.content[0].text
+        for broad in ("/", str(Path.home())):  # one call would have queued a scan of the whole disk
+            refused = await session.call_tool("find", {"query": RETRY_QUERY, "path": broad})
+            assert refused.is_error and "too broad to index as a root" in refused.content[0].text
         body = _body(await session.call_tool("find", {"query": RETRY_QUERY, "path": str(polyglot)}))
         assert body["files"][0]["path"] == "src/net/retry.py"
         status = _body(await session.call_tool("status", {}))

@@ -38,6 +38,23 @@ MAX_GLOBS = 64
 FIRST_SCAN_SECONDS = 30.0
 
 
+#: the engine's note for a filter no indexed file passes (retrieve.py), and what a call's path makes of it
+_NO_FILE_PASSES = "no indexed file passes the filter"
+_NOT_INDEXED = ("nothing at {path} is in the index: its root's scan leaves it out (.gitignore, an exclude, "
+                "its size or binary content), or has not reached it yet (see `pending`)")
+
+
+def _too_broad(folder: Path) -> bool:
+    """The file system's root, the home folder, or a folder above it: no project to search."""
+    if folder == Path(folder.anchor):
+        return True
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, OSError):  # no home known
+        return False
+    return home.is_relative_to(folder)
+
+
 class CallError(Exception):
     """A call that cannot be answered as asked; the message says why and what to do instead."""
 
@@ -169,6 +186,9 @@ class RootSet:
                                 f"({', '.join(str(r) for r in self.given)}); add it with another --path")
         if not resolved.is_dir():
             raise CallError(f"path {path}: not a folder (a new root must be a folder)")
+        if _too_broad(resolved):  # one call would queue a scan of the whole disk, and wait 30 s on it
+            raise CallError(f"path {path}: {resolved} is too broad to index as a root (the file system's root, "
+                            "the home folder or one above it); give the project's folder")
         try:
             return [self.open(resolved)], "", False
         except (OSError, StoreError) as error:
@@ -199,6 +219,9 @@ class RootSet:
                 raise CallError(f"{damage}: it was set aside and is being rebuilt; search again in a moment") from None
             except (StoreError, OSError) as error:
                 raise CallError(f"the index could not be read: {error}") from None
+        if relative and not include and not exclude:  # the filter is the call's path alone: say that
+            result.notes[:] = [_NOT_INDEXED.format(path=relative + ("" if is_file else "/"))
+                               if note.startswith(_NO_FILE_PASSES) else note for note in result.notes]
         extra = {}
         pending = self._pending(result, workspaces)
         if pending:

@@ -136,7 +136,9 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     if embedder is None and "dense" in legs and root.embedder_problem:
         notes.append(f"{'lexical only' if static_cosines is None else 'static leg only'}: {root.embedder_problem}")
     if arrays.rows and cosines is None and static_cosines is None and ({"dense", "static"} & set(legs)):
-        notes.append("lexical only: no chunk is embedded yet (run `noul index` or wait for the background pass)")
+        notes.append("lexical only: no chunk is embedded yet (" + (
+            "the background pass is embedding them" if getattr(root, "indexed_in_background", False)
+            else "run `noul index`") + ")")
     return Candidates(root, arrays, bm25, dense, lexical, cosines, allowed, static, static_cosines, allowed_files)
 
 

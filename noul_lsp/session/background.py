@@ -79,6 +79,7 @@ class BackgroundIndexer:
         self._thread.start()
 
     def add(self, workspace: Workspace) -> None:
+        workspace.indexed_in_background = True
         with self._lock:
             self._workspaces[workspace.root] = workspace
 

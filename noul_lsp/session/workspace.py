@@ -60,6 +60,9 @@ class Workspace:
         self.cache = cache_root(settings.cache_dir)
         self.store = ChunkStore(index_dir or index_directory(self.root, settings.cache_dir), root=str(self.root))
         self.indexer = Indexer(self.root, self.store, settings.index)
+        #: set by a server's BackgroundIndexer: embedding goes on by itself (the notes of a find then say
+        #: so, where a command-line find says to run `noul index`)
+        self.indexed_in_background = False
         self._embedder = None
         self.embedder_problem: str | None = None
         #: how the embedder runs when not as configured, though with the same vectors ("" when as configured)
