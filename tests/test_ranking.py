@@ -486,3 +486,19 @@ def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_
                                file_bm25=None)
     assert ">" not in table.definitions and "t," not in table.definitions
     assert table.rows_defining(["save"]).tolist() == [1] and table.rows_defining(["valid?"]).tolist() == [1]
+
+
+def test_rank_fit_of_one_repository_fits_and_says_it_holds_nothing_out(tmp_path):
+    """A team labels its one repository (`noul train labels --repo .`): there is no other repository to fit a
+    fold on; the fit on everything is written, and the figures say there is no held-out one (it failed
+    with "nothing to fit", which was not so)."""
+    from noul_lsp.bench.rank_fit import format_metrics, rank_fit
+
+    rng = np.random.default_rng(3)
+    ours = tmp_path / "ours.jsonl"
+    _candidate_records(ours, ("acme/api",), 60, rng, label_file="commit-labels")
+    written, metrics = rank_fit([ours], out_dir=tmp_path / "ranking")
+    assert written.is_file() and metrics["held_out"] is None and "ablation" not in metrics
+    assert metrics["in_sample"]["all"]["acc@1"] > metrics["baseline"]["all"]["acc@1"]
+    table = format_metrics(metrics)
+    assert "leave-one-repository-out" not in table and "Not held out: one repository (acme/api)" in table

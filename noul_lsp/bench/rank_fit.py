@@ -144,12 +144,19 @@ def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: boo
         if extra_embedder != embedder:
             raise RankDataError(f"the extra records were made with {extra_embedder}, the records with {embedder}")
     every = tuple(FEATURES)
-    metrics = {"baseline": _accuracy([(i, i.baseline) for i in items]),
-               "held_out": leave_one_repository_out(items, every, l2=l2, embedder=embedder, extra=extra,
-                                                    extra_weight=extra_weight)}
+    metrics = {"baseline": _accuracy([(i, i.baseline) for i in items])}
+    # a fold fits on the other repositories (and the extra records): with one repository and nothing else,
+    # there is nothing to fit a fold on, and the fit on everything is the only figure (said so)
+    can_hold_out = len({i.repo for i in items}) > 1 or bool(extra)
+    metrics["held_out"] = leave_one_repository_out(items, every, l2=l2, embedder=embedder, extra=extra,
+                                                   extra_weight=extra_weight) if can_hold_out else None
+    if not can_hold_out:
+        metrics["held_out_note"] = (f"one repository ({items[0].repo}) and no --extra records: nothing to hold "
+                                    "it out against, so no held-out figure (label a second repository, or fit "
+                                    "beside other records with --extra)")
     reach = float(np.mean([bool(set(i.gold) & set(i.files)) for i in items]))
     metrics["candidates_reach_gold"] = reach
-    if ablation:
+    if ablation and can_hold_out:
         metrics["ablation"] = {}
         for group, names in FEATURE_GROUPS.items():
             kept = tuple(f for f in every if f not in names)
@@ -184,8 +191,9 @@ def _commit() -> str:
 
 def format_metrics(metrics: dict) -> str:
     """A markdown table: baseline, held out, in sample and each ablation, per label file."""
-    rows = [("fusion (the records' own answer)", metrics["baseline"]), ("fitted, leave-one-repository-out",
-                                                                        metrics["held_out"])]
+    rows = [("fusion (the records' own answer)", metrics["baseline"])]
+    if metrics["held_out"] is not None:
+        rows.append(("fitted, leave-one-repository-out", metrics["held_out"]))
     rows += [(f"  {name}, held out", table) for name, table in metrics.get("ablation", {}).items()]
     rows.append(("fitted, in sample", metrics["in_sample"]))
     label_files = sorted({name for _, table in rows for name in table if name != "all"}) + ["all"]
@@ -196,6 +204,13 @@ def format_metrics(metrics: dict) -> str:
                  for name in label_files]
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     lines.append(f"\nGold file among the candidates: {metrics['candidates_reach_gold']:.3f} of queries.")
+    if metrics.get("held_out_note"):
+        lines.append(f"Not held out: {metrics['held_out_note']}.")
+    held_out, baseline = metrics["held_out"], metrics["baseline"]
+    if held_out is not None and held_out["all"]["acc@1"] < baseline["all"]["acc@1"]:
+        lines.append(f"Held out, the fitted ranker is below the fusion it replaces (Acc@1 {held_out['all']['acc@1']:.3f} "
+                     f"against {baseline['all']['acc@1']:.3f}): more labels, or keep the fusion (do not point "
+                     "NOUL_RANKING_DIR at this file).")
     return "\n".join(lines)
 
 
