@@ -507,3 +507,31 @@ def test_a_gpu_lease_round_trip_sends_back_the_trained_layers_and_restores_the_t
     layer = next(k for k in trained if "encoder.layer.0" in k and k.endswith("query.weight"))
     assert np.allclose(restored[layer], trained[layer], atol=1e-2) and set(restored) == set(trained)
     assert export_model(tmp_path / "back" / "reranker" / "model", tmp_path / "onnx", kind="reranker").kind == "reranker"
+
+
+def test_a_run_folder_resumes_only_the_run_started_in_it_and_a_wrong_base_is_one_line(tmp_path, capsys):
+    """Run again with other settings (or as the other kind of model), a run folder resumed the old run and
+    recorded the new settings over it, or failed with a traceback on the other kind's optimizer state; a
+    --base that is a run folder (not its model) ended in a transformers traceback."""
+    data, base = _mined_and_tiny_base(tmp_path)
+    from noul_lsp.cli import main
+
+    run = tmp_path / "run"
+    common = ["--data", str(data), "--out", str(run), "--base", str(base), "--batch-size", "4", "--max-steps", "2"]
+    assert main(["train", "embedder", *common]) == 0
+    capsys.readouterr()
+    assert main(["train", "embedder", *common[:-2], "--max-steps", "3", "--max-pairs", "5"]) == 1
+    error = capsys.readouterr().err
+    assert "holds a run (embedder) started with other settings (max_pairs 0 -> 5)" in error
+    assert "another --out" in error and "Traceback" not in error
+    assert main(["train", "reranker", *common]) == 1
+    error = capsys.readouterr().err
+    assert "holds a run (embedder)" in error and "kind 'embedder' -> 'reranker'" in error
+    assert main(["train", "embedder", *common[:-2], "--max-steps", "3"]) == 0  # a longer cap resumes it
+    capsys.readouterr()
+    other = ["--data", str(data), "--out", str(tmp_path / "run2"), "--max-steps", "1"]
+    assert main(["train", "embedder", *other, "--base", str(run)]) == 1
+    error = capsys.readouterr().err
+    assert f"not a model folder (no config.json); a training run's model is in {run.resolve() / 'model'}" in error
+    assert main(["train", "embedder", *other, "--base", str(tmp_path / "nope")]) == 1
+    assert "(no such folder)" in capsys.readouterr().err

