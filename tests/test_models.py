@@ -15,6 +15,7 @@ from noul_lsp.models.registry import (
     ModelMissing,
     local_model_directory,
     resolve_embedder,
+    resolve_reranker,
     spec_from_directory,
 )
 
@@ -93,6 +94,12 @@ def test_a_model_never_pulled_says_how_to_get_it(tmp_path):
         resolve_embedder("no-such-model", tmp_path)
     with pytest.raises(ModelMissing, match="is a reranker"):
         resolve_embedder("bge-reranker-base", tmp_path)
+    # a path is never taken for a hub id ("embedder ../models/nope is not downloaded: run noul models pull")
+    with pytest.raises(ModelMissing, match=r"^\.\./models/nope: no such folder"):
+        resolve_embedder("../models/nope", tmp_path)
+    (tmp_path / "model.onnx").write_text("")
+    with pytest.raises(ModelMissing, match="model.onnx: not a folder"):
+        resolve_reranker(str(tmp_path / "model.onnx"), tmp_path)
 
 
 def test_pull_offline_fails_with_a_clear_message(tmp_path, monkeypatch):

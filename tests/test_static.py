@@ -152,7 +152,9 @@ def test_distilling_and_tuning_a_tiny_teacher_writes_a_model_the_engine_reads(tm
     tuned = tune_static(tmp_path / "static", pairs * 32, tmp_path / "tuned",
                         TuneSettings(epochs=2, batch_size=4, hard_negatives=1, held_out=(), regression_batch=4),
                         log=lambda _: None, teacher=(texts, vectors))
-    written = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
+    # strict JSON: without held-out repositories there is no figure (a NaN made the file invalid JSON)
+    written = json.loads((tmp_path / "tuned" / "tuning.json").read_text(), parse_constant=pytest.fail)
+    assert written["held_out_mrr_before"] is None and written["held_out_mrr_after"] is None
     assert tuned["steps"] > 0 and written["pairs"] == len(pairs) * 32 and written["teacher_texts"] == len(texts)
     model = StaticEmbedder(resolve_embedder(str(tmp_path / "tuned"), tmp_path))
     assert model.embed_documents(["def save_upload(path, data): pass"]).shape == (1, 16)

@@ -229,6 +229,9 @@ def _locate(name: str, kind: str, cache: Path) -> tuple[Path, str, ModelCard | N
     as_path = Path(name).expanduser()
     if as_path.is_dir():
         return as_path.resolve(), local_model_id(as_path.resolve()), None
+    if name.startswith(("/", "./", "../", "~")) or as_path.exists():  # a path, never a hub id (owner/name)
+        raise ModelMissing(f"{name}: {'not a folder' if as_path.exists() else 'no such folder'} (a local model is a "
+                           "folder, as `noul models export` writes it)")
     card = card_for(name)
     hub_repo = card.hub_repo if card else name
     if card and card.kind != kind:

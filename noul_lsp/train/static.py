@@ -212,7 +212,8 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
         return held_out_mrr(base.with_table(table), held, max_query_chars=settings.max_query_chars)
 
     before = measure(base.matrix)
-    log(json.dumps({"held_out_mrr": before, "step": 0}))
+    if held:  # (no --held-out: no figure, where a NaN made the JSON invalid)
+        log(json.dumps({"held_out_mrr": before, "step": 0}))
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     query_ids = _token_ids(base, [p.query[: settings.max_query_chars] for p in train])
@@ -250,7 +251,7 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
             step += 1
             if step % 20 == 0:
                 log(json.dumps({"epoch": epoch, "step": step, "loss": round(float(loss.detach()), 4)}))
-        log(json.dumps({"epoch": epoch + 1, "held_out_mrr": measure(bag.weight.detach().numpy())}))
+        log(json.dumps({"epoch": epoch + 1, **({"held_out_mrr": measure(bag.weight.detach().numpy())} if held else {})}))
     tuned = bag.weight.detach().numpy().astype(np.float16)  # as shipped
     after = measure(tuned)
     out = Path(out)
@@ -260,7 +261,8 @@ def tune_static(directory: Path, pairs: list, out: Path, settings: TuneSettings 
         (out / name).write_bytes((Path(directory) / name).read_bytes())
     record = {"tuned_from": str(directory), "settings": asdict(settings), "pairs": len(train),
               "teacher_texts": len(teacher_ids) if teacher is not None else 0,
-              "held_out_pairs": len(held), "held_out_mrr_before": round(before, 4), "held_out_mrr_after": round(after, 4),
+              "held_out_pairs": len(held), "held_out_mrr_before": round(before, 4) if held else None,
+              "held_out_mrr_after": round(after, 4) if held else None,
               "steps": step, "seconds": round(time.perf_counter() - started, 1)}
     (out / "tuning.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
