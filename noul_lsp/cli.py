@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
 from rich.markup import escape
@@ -804,15 +804,16 @@ def _train_static(args: argparse.Namespace, pairs: list) -> int:
                                  **{k: v for k, v in given.items() if v is not None})
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     try:
-        base = str(base_model_directory(args.base or ""))
-        code = (t for p in pairs for t in (p.positive, *p.negatives))
-        distilled = training.distil_static(base, code, out / "distilled", training.StaticSettings())
-        teacher = None
-        if args.teacher_texts:
-            texts = training.teacher_texts(pairs, args.teacher_texts, held_out=tune.held_out,
-                                           max_query_chars=tune.max_query_chars, seed=tune.seed)
-            teacher = (texts, training.teacher_vectors(base, texts, out / "teacher.npz", log=log))
-        tuned = training.tune_static(out / "distilled", pairs, out, tune, log=log, teacher=teacher)
+        with redirect_stdout(sys.stderr):  # what the libraries print: stdout is the JSON summary
+            base = str(base_model_directory(args.base or ""))
+            code = (t for p in pairs for t in (p.positive, *p.negatives))
+            distilled = training.distil_static(base, code, out / "distilled", training.StaticSettings())
+            teacher = None
+            if args.teacher_texts:
+                texts = training.teacher_texts(pairs, args.teacher_texts, held_out=tune.held_out,
+                                               max_query_chars=tune.max_query_chars, seed=tune.seed)
+                teacher = (texts, training.teacher_vectors(base, texts, out / "teacher.npz", log=log))
+            tuned = training.tune_static(out / "distilled", pairs, out, tune, log=log, teacher=teacher)
     except TrainingUnavailable as error:
         raise CliError(str(error)) from error
     print(json.dumps({"distilled": distilled, "tuned": tuned}, indent=2))
@@ -873,7 +874,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                              loader_workers=args.loader_workers)
     train = train_embedder if args.action == "embedder" else train_reranker
     try:
-        run = train(pairs, Path(args.out), settings)
+        # the trainer prints its logs (dict lines) on stdout: to stderr with the rest of the progress, so
+        # that stdout is the run's JSON alone
+        with redirect_stdout(sys.stderr):
+            run = train(pairs, Path(args.out), settings)
     except TrainingUnavailable as error:
         raise CliError(str(error)) from error
     print(json.dumps(run, indent=2))

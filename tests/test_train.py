@@ -528,7 +528,11 @@ def test_a_run_folder_resumes_only_the_run_started_in_it_and_a_wrong_base_is_one
     error = capsys.readouterr().err
     assert "holds a run (embedder)" in error and "kind 'embedder' -> 'reranker'" in error
     assert main(["train", "embedder", *common[:-2], "--max-steps", "3"]) == 0  # a longer cap resumes it
+    finished = json.loads((run / "run.json").read_text())
     capsys.readouterr()
+    assert main(["train", "embedder", *common[:-2], "--max-steps", "3"]) == 0  # finished: nothing trained
+    again = json.loads(capsys.readouterr().out)
+    assert again["note"].startswith("this run had finished") and json.loads((run / "run.json").read_text()) == finished
     other = ["--data", str(data), "--out", str(tmp_path / "run2"), "--max-steps", "1"]
     assert main(["train", "embedder", *other, "--base", str(run)]) == 1
     error = capsys.readouterr().err

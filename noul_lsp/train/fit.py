@@ -258,8 +258,16 @@ def _prepare(pairs: Sequence[Pair], out: Path, settings: TrainSettings, kind: st
 
 
 def _run(trainer, save, kind: str, out: Path, settings: TrainSettings, chosen: Sequence[Pair], started: float) -> dict:
-    """Train (resuming from the newest complete checkpoint), save the model, write run.json."""
-    trainer.train(resume_from_checkpoint=_latest_checkpoint(out / "checkpoints"))
+    """Train (resuming from the newest complete checkpoint), save the model, write run.json. A run that had
+    finished trains nothing when run again: its run.json is kept (it was overwritten with a loss of 0 and
+    the seconds of the no-op) and the answer says so."""
+    resumed = _latest_checkpoint(out / "checkpoints")
+    trainer.train(resume_from_checkpoint=resumed)
+    finished_before = resumed is not None and trainer.state.global_step <= int(resumed.rsplit("-", 1)[-1])
+    if finished_before and (out / "run.json").is_file() and (out / "model").is_dir():
+        return {**json.loads((out / "run.json").read_text()),
+                "note": f"this run had finished: nothing trained (its model is {out / 'model'}; another --out "
+                        "trains a new one)"}
     save()
     return _write_run(out, kind, settings, chosen, started, _losses(out / "train.log"))
 
