@@ -145,3 +145,19 @@ def test_a_wheel_install_carries_the_cards_and_calibrations(tmp_path):
     assert module.startswith(str(tmp_path / "venv")) and recipes == str(tmp_path / "venv" / "share" / "noul-lsp" / "models")
     assert int(cards) == len(list((repo / "models" / "cards").glob("*.json"))) and calibrated == "True"
     assert default_model == f"{recipes}/bundled/all-minilm-l6-v2-int8-fused/model.onnx"  # the fused graph
+
+
+def test_a_local_model_is_named_by_its_bytes_not_its_path(tmp_path):
+    """A teammate's byte-identical copy of an exported model, elsewhere and newer, is the same model: its
+    vectors and the team's fitted ranker apply (the id held the path and the file's time, and a copy
+    re-embedded everything and found no ranker); other bytes are another model."""
+    from noul_lsp.models.registry import local_model_id
+
+    ours, theirs = _sentence_transformers_dir(tmp_path / "ours"), tmp_path / "elsewhere" / "moved-embedder"
+    shutil.copytree(ours, theirs, copy_function=shutil.copyfile)  # new files, new times
+    assert local_model_id(ours) == local_model_id(theirs) and local_model_id(ours).startswith("local:")
+    assert str(tmp_path) not in local_model_id(ours)
+    assert resolve_embedder(str(theirs), tmp_path).model_id == local_model_id(ours)
+    onnx = next(theirs.rglob("*.onnx"))
+    onnx.write_bytes(onnx.read_bytes() + b"\\0")  # (an id, not a load: the bytes only have to differ)
+    assert local_model_id(theirs) != local_model_id(ours)
