@@ -83,4 +83,5 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     # a buffer that is no file (fugitive, oil, a terminal) searches the current directory's workspace
     assert seen["uri_buffer_root"] == seen["root"] == str(root), (seen["uri_buffer_root"], seen["root"])
     assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])
+    assert seen["nested_status_text"] == "/w/app/pkg: served by the index of /w/app"
     assert "reranker: none" in seen["health"]

@@ -137,6 +137,7 @@ local ok, problem = pcall(function()
   out.root = noul.root(vim.api.nvim_get_current_buf())
   local status = noul.status(2000)
   out.status_text = status and noul.status_text(status) or ""
+  out.nested_status_text = noul.status_text({ roots = {}, nested = { { folder = "/w/app/pkg", indexedWith = "/w/app" } } })
 
   -- setup() reports a wrong option and leaves the caller's table as it was (a plugin manager may reuse it)
   local given = { picker = "bogus", debounce_ms = 150 }

@@ -138,7 +138,10 @@ async function refreshStatus(): Promise<void> {
   try {
     const status = (await client.sendRequest("workspace/executeCommand", { command: "noul.status", arguments: [] })) as ServerStatus;
     statusItem.text = statusText(status);
-    statusItem.tooltip = status.roots.map(rootTooltip).join("\n");
+    statusItem.tooltip = [
+      ...status.roots.map(rootTooltip),
+      ...(status.nested ?? []).map((n) => `${n.folder}: served by the index of ${n.indexedWith}`),
+    ].join("\n");
   } catch {
     statusItem.text = "$(search) noul";
   }

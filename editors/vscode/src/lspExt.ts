@@ -91,6 +91,8 @@ export interface ServerStatus {
   version: string;
   indexing: boolean;
   roots: RootStatus[];
+  /** workspace folders inside another one, served by that one's index */
+  nested?: { folder: string; indexedWith: string }[];
 }
 
 export const SEMANTIC_FIND_METHOD = "workspace/semanticFind";

@@ -365,6 +365,9 @@ function M.status_text(status)
     table.insert(lines, string.format("%s: %d files, %d chunks, %.0f%% embedded, %s on %s", root.root, root.files,
       root.chunks, 100 * share, tostring(root.model), tostring(root.device)))
   end
+  for _, nested in ipairs(status.nested or {}) do
+    table.insert(lines, string.format("%s: served by the index of %s", nested.folder, nested.indexedWith))
+  end
   if status.indexing then
     table.insert(lines, "indexing is still running")
   end
