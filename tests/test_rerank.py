@@ -125,6 +125,25 @@ def test_int8_is_kept_only_when_it_agrees(tmp_path):
         export_model(checkpoint, tmp_path / "strict", int8=True)
     assert not (tmp_path / "strict" / INT8_FILE).exists()
     assert (tmp_path / "strict" / "model.onnx").is_file()  # the fp32 export stays usable
+    export_model(checkpoint, tmp_path / "strict", optimize=False)  # and can be exported again over
+
+
+def test_an_export_writes_over_an_export_of_its_kind_only(tmp_path):
+    """`--out` naming a folder of something else (a static model's, another kind's export) was overwritten
+    with no word: refused now; an earlier export of the same kind is written over (a re-export)."""
+    reranker = build_checkpoint(tmp_path / "rr", architecture="bert", kind="reranker")
+    embedder = build_checkpoint(tmp_path / "enc", architecture="bert", kind="embedder")
+    export_model(reranker, tmp_path / "ours-rr", optimize=False)
+    export_model(reranker, tmp_path / "ours-rr", optimize=False)
+    with pytest.raises(ExportError, match="holds an exported reranker: give a new folder for this embedder"):
+        export_model(embedder, tmp_path / "ours-rr", optimize=False)
+    static = tmp_path / "our-static"
+    static.mkdir()
+    (static / "model.safetensors").write_bytes(b"table")
+    with pytest.raises(ExportError, match="holds files no export wrote"):
+        export_model(embedder, static, optimize=False)
+    assert (static / "model.safetensors").read_bytes() == b"table" and len(list(static.iterdir())) == 1
+    export_model(embedder, tmp_path / "empty-is-fine", optimize=False)
 
 
 def test_export_needs_a_checkpoint(tmp_path):

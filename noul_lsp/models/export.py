@@ -163,6 +163,21 @@ def apply_head(model, head: str) -> None:
     setattr(model.config, HEAD_KEY, head)
 
 
+def _check_out_folder(out: Path, source: Path, kind: str) -> None:
+    """An export writes over an earlier export of the same kind (a re-export), or into its own checkpoint;
+    it overwrote anything else (another kind of model, a static model's folder) with no word."""
+    if out == source or not out.is_dir() or not any(out.iterdir()):
+        return
+    record = out / "export.json"
+    try:
+        earlier = json.loads(record.read_text()).get("kind") if record.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        earlier = None
+    if earlier != kind:
+        held = f"an exported {earlier}" if earlier else "files no export wrote"
+        raise ExportError(f"--out {out} holds {held}: give a new folder for this {kind} (or empty that one)")
+
+
 def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = False, optimize: bool = True,
                  opset: int = 17, min_score_agreement: float | None = None, min_top1_agreement: float = 0.9,
                  max_length: int = 256) -> ExportReport:
@@ -182,6 +197,7 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
             apply_head(model, head_of(config))  # a head other than the classifier is arithmetic in the graph
         except ValueError as error:
             raise ExportError(f"{source}: {error}") from error
+    _check_out_folder(out, source, kind)
     out.mkdir(parents=True, exist_ok=True)
     (out / INT8_FILE).unlink(missing_ok=True)  # derived from the previous fp32: never left beside a new one
     tokenizer_path = _tokenizer_file(source, out, transformers)
@@ -229,6 +245,9 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
                           "not written as usable; try --no-optimize or another --opset")
     report = ExportReport(str(source), str(out), kind, (config.architectures or [type(model).__name__])[0], difference,
                           optimized, files=[FP32_FILE])
+    # the fp32 model is usable now: recorded before the int8 step, which may refuse (a re-export into this
+    # folder then writes over an export, as `_check_out_folder` allows)
+    (out / "export.json").write_text(json.dumps(asdict(report), indent=2) + "\n")
     if int8:
         report.int8 = _quantize_checked(out, kind, tokenizer_path, config, max_length=max_length,
                                         min_score_agreement=min_score_agreement, min_top1_agreement=min_top1_agreement)
