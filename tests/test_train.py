@@ -539,3 +539,14 @@ def test_a_run_folder_resumes_only_the_run_started_in_it_and_a_wrong_base_is_one
     assert f"not a model folder (no config.json); a training run's model is in {run.resolve() / 'model'}" in error
     assert main(["train", "embedder", *other, "--base", str(tmp_path / "nope")]) == 1
     assert "(no such folder)" in capsys.readouterr().err
+
+
+def test_a_short_run_still_writes_checkpoints_along_the_way():
+    """The README's reranker run (3,000 pairs, batch 32: 94 steps) saved only at its end, under the 100
+    steps between checkpoints: a Ctrl-C lost all of it. A run writes at least four now."""
+    from noul_lsp.train.fit import TrainSettings, _checkpoint_steps
+
+    assert _checkpoint_steps(TrainSettings(batch_size=32), 3000) == 24
+    assert _checkpoint_steps(TrainSettings(batch_size=32), 200_000) == 100  # a long run: every 100, as before
+    assert _checkpoint_steps(TrainSettings(max_steps=2), 3000) == 1
+    assert _checkpoint_steps(TrainSettings(batch_size=32, epochs=0.5), 3000) == 12
