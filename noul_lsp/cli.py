@@ -977,7 +977,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--scale", action="store_true", help="describe queries on one repository vs all of them")
     bench.add_argument("--embed-scope", choices=("all", "source"), default="all",
                        help="'source' leaves tests and docs to BM25 alone (faster cold runs)")
-    bench.add_argument("--limit", type=int, default=10)
+    bench.add_argument("--limit", type=int, default=10,
+                       help="files (or chunks) each find of the bench returns (default 10)")
     bench.add_argument("--resume", action="store_true",
                        help="keep the records already in OUT (records are written as the run goes) and ask the rest")
     bench.set_defaults(handler=cmd_bench)
@@ -1054,7 +1055,9 @@ then:     noul models export RUN/model --out MODEL --int8 && noul models use MOD
     train.add_argument("--exclude", help="mine: a file of owner/name lines never to mine (e.g. benchmark repositories)")
     train.add_argument("--own", action="store_true", help="mine: the code is yours; mine it whatever its licence")
     train.add_argument("--max-commits", type=int, default=3000, help="mine: commits read per repository")
-    train.add_argument("--max-pairs-per-repository", type=int, default=3000)
+    train.add_argument("--max-pairs-per-repository", type=int, default=3000,
+                       help="mine: pairs kept at most from one repository, so that one large history does not "
+                            "outweigh the rest (default 3000)")
     train.add_argument("--test-negatives", type=int, default=0, metavar="N",
                        help="mine: add each pair's N best-matching test chunks (the tests that call its code) to "
                        "its negatives (default 0: definitions of source files only)")

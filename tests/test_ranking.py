@@ -297,11 +297,15 @@ def test_without_a_fitted_file_the_engine_keeps_fusion_and_says_so(polyglot, tmp
     assert result.signals["ranking"] == "fusion"
     assert any("no fitted ranker" in note and "rank-fit" in note for note in result.notes)
     assert result.hits[0].path == "src/net/retry.py"
+    # a folder that does not exist was passed over with no word (a team's ranker silently not used)
+    assert any(f"$NOUL_RANKING_DIR {tmp_path / 'rankers'} is not a folder" in note for note in result.notes)
+    (tmp_path / "rankers").mkdir()
+    notes = workspace.find("retry failed uploads with exponential backoff").notes
+    assert any("no fitted ranker" in note for note in notes) and not any("is not a folder" in n for n in notes)
 
     # a fitted file for this embedder is picked up (here: a model that only trusts the dense leg)
     weights = np.array([1.0 if name == "dense" else 0.0 for name in FEATURES])
     model = RankModel(FEATURES, np.zeros(len(FEATURES)), np.ones(len(FEATURES)), weights, workspace.model_key, {})
-    (tmp_path / "rankers").mkdir()
     (tmp_path / "rankers" / (workspace.model_key + ".json")).write_text(json.dumps(model.to_json()))
     fitted = Workspace(polyglot, settings)
     ranked = fitted.find("retry failed uploads with exponential backoff")

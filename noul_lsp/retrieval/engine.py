@@ -30,7 +30,7 @@ from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
 from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.fusion import fuse
-from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
+from noul_lsp.retrieval.rank import RankModel, rank_candidates, ranking_dir_problem, untrained_model
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
@@ -168,7 +168,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         signals["ranking"] = "fusion"
         if rankable:
             notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {ranking_key} "
-                         "(run `noul rank-fit`)")
+                         f"(run `noul rank-fit`{ranking_dir_problem()})")
             if record_candidates:  # the features a ranker would be fitted on; the answer stays the fusion's
                 ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)

@@ -13,7 +13,9 @@ Without a fitted file for the embedder in use the engine keeps reciprocal rank f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -150,12 +152,25 @@ def ranking_file_name(embedder_key: str) -> str:
     return fitted_file_name(embedder_key)
 
 
+#: where a team's fitted rankers are looked up before models/ranking
+RANKING_DIR = "NOUL_RANKING_DIR"
+
+
+def ranking_dir_problem() -> str:
+    """What is wrong with $NOUL_RANKING_DIR, for the note that no fitted ranker was found: a folder that
+    does not exist was passed over with no word, and a team's fitted ranker silently not used."""
+    folder = os.environ.get(RANKING_DIR)
+    if not folder or Path(folder).is_dir():
+        return ""
+    return f"; ${RANKING_DIR} {folder} is not a folder"
+
+
 def load_rank_model(embedder_key: str | None) -> RankModel | None:
     """The model fitted for exactly this embedder (id + token budget): $NOUL_RANKING_DIR, then
     models/ranking; None without one."""
     if not embedder_key:
         return None
-    data = fitted_parameters("ranking", embedder_key, "NOUL_RANKING_DIR", identity_key="embedder")
+    data = fitted_parameters("ranking", embedder_key, RANKING_DIR, identity_key="embedder")
     return RankModel.from_json(data) if data is not None else None
 
 
