@@ -25,6 +25,7 @@ import dataclasses
 import json
 import math
 import os
+import random
 import sys
 import tempfile
 import time
@@ -802,6 +803,8 @@ def _train_static(args: argparse.Namespace, pairs: list) -> int:
     given = {"epochs": None if args.epochs is None else max(1, round(args.epochs)), "learning_rate": args.learning_rate}
     tune = training.TuneSettings(held_out=tuple(args.held_out or ()),
                                  **{k: v for k, v in given.items() if v is not None})
+    if args.max_pairs and args.max_pairs < len(pairs):  # (it was taken and not used)
+        pairs = random.Random(tune.seed).sample(pairs, args.max_pairs)
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     try:
         with redirect_stdout(sys.stderr):  # what the libraries print: stdout is the JSON summary
@@ -828,6 +831,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not args.repo:
             raise CliError("name the repositories to mine: `noul train mine --repo PATH [--repo PATH ...] --out DIR`",
                            EXIT_USAGE)
+        if args.out and Path(args.out).exists() and not Path(args.out).is_dir():  # was a raw "[Errno 20]" line
+            raise CliError(f"--out {args.out}: not a folder (mine writes a folder of pairs)", EXIT_USAGE)
         settings = MineSettings(max_commits=args.max_commits, max_pairs_per_repository=args.max_pairs_per_repository,
                                 static_model=args.static_model or "", test_negatives=args.test_negatives)
         exclusions = read_exclusions(Path(args.exclude)) if args.exclude else set()

@@ -550,3 +550,20 @@ def test_a_short_run_still_writes_checkpoints_along_the_way():
     assert _checkpoint_steps(TrainSettings(batch_size=32), 200_000) == 100  # a long run: every 100, as before
     assert _checkpoint_steps(TrainSettings(max_steps=2), 3000) == 1
     assert _checkpoint_steps(TrainSettings(batch_size=32, epochs=0.5), 3000) == 12
+
+
+def test_static_takes_max_pairs_and_mine_refuses_a_file_for_its_folder(tmp_path, capsys):
+    """`train static --max-pairs` was accepted and not used; `train mine --out FILE` ended in "[Errno 20]"."""
+    pytest.importorskip("model2vec")
+    data, base = _mined_and_tiny_base(tmp_path)
+    from noul_lsp.cli import main
+
+    out = tmp_path / "static"
+    assert main(["train", "static", "--data", str(data), "--base", str(base), "--out", str(out),
+                 "--max-pairs", "3"]) == 0
+    summary = json.loads(capsys.readouterr().out)  # stdout is the summary alone
+    assert summary["tuned"]["pairs"] == 3 and json.loads((out / "tuning.json").read_text())["pairs"] == 3
+    (tmp_path / "a-file").write_text("")
+    assert main(["train", "mine", "--repo", str(tmp_path / "acme"), "--out", str(tmp_path / "a-file")]) == 2
+    error = capsys.readouterr().err
+    assert f"--out {tmp_path / 'a-file'}: not a folder" in error and "Errno" not in error
