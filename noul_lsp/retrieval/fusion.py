@@ -13,6 +13,16 @@ SAMPLED_FROM = 65_536
 SAMPLE_STEP = 64
 
 
+def sampled_threshold(sample: np.ndarray, k: int) -> float | None:
+    """From every SAMPLE_STEP-th score (those that count only), a score about 4k of all the scores exceed;
+    None when the sample is too small to say. A caller keeps the scores above it, and checks that at least
+    k did: then every score at or above the k-th is among them."""
+    rank = 4 * k // SAMPLE_STEP + 1
+    if len(sample) <= rank:
+        return None
+    return float(np.partition(sample, len(sample) - rank)[len(sample) - rank])
+
+
 def top_k(scores: np.ndarray, k: int, *, floor: float = 0.0) -> np.ndarray:
     """Indices of the k highest scores above `floor`, best first (argpartition, then sort only k).
 
@@ -24,10 +34,8 @@ def top_k(scores: np.ndarray, k: int, *, floor: float = 0.0) -> np.ndarray:
         sample = scores[::SAMPLE_STEP]
         # the sample's scores above the floor only: a description's BM25 is 0 for most rows, and numpy's
         # selection over that many equal values took 0.8 ms at 782k rows (0.08 ms once they are left out)
-        sample = sample[sample > floor]
-        rank = 4 * k // SAMPLE_STEP + 1  # the sample's rank whose score about 4k of the whole exceed
-        if len(sample) > rank:  # (fewer: the rank's score is at or below the floor, the floor is the threshold)
-            threshold = float(np.partition(sample, len(sample) - rank)[len(sample) - rank])
+        threshold = sampled_threshold(sample[sample > floor], k)
+        if threshold is not None:  # (None: the floor is the threshold)
             candidates = np.flatnonzero(scores > threshold)
             if len(candidates) >= k:
                 part = np.argpartition(-scores[candidates], k - 1)[:k]
