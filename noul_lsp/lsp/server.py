@@ -34,7 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.workspace.discovery import lists_folder
+from noul_lsp.workspace.discovery import roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
 logger = logging.getLogger(__name__)
@@ -218,9 +218,8 @@ class NoulServer(LanguageServer):
             return []
         if not self._open_workspace(folder):
             return []
-        for inner in [root for root in self.roots if root != folder and root.is_relative_to(folder)]:
-            if lists_folder(folder, inner, self.settings.index):
-                self._close_workspace(inner)
+        for inner in roots_served_by(folder, list(self.roots), self.settings.index):
+            self._close_workspace(inner)
         self._assign_nested()
         return [folder]
 
@@ -241,11 +240,7 @@ class NoulServer(LanguageServer):
         return opened
 
     def _serving_root(self, folder: Path) -> Path | None:
-        """The innermost open root (other than the folder) whose scan lists the folder's files, if any."""
-        for root in sorted(self.roots, key=lambda r: -len(r.parts)):
-            if root != folder and folder.is_relative_to(root) and lists_folder(root, folder, self.settings.index):
-                return root
-        return None
+        return serving_root(self.roots, folder, self.settings.index)
 
     def _assign_nested(self) -> None:
         self.nested = {folder: root for folder in self.folders

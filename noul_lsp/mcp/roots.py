@@ -27,7 +27,7 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.workspace.discovery import lists_folder
+from noul_lsp.workspace.discovery import roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
 MAX_QUERY_CHARS = 65_536
@@ -105,13 +105,11 @@ class RootSet:
         with self._lock:
             if root in self.workspaces:
                 return self.workspaces[root]
-            for outer in sorted(self.workspaces, key=lambda r: -len(r.parts)):
-                if root.is_relative_to(outer) and lists_folder(outer, root, self.settings.index):
-                    return self.workspaces[outer]
+            if (outer := serving_root(self.workspaces, root, self.settings.index)) is not None:
+                return self.workspaces[outer]
             workspace = Workspace(root, self.settings)
-            for inner in [r for r in self.workspaces if r.is_relative_to(root)]:
-                if lists_folder(root, inner, self.settings.index):
-                    self._close_root(inner)
+            for inner in roots_served_by(root, list(self.workspaces), self.settings.index):
+                self._close_root(inner)
             for problem in (workspace.store.rebuilt_reason,
                             workspace.embedder_problem and workspace.without_embedder(),
                             workspace.reranker_problem and f"not reranked: {workspace.reranker_problem}"):

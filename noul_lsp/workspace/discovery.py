@@ -15,6 +15,7 @@ import functools
 import os
 import stat
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,6 +189,20 @@ def lists_folder(root: Path, folder: Path, settings: IndexSettings) -> bool:
             return False
         directory, relative_dir = directory / part, relative_dir + part + "/"
     return True
+
+
+def serving_root(roots: Iterable[Path], folder: Path, settings: IndexSettings) -> Path | None:
+    """The innermost of `roots` (other than `folder`) whose scan lists the folder's files: the index that
+    serves a folder opened inside it (a second index of the same files would scan and embed them twice)."""
+    for root in sorted(roots, key=lambda r: -len(r.parts)):
+        if root != folder and folder.is_relative_to(root) and lists_folder(root, folder, settings):
+            return root
+    return None
+
+
+def roots_served_by(folder: Path, roots: Iterable[Path], settings: IndexSettings) -> list[Path]:
+    """The `roots` inside `folder` whose files its scan lists: a root opened around them takes their place."""
+    return [r for r in roots if r != folder and r.is_relative_to(folder) and lists_folder(folder, r, settings)]
 
 
 def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
