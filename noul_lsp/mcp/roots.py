@@ -24,6 +24,7 @@ from noul_lsp.index.indexer import SETTINGS_KEY
 from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, agent_answer, lines_from_disk
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.retrieval.retrieve import NO_FILE_PASSES
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
@@ -38,8 +39,7 @@ MAX_GLOBS = 64
 FIRST_SCAN_SECONDS = 30.0
 
 
-#: the engine's note for a filter no indexed file passes (retrieve.py), and what a call's path makes of it
-_NO_FILE_PASSES = "no indexed file passes the filter"
+#: what a call's path makes of the engine's note for a filter no indexed file passes (retrieve.NO_FILE_PASSES)
 _NOT_INDEXED = ("nothing at {path} is in the index: its root's scan leaves it out (.gitignore, an exclude, "
                 "its size or binary content), or has not reached it yet (see `pending`)")
 
@@ -219,7 +219,7 @@ class RootSet:
                 raise CallError(f"the index could not be read: {error}") from None
         if relative and not include and not exclude:  # the filter is the call's path alone: say that
             result.notes[:] = [_NOT_INDEXED.format(path=relative + ("" if is_file else "/"))
-                               if note.startswith(_NO_FILE_PASSES) else note for note in result.notes]
+                               if note.startswith(NO_FILE_PASSES) else note for note in result.notes]
         extra = {}
         pending = self._pending(result, workspaces)
         if pending:

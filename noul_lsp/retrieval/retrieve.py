@@ -94,6 +94,10 @@ def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str])
     return (allowed if arrays.live is None else allowed & arrays.live), allowed_files
 
 
+#: how the note for a filter that no indexed file passes begins (noul mcp words it for a call's path)
+NO_FILE_PASSES = "no indexed file passes the filter"
+
+
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
              exclude: Sequence[str], query_vectors: dict[str, np.ndarray], stage: Stage, notes: list[str],
              term_idf: dict[str, float] | None = None) -> Candidates:
@@ -105,7 +109,7 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     search = root.settings.search
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
     if (include or exclude) and arrays.rows and allowed is not None and not allowed.any():
-        notes.append(f"no indexed file passes the filter (include {list(include)}, exclude {list(exclude)}; "
+        notes.append(f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; "
                      "patterns are globs relative to the workspace, as in .gitignore)")
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     bm25 = empty
