@@ -168,6 +168,9 @@ def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, 
         while not (indexer.idle.is_set() and levels.exists()):
             assert time.monotonic() < deadline, phases
             time.sleep(0.1)
+        assert workspace.root in indexer.rescanned
+        indexer.remove(workspace.root)  # closed and opened again, a root waits for its own first pass again
+        assert workspace.root not in indexer.rescanned
     finally:
         indexer.stop()
     assert "embedding" in phases and phases[-1] == "idle" and measured_when_idle == [False]

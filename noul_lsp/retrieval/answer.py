@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from noul_lsp.labels import score_is_share
+from noul_lsp.labels import LOW_HERE, score_is_share
 from noul_lsp.retrieval.result import FindResult
 
 #: the default size of an answer, in approximate tokens
@@ -172,10 +172,9 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-#: below this P(here) the answer is "probably not here" (the editors' warning too): its files and ranges come
-#: with previews but without their code, which an agent would re-read on every later turn for nothing (P(here)
-#: 0.02 came with 1,500 tokens of code: docs/benchmarks.md)
-PROBABLY_ABSENT_BELOW = 0.3
+#: below labels.LOW_HERE the answer is "probably not here" (the editors' warning too): its files and ranges
+#: come with previews but without their code, which an agent would re-read on every later turn for nothing
+#: (P(here) 0.02 came with 1,500 tokens of code: docs/benchmarks.md)
 PROBABLY_ABSENT_NOTE = ("P(here) is low: probably not in these roots. The ranges come without their code; "
                         "read one, or ask again with other words, if it is worth it")
 
@@ -193,7 +192,7 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
     single_root = len(roots) == 1
     shown: list[_Shown] = []
     runners_up = 0
-    absent = result.here_probability is not None and result.here_probability < PROBABLY_ABSENT_BELOW
+    absent = result.here_probability is not None and result.here_probability < LOW_HERE
 
     def body() -> dict:
         files = []

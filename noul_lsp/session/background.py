@@ -89,6 +89,7 @@ class BackgroundIndexer:
         large root in progress must not freeze the caller (the editor's event loop)."""
         with self._lock:
             self._workspaces.pop(root, None)
+            self.rescanned.discard(root)  # a root opened again waits for its own first pass again
             self._closing.append(close)
         if threading.current_thread() is not self._thread and self._working.acquire(blocking=False):
             try:
