@@ -1,4 +1,5 @@
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,7 +117,8 @@ def test_a_folder_the_walk_may_not_look_into_is_passed_over_not_fatal(tmp_path, 
 @pytest.mark.parametrize("layout", ["polyglot", "polyglot_git"])
 def test_whether_a_root_lists_a_folder_inside_it(layout, request):
     """The language server serves a workspace folder inside another from that one's index only where the
-    outer scan lists the folder's files: not an ignored or excluded folder, nor a repository of its own."""
+    outer scan lists the folder's files: not an ignored or excluded folder, nor (under git) a repository of
+    its own."""
     from noul_lsp.workspace.discovery import lists_folder
 
     root: Path = request.getfixturevalue(layout).resolve()
@@ -127,10 +129,14 @@ def test_whether_a_root_lists_a_folder_inside_it(layout, request):
     (root / "node_modules" / "left").mkdir(parents=True)
     assert not lists_folder(root, root / "node_modules" / "left", settings)  # a default exclude
     assert not lists_folder(root, root / "web", IndexSettings(exclude=("web/",)))  # a configured one
-    (root / "web" / "vendored").mkdir()
-    (root / "web" / "vendored" / ".git").mkdir()  # a repository of its own (a clone or a submodule)
-    assert not lists_folder(root, root / "web" / "vendored", settings)
-    assert not lists_folder(root, root / "web" / "vendored" / "lib", settings)
+    (root / "web" / "vendored" / "lib").mkdir(parents=True)  # a repository of its own (a clone, a submodule)
+    subprocess.run(["git", "init", "-q"], cwd=root / "web" / "vendored", check=True)
+    (root / "web" / "vendored" / "lib" / "pad.js").write_text("export const pad = (s) => s;\n")
+    # git lists nothing inside it, the walk (outside git) enters it: as the scan does, so lists_folder
+    listed = any(f.path.startswith("web/vendored/") for f in discover(root, settings))
+    assert listed == (layout == "polyglot")
+    assert lists_folder(root, root / "web" / "vendored", settings) == listed
+    assert lists_folder(root, root / "web" / "vendored" / "lib", settings) == listed
     if layout == "polyglot_git":  # ignored where only git looks (.git/info/exclude)
         (root / ".git" / "info").mkdir(exist_ok=True)
         (root / ".git" / "info" / "exclude").write_text("scratch/\n")

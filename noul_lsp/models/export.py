@@ -163,12 +163,16 @@ def apply_head(model, head: str) -> None:
     setattr(model.config, HEAD_KEY, head)
 
 
+#: the report an export writes beside its model (and reads again to know a folder is an export of its own)
+EXPORT_RECORD = "export.json"
+
+
 def _check_out_folder(out: Path, source: Path, kind: str) -> None:
     """An export writes over an earlier export of the same kind (a re-export), or into its own checkpoint;
     it overwrote anything else (another kind of model, a static model's folder) with no word."""
     if out == source or not out.is_dir() or not any(out.iterdir()):
         return
-    record = out / "export.json"
+    record = out / EXPORT_RECORD
     try:
         earlier = json.loads(record.read_text()).get("kind") if record.is_file() else None
     except (OSError, ValueError, AttributeError):
@@ -190,6 +194,7 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
     kind = kind_of(getattr(config, "architectures", None) or []) if kind == "auto" else kind
     if kind not in ("embedder", "reranker"):
         raise ExportError(f"kind must be embedder, reranker or auto, not {kind!r}")
+    _check_out_folder(out, source, kind)  # before the model loads (seconds)
     loader = transformers.AutoModelForSequenceClassification if kind == "reranker" else transformers.AutoModel
     model = loader.from_pretrained(str(source), attn_implementation="eager").eval()
     if kind == "reranker":
@@ -197,7 +202,6 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
             apply_head(model, head_of(config))  # a head other than the classifier is arithmetic in the graph
         except ValueError as error:
             raise ExportError(f"{source}: {error}") from error
-    _check_out_folder(out, source, kind)
     out.mkdir(parents=True, exist_ok=True)
     (out / INT8_FILE).unlink(missing_ok=True)  # derived from the previous fp32: never left beside a new one
     tokenizer_path = _tokenizer_file(source, out, transformers)
@@ -245,14 +249,14 @@ def export_model(source: Path, out: Path, *, kind: str = "auto", int8: bool = Fa
                           "not written as usable; try --no-optimize or another --opset")
     report = ExportReport(str(source), str(out), kind, (config.architectures or [type(model).__name__])[0], difference,
                           optimized, files=[FP32_FILE])
-    # the fp32 model is usable now: recorded before the int8 step, which may refuse (a re-export into this
-    # folder then writes over an export, as `_check_out_folder` allows)
-    (out / "export.json").write_text(json.dumps(asdict(report), indent=2) + "\n")
     if int8:
+        # the fp32 model is usable now: recorded before the int8 step, which may refuse (a re-export into
+        # this folder then writes over an export, as `_check_out_folder` allows)
+        (out / EXPORT_RECORD).write_text(json.dumps(asdict(report), indent=2) + "\n")
         report.int8 = _quantize_checked(out, kind, tokenizer_path, config, max_length=max_length,
                                         min_score_agreement=min_score_agreement, min_top1_agreement=min_top1_agreement)
         report.files.append(INT8_FILE)
-    (out / "export.json").write_text(json.dumps(asdict(report), indent=2) + "\n")
+    (out / EXPORT_RECORD).write_text(json.dumps(asdict(report), indent=2) + "\n")
     return report
 
 

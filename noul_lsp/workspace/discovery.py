@@ -89,9 +89,6 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
     # Each entry: (directory relative to root with trailing slash or "", its compiled .gitignore).
     ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
 
-    def ignored(relative: str, is_dir: bool) -> bool:
-        return _ignored(ignore_stack, relative, is_dir)
-
     def visit(directory: Path, relative_dir: str) -> None:
         pushed = _push_gitignore(directory, relative_dir, ignore_stack)
         try:
@@ -106,7 +103,7 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if ignored(relative, is_dir):
+            if _ignored(ignore_stack, relative, is_dir):
                 continue
             if is_dir:
                 visit(Path(entry.path), relative + "/")
@@ -137,7 +134,7 @@ def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
             target = directory / parts[-1]
             relative = relative_dir + parts[-1]
             is_dir = target.is_dir() and not target.is_symlink()
-            if ignored(relative, is_dir):
+            if _ignored(ignore_stack, relative, is_dir):
                 continue
             if is_dir:
                 visit(target, relative + "/")
@@ -160,17 +157,18 @@ def _ignored(stack: list[tuple[str, pathspec.PathSpec]], relative: str, is_dir: 
 
 def lists_folder(root: Path, folder: Path, settings: IndexSettings) -> bool:
     """Whether a scan of `root` lists the files of `folder`, a folder inside it (both resolved). Not when
-    the folder, or one on the way to it, is a repository of its own (git lists nothing inside another
-    repository, and the walk's .gitignore files are that repository's), nor when the root's excludes,
-    .noulignore or ignore rules leave the folder out: then it needs an index of its own."""
+    the root is in a git work tree and the folder, or one on the way to it, is a repository of its own
+    (git lists nothing inside another repository), nor when the root's excludes, .noulignore or ignore
+    rules leave the folder out: then it needs an index of its own."""
     try:
         parts = folder.relative_to(root).parts
     except ValueError:
         return False
     if not parts:
         return True
-    if any((root.joinpath(*parts[:depth]) / ".git").exists() for depth in range(1, len(parts) + 1)):
-        return False
+    in_git = any((above / ".git").exists() for above in (root, *root.parents))
+    if in_git and any((root.joinpath(*parts[:depth]) / ".git").exists() for depth in range(1, len(parts) + 1)):
+        return False  # git lists nothing inside another repository (the walk, outside git, enters it)
     relative = "/".join(parts)
     if exclusion_spec(root, settings).match_file(relative + "/"):
         return False
