@@ -328,3 +328,17 @@ async def test_a_folder_inside_another_is_indexed_with_it_and_alone_once_that_on
     status = await status_when(lambda s: "nested" in s and {r["root"] for r in s["roots"]} == {str(first), str(second)},
                                "the outer folder did not take the inner one's place")
     assert status["nested"] == [{"folder": str(inner), "indexedWith": str(first)}]
+
+    # excludes that leave the inner folder out of the outer scan: it needs its own index again, and gets it
+    # back into the outer one's when they go
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"noul": {"exclude": ["src/"]}}))
+    status = await status_when(lambda s: "nested" not in s and {r["root"] for r in s["roots"]} == {str(first), str(inner), str(second)}
+                               and all(r["chunks"] > 0 and r["pending"] == 0 for r in s["roots"]) and not s["indexing"],
+                               "an inner folder the outer one's excludes leave out has no index of its own")
+    result = await find(client, "retry failed uploads with exponential backoff", limit=10)
+    uris = [hit.uri for hit in result.results]
+    assert uris[0] == from_fs_path(str(inner / "net/retry.py")) and len(uris) == len(set(uris))
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"noul": {}}))
+    status = await status_when(lambda s: "nested" in s and {r["root"] for r in s["roots"]} == {str(first), str(second)},
+                               "the outer folder did not take the inner one's place once its excludes went")
+    assert status["nested"] == [{"folder": str(inner), "indexedWith": str(first)}]

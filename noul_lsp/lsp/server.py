@@ -34,7 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.workspace.discovery import roots_served_by, serving_root
+from noul_lsp.workspace.discovery import serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
 logger = logging.getLogger(__name__)
@@ -204,47 +204,36 @@ class NoulServer(LanguageServer):
     # -- workspace roots ---------------------------------------------------------------------------
 
     def open_root(self, folder: Path) -> list[Path]:
-        """Serve a workspace folder. A folder whose files an open folder around it lists is served by that
-        folder's index (a second index of them cost a second scan and embedding of every file); a folder
-        around open ones that lists their files takes their place. The roots newly opened (to scan and
-        watch)."""
-        folder = folder.resolve()
-        self.folders.add(folder)
-        if folder in self.roots or folder in self.nested:
-            return []
-        if (outer := self._serving_root(folder)) is not None:
-            logger.info("%s is inside %s: served by its index", folder, outer)
-            self.nested[folder] = outer
-            return []
-        if not self._open_workspace(folder):
-            return []
-        for inner in roots_served_by(folder, list(self.roots), self.settings.index):
-            self._close_workspace(inner)
-        self._assign_nested()
-        return [folder]
+        """Serve a workspace folder (`reconcile`); the roots newly opened (to scan and watch)."""
+        self.folders.add(folder.resolve())
+        return self.reconcile()
 
     def close_root(self, folder: Path) -> list[Path]:
         """Stop serving a workspace folder: its index closes, and the folders it served get their own (or
-        that of the next folder around them that lists them); those newly opened (to scan and watch)."""
-        folder = folder.resolve()
-        self.folders.discard(folder)
-        self.nested.pop(folder, None)
-        if folder not in self.roots:
-            return []
-        self._close_workspace(folder)
+        that of the next folder around them that lists them); the roots newly opened (to scan and watch)."""
+        self.folders.discard(folder.resolve())
+        return self.reconcile()
+
+    def reconcile(self) -> list[Path]:
+        """Make the open indexes the ones the folders need, whatever changed (a folder added or removed,
+        the excludes): a folder whose files an open folder around it lists is served by that folder's index
+        (a second index of them cost a second scan and embedding of every file), any other folder has its
+        own. Folders are taken outer ones first, so a folder around open ones takes their place. The roots
+        newly opened (to scan and watch)."""
         opened = []
-        for inner in sorted(self.folders, key=lambda path: len(path.parts)):  # outer ones first
-            if inner not in self.roots and self._serving_root(inner) is None and self._open_workspace(inner):
-                opened.append(inner)
-        self._assign_nested()
+        for root in [root for root in self.roots if root not in self.folders]:
+            self._close_workspace(root)
+        for folder in sorted(self.folders, key=lambda path: (len(path.parts), path)):
+            outer = serving_root([root for root in self.roots if root != folder], folder, self.settings.index)
+            if outer is not None:
+                if folder in self.roots:
+                    logger.info("%s is inside %s: served by its index now", folder, outer)
+                    self._close_workspace(folder)
+            elif folder not in self.roots and self._open_workspace(folder):
+                opened.append(folder)
+        self.nested = {folder: root for folder in self.folders if folder not in self.roots
+                       and (root := serving_root(self.roots, folder, self.settings.index)) is not None}
         return opened
-
-    def _serving_root(self, folder: Path) -> Path | None:
-        return serving_root(self.roots, folder, self.settings.index)
-
-    def _assign_nested(self) -> None:
-        self.nested = {folder: root for folder in self.folders
-                       if folder not in self.roots and (root := self._serving_root(folder)) is not None}
 
     def _open_workspace(self, folder: Path) -> bool:
         if folder in self.roots:
@@ -370,13 +359,14 @@ class NoulServer(LanguageServer):
             self.show("settings: " + "; ".join(problems), types.MessageType.Warning)
         previous, self.settings = self.settings, settings
         if (settings.index, settings.models, settings.cache_dir) != (previous.index, previous.models, previous.cache_dir):
-            for folder in list(self.roots):  # index or model changed: reopen and rescan (vectors are reused)
+            # index or model changed: reopen and rescan (vectors are reused); the excludes may also have
+            # changed which folders an index around them lists
+            for folder in list(self.roots):
                 self._close_workspace(folder)
-                self._open_workspace(folder)
-                if folder in self.roots:
-                    if self.loop is not None and self.needs_own_watcher:
-                        self.watch(folder)
-                    self.indexer.scan(folder)
+            for folder in self.reconcile():
+                if self.loop is not None and self.needs_own_watcher:
+                    self.watch(folder)
+                self.indexer.scan(folder)
         else:
             for workspace in self.roots.values():
                 workspace.settings = settings
