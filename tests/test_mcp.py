@@ -334,8 +334,10 @@ def test_the_first_find_after_a_restart_sees_what_changed_while_no_server_ran(tm
 @pytest.mark.slow
 def test_a_root_inside_another_is_served_by_it_unless_its_scan_leaves_the_folder_out(tmp_path: Path):
     """`noul mcp --path A --path A/src` indexed src's files twice; now A serves src (a call naming src is
-    narrowed to it), while a folder A's scan leaves out (its .gitignore) keeps an index of its own."""
+    narrowed to it), while a folder A's scan leaves out (its .gitignore) keeps an index of its own; a call
+    naming a repository inside A opens it as a root."""
     import shutil
+    import subprocess
 
     from noul_lsp.config import Settings
     from noul_lsp.mcp.roots import RootSet
@@ -353,5 +355,21 @@ def test_a_root_inside_another_is_served_by_it_unless_its_scan_leaves_the_folder
         assert body["scope"] == "src" and body["files"][0]["path"] == "src/net/retry.py"
         assert all(f["path"].startswith("src/") for f in body["files"])
         assert roots.find("generated report writer")["files"][0]["path"] == "out.py"
+    finally:
+        roots.close()
+    # a call naming a file of a repository inside a git work tree (git lists nothing in it), never given as a
+    # root: it gets its own index (the call was narrowed to files the root's index never held)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "vendor" / "pad").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=root / "vendor" / "pad", check=True)
+    (root / "vendor" / "pad" / "pad.py").write_text("def left_pad_with_zeros(text, width):\n    return text.zfill(width)\n")
+    roots = RootSet(Settings(cache_dir=str(tmp_path / "cache")), [root], watch=False)
+    try:
+        body = roots.find("left pad with zeros", path=str(root / "vendor" / "pad" / "pad.py"))
+        assert body["root"] == str((root / "vendor" / "pad").resolve()) and body["scope"] == "pad.py"
+        assert [f["path"] for f in body["files"]] == ["pad.py"]
+        assert sorted(roots.workspaces) == [root.resolve(), (root / "vendor" / "pad").resolve()]
+        ignored = roots.find("generated report writer", path=str(root / "generated"))  # .gitignore: stays out
+        assert not ignored["files"] and (root / "generated").resolve() not in roots.workspaces
     finally:
         roots.close()

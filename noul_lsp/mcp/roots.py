@@ -28,7 +28,7 @@ from noul_lsp.retrieval.retrieve import NO_FILE_PASSES
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.workspace.discovery import roots_served_by, serving_root
+from noul_lsp.workspace.discovery import lists_folder, roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
 MAX_QUERY_CHARS = 65_536
@@ -152,6 +152,19 @@ class RootSet:
                 return root, path.relative_to(root).as_posix() if path != root else ""
         return None
 
+    def _repository_inside(self, root: Path, path: Path) -> Path | None:
+        """The outermost repository of its own on the way from `root` to `path` (itself, when a folder) whose
+        files the root's scan does not list (a clone or submodule inside a git work tree: git lists nothing
+        in it); None when there is none. A call naming one was narrowed to files the root's index never
+        held, and answered that no file passes. (An ignored or excluded folder is not one: it stays out.)"""
+        parts = path.relative_to(root).parts
+        folders = parts if path.is_dir() else parts[:-1]
+        for depth in range(1, len(folders) + 1):
+            folder = root.joinpath(*folders[:depth])
+            if (folder / ".git").exists() and not lists_folder(root, folder, self.settings.index):
+                return folder
+        return None
+
     def resolve(self, path: str | None) -> tuple[list[Workspace], str, bool]:
         """The workspaces a call searches, the folder or file inside the root it names ("" for all of it),
         and whether that is a file."""
@@ -178,7 +191,15 @@ class RootSet:
             located = self._located(resolved)
             if located is not None:
                 root, relative = located
-                return [self.workspaces[root]], relative, resolved.is_file()
+                repository = self._repository_inside(root, resolved)
+                if repository is None:
+                    return [self.workspaces[root]], relative, resolved.is_file()
+                try:  # its files need an index of their own, as a root given for it has
+                    opened = self.open(repository)
+                except (OSError, StoreError) as error:
+                    raise CallError(f"cannot index {repository}: {error}") from None
+                relative = resolved.relative_to(opened.root).as_posix() if resolved != opened.root else ""
+                return [opened], relative, resolved.is_file()
             if self.given:
                 raise CallError(f"path {path} is outside the roots this server was started with "
                                 f"({', '.join(str(r) for r in self.given)}); add it with another --path")
