@@ -101,3 +101,25 @@ def test_an_unreachable_socket_is_one_error_line(tmp_path: Path):
     assert done.returncode == 1
     assert done.stderr.startswith("noul-lsp: error: cannot connect to the client's socket")
     assert "Traceback" not in done.stderr
+
+
+def test_the_log_file_never_holds_the_shared_stores_password(tmp_path: Path):
+    """pygls logs the initialisation options whole; a `sharedStore` setting holds a database password."""
+    log = tmp_path / "server.log"
+    process = subprocess.Popen([sys.executable, "-m", "noul_lsp", "--log-file", str(log)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        message = initialize(tmp_path)
+        message["params"]["initializationOptions"]["noul"]["sharedStore"] = "postgresql://alice:S3cret-pw!@127.0.0.1:1/db"
+        message["params"]["trace"] = "verbose"
+        process.stdin.write(frame(message))
+        process.stdin.write(frame({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {
+            "settings": {"noul": {"sharedStore": "host=127.0.0.1 port=1 user=bob password=An0ther-pw"}}}}))
+        process.stdin.flush()
+        answer_of(process.stdout, process.stdin)
+        shut_down(process.stdin, process)
+    finally:
+        process.kill()
+    text = log.read_text()
+    assert "postgresql://alice:***@127.0.0.1:1/db" in text  # the setting is logged, without its password
+    assert "S3cret-pw" not in text and "An0ther-pw" not in text

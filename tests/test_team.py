@@ -96,6 +96,14 @@ def test_a_malformed_setting_never_shows_its_password(url):
     assert "hunter2" not in str(error.value) and "hunter2" not in schema.redacted(url)
 
 
+@pytest.mark.parametrize("url", ["postgresql://carol:hunter2@/postgres?host=/nowhere&sslmode=%zz",
+                                 "postgres://carol:hun@ter2@h:5/db", "host=/nowhere password=hunter2 user",
+                                 "host=h password='hunter2 x' user=c", "postgresql://h/db?user=c&password=hunter2"])
+def test_text_quoting_a_setting_whole_loses_its_password_only(url):
+    text = schema.without_passwords(f"settings {{'sharedStore': '{url}', 'limit': 5}} at x@y")
+    assert "hunter2" not in text and "ter2" not in text and "***" in text and text.endswith(", 'limit': 5} at x@y")
+
+
 def test_an_unreachable_store_leaves_the_work_local_and_keeps_the_password(tmp_path):
     tree = tmp_path / "polyglot"
     shutil.copytree(FIXTURES / "polyglot", tree)

@@ -34,6 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
+from noul_lsp.team.schema import without_passwords
 from noul_lsp.workspace.discovery import serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
@@ -588,6 +589,15 @@ def _connect(parser: argparse.ArgumentParser, pipe: str | None, port: str | None
         parser.exit(1, f"noul-lsp: error: cannot connect to the client's {'pipe' if pipe else 'socket'}: {error}\n")
 
 
+def _without_passwords(record: logging.LogRecord) -> bool:
+    """A log filter: pygls logs the client's settings whole (the initialisation options, every message in
+    verbose mode), and `sharedStore` may hold a database password."""
+    message = record.getMessage()
+    if "assword" in message or "://" in message:
+        record.msg, record.args = without_passwords(message), ()
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="noul-lsp", description="The noul language server (stdio by default).")
     transport = parser.add_mutually_exclusive_group()
@@ -602,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(filename=args.log_file, level=logging.INFO if args.log_file else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_without_passwords)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():

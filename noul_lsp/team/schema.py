@@ -11,6 +11,7 @@ The owner (whoever ran `noul team init`) bypasses the policies, as PostgreSQL's 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -120,6 +121,18 @@ def redacted(url: str) -> str:
     port = f":{parts['port']}" if parts.get("port") else ""
     user = f"{parts['user']}@" if parts.get("user") else ""
     return f"{user}{host}{port}/{parts.get('dbname') or parts.get('user') or ''}"
+
+
+#: a password in a connection setting however it is written: a URL's `user:PASSWORD@`, a keyword string's or
+#: a URL parameter's `password=PASSWORD` (quoted or not)
+_PASSWORDS = re.compile(r"""(?P<lead>postgres(?:ql)?://[^:/@\s'"]*:)[^\s'"]*(?=@[^@\s'"]*)"""
+                        r"""|(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&'"]+)""", re.IGNORECASE)
+
+
+def without_passwords(text: str) -> str:
+    """`text` with every connection setting's password replaced by ***: for text that may quote settings
+    whole, as the language server's log does (pygls logs the client's initialisation options)."""
+    return _PASSWORDS.sub(lambda m: (m.group("lead") or m.group("key")) + "***", text)
 
 
 def scrubbed(message: str, url: str) -> str:
