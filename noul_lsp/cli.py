@@ -252,8 +252,11 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if static is not None and (static.embedded or static.fetched) and not quiet:
             covered = (f"{static.pending} chunks left for the next run" if static.stopped
                        else "every chunk has a dense leg now")
-            console.print(f"static vectors for {static.embedded + static.fetched} chunks in {static.seconds:.1f}s"
-                          f"{_rate_part(static)}: {covered}")
+            console.print(f"static vectors for {_count(static.embedded + static.fetched, 'chunk')} in "
+                          f"{static.seconds:.1f}s{_rate_part(static)}: {covered}")
+        elif static is not None and static.published and not quiet:
+            console.print(f"offered the shared store {_count(static.published, 'static vector')} computed while it "
+                          "was unreachable")
         if static is not None and static.share_problem and not quiet:
             console.print(f"[yellow]noul: embedding locally: {escape(static.share_problem)}[/]")
         elif workspace.static_problem and not quiet:
@@ -282,8 +285,11 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if result.share_problem and not quiet and not (static is not None and static.share_problem):
             console.print(f"[yellow]noul: embedding locally: {escape(result.share_problem)}[/]")
         if (result.embedded or result.fetched) and not quiet:
-            console.print(f"embedded {result.embedded} chunks in {result.seconds:.1f}s"
+            console.print(f"embedded {_count(result.embedded, 'chunk')} in {result.seconds:.1f}s"
                           f"{_rate_part(result, f' on {embedder.device}')}")
+        elif result.published and not quiet:
+            console.print(f"offered the shared store {_count(result.published, 'vector')} computed while it was "
+                          "unreachable")
             if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu:
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
 
@@ -291,6 +297,8 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
 def _rate_part(report, unit: str = "") -> str:
     """"(N from the shared store, R chunks/s ...)": what was fetched and how fast the rest was computed."""
     parts = [f"{report.fetched} from the shared store"] if report.fetched else []
+    if report.published:
+        parts.append(f"{report.published} offered to it" if report.fetched else f"{report.published} offered to the shared store")
     if report.embedded:
         parts.append(f"{report.rate:.1f} chunks/s{unit}")
     return f" ({', '.join(parts)})" if parts else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,13 +77,39 @@ def test_a_second_machine_embeds_nothing(postgres, tmp_path):
     second.close()
 
 
+def test_vectors_computed_while_the_store_was_down_are_offered_once_it_answers(postgres, tmp_path):
+    """After an outage the second machine embedded again what the first had computed meanwhile."""
+    schema.grant(postgres["owner"], "alice", [])
+    tree = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", tree)
+    (tree / "src" / "outage.py").write_text(f"def written_during_the_outage():\n    return '{tmp_path.name}'\n")
+    down = Workspace(tree, _settings(tmp_path / "machine-1", f"postgresql://alice@/postgres?host={tmp_path / 'down'}"))
+    down.indexer.update()
+    computed = down.embed_static()
+    assert computed.embedded > 0 and "unreachable" in computed.share_problem and computed.published == 0
+    down.close()
+    back = Workspace(tree, _settings(tmp_path / "machine-1", postgres["alice"]))
+    back.indexer.update()
+    offered = back.embed_static()
+    assert (offered.embedded, offered.published, offered.share_problem) == (0, computed.embedded, "")
+    assert back.embed_static().published == 0  # offered once
+    back.close()
+    second = Workspace(tree, _settings(tmp_path / "machine-2", postgres["alice"]))
+    second.indexer.update()
+    shared = second.embed_static()
+    assert (shared.embedded, shared.fetched) == (0, computed.embedded)
+    second.close()
+
+
 def test_the_cli_says_what_came_from_the_shared_store(postgres, tmp_path, capsys):
+    schema.grant(postgres["owner"], "alice", [])
     tree = tmp_path / "polyglot"
     shutil.copytree(FIXTURES / "polyglot", tree)
     # the static model as the embedder: the transformer's pass (`embed_missing`), in a second
     arguments = ["index", str(tree), "--embedder", "noul-code-static-v2", "--shared-store", postgres["alice"]]
+    (tree / "src" / "fresh.py").write_text(f"def nobody_embedded_this_yet():\n    return '{tmp_path.name}'\n")
     assert main([*arguments, "--cache-dir", str(tmp_path / "one")]) == 0
-    capsys.readouterr()
+    assert re.search(r"\d+ offered to (it|the shared store)", capsys.readouterr().err)  # at least the new file
     assert main([*arguments, "--cache-dir", str(tmp_path / "two")]) == 0
     told = " ".join(capsys.readouterr().err.split())
     assert "embedded 0 chunks" in told and "from the shared store" in told and "embedding locally" not in told

@@ -34,6 +34,9 @@ FILES_PER_BATCH = 200
 SHARED_PER_BATCH = 4096
 #: the store's meta key of `settings_identity`
 SETTINGS_KEY = "index_settings"
+#: meta key prefix (+ model key): the content hashes whose vectors were computed while the shared store
+#: could not take them, as a JSON list ("" once offered)
+UNPUBLISHED = "unpublished:"
 
 
 def settings_identity(settings: IndexSettings) -> str:
@@ -80,6 +83,8 @@ class EmbedReport:
     fetched: int = 0
     #: why the shared store was not used ("" when it was, or when none is configured)
     share_problem: str = ""
+    #: vectors offered to the shared store (those computed now, and those computed while it was unreachable)
+    published: int = 0
 
     @property
     def rate(self) -> float:
@@ -234,9 +239,12 @@ class Indexer:
             todo = todo[:limit]
         report = EmbedReport(pending=len(todo))
         batch_size = batch_size or self.settings.embed_batch
-        if share is not None and todo:
-            todo = self._take_shared(share, embedder, todo, report)
-            report.pending = len(todo)
+        unpublished: list[str] = []
+        if share is not None:
+            self._publish_backlog(share, model_key, report)
+            if todo:
+                todo = self._take_shared(share, embedder, todo, report)
+                report.pending = len(todo)
         for start in range(0, len(todo), batch_size):
             if should_stop():
                 report.stopped = True
@@ -249,14 +257,43 @@ class Indexer:
             self.store.apply(batch)
             if share is not None:
                 share.publish(model_key, [(c.hash, v) for c, v in zip(part, vectors, strict=True)])
+                if share.problem:
+                    unpublished.extend(c.hash for c in part)
+                else:
+                    report.published += len(part)
             report.embedded += len(part)
             report.pending = len(todo) - report.embedded
             if progress:
                 progress(report.embedded, len(todo))
         if share is not None:
             report.share_problem = share.problem
+            if unpublished:
+                self._remember_unpublished(model_key, unpublished)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _remember_unpublished(self, model_key: str, hashes: list[str]) -> None:
+        """Note the texts embedded while the shared store could not take their vectors: they are offered
+        at the next pass that reaches it (else the next teammate embedded them again after any outage)."""
+        known = json.loads(self.store.meta(UNPUBLISHED + model_key) or "[]")
+        batch = WriteBatch()
+        batch.put_meta(UNPUBLISHED + model_key, json.dumps(list(dict.fromkeys([*known, *hashes]))))
+        self.store.apply(batch)
+
+    def _publish_backlog(self, share: VectorSource, model_key: str, report: EmbedReport) -> None:
+        """Offer the vectors computed while the shared store was unreachable (`_remember_unpublished`)."""
+        hashes = json.loads(self.store.meta(UNPUBLISHED + model_key) or "[]")
+        if not hashes:
+            return
+        items = [(h, v) for h, v in zip(hashes, self.store.vectors(model_key, hashes), strict=True) if v is not None]
+        for start in range(0, len(items), SHARED_PER_BATCH):
+            share.publish(model_key, items[start:start + SHARED_PER_BATCH])
+            if share.problem:
+                return  # still unreachable: kept for the next pass
+        batch = WriteBatch()
+        batch.put_meta(UNPUBLISHED + model_key, "")
+        self.store.apply(batch)
+        report.published += len(items)
 
     def _take_shared(self, share: VectorSource, embedder, todo: list[ChunkRecord],
                      report: EmbedReport) -> list[ChunkRecord]:

@@ -3,9 +3,12 @@ after. A vector is keyed exactly as in the local index (the model's id and token
 the text it embeds), so a fetched vector is the one this machine would have computed.
 
 The share never stops indexing: when the store is unreachable (or a call fails), it says why in `problem`,
-answers "nothing found" from then on, and the indexer embeds locally."""
+answers "nothing found" for a minute (then tries again), and the indexer embeds locally; what it computed
+meanwhile is offered once the store answers again (`Indexer._publish_backlog`)."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -13,6 +16,8 @@ from noul_lsp.team.schema import SharedStoreError, as_array, connect, first_line
 
 #: hashes per fetch call (one round trip each; a ~400 KB array of text at most)
 FETCH_BATCH = 5000
+#: a store that failed is tried again after this long (a language server runs for days; an outage does not)
+RETRY_SECONDS = 60.0
 
 
 class VectorShare:
@@ -25,17 +30,20 @@ class VectorShare:
         self.problem = ""
         self.fetched = 0
         self.published = 0
+        self._failed_at = 0.0
 
     def _connect(self):
+        if self.problem and time.monotonic() - self._failed_at >= RETRY_SECONDS:
+            self.problem = ""
         if self._connection is None and not self.problem:
             try:
                 self._connection = connect(self.url)
             except SharedStoreError as error:
-                self.problem = str(error)
+                self.problem, self._failed_at = str(error), time.monotonic()
         return self._connection
 
     def _failed(self, what: str, error: Exception) -> None:
-        self.problem = f"{what} failed ({scrubbed(first_line(error), self.url)})"
+        self.problem, self._failed_at = f"{what} failed ({scrubbed(first_line(error), self.url)})", time.monotonic()
         self.close()
 
     def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]:
