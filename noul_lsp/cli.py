@@ -940,8 +940,10 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("--path", default=".", help="workspace folder (default: current)")
     find.add_argument("--limit", type=int, default=10, help="how many files (or chunks) to show (default 10)")
     find.add_argument("--mode", choices=("files", "chunks"), default="files")
-    find.add_argument("--include", action="append", metavar="GLOB", help="only paths matching (repeatable)")
-    find.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching (repeatable)")
+    find.add_argument("--include", action="append", metavar="GLOB",
+                      help="only paths matching (repeatable; gitignore syntax; with --org within each repository, "
+                           "or OWNER/NAME:GLOB within one)")
+    find.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching (repeatable; as --include)")
     find.add_argument("--json", action="store_true", help="print the agent report as JSON")
     find.add_argument("--no-wait", action="store_true",
                       help="answer at once from what is embedded: BM25 covers everything regardless, the static "

@@ -211,6 +211,22 @@ def test_org_search_ranks_a_granted_repository_with_the_local_stages(postgres, o
     assert (issue.hits[0].repository, issue.hits[0].path) == ("team/beta", "payroll/salary.py")
 
 
+def test_org_search_filters_by_globs_written_for_a_repository_or_naming_one(postgres, organisation):
+    """`--include 'billing/*.py'` matched nothing (the scratch paths are OWNER/NAME/PATH) and `--exclude`
+    with a slash was silently ignored."""
+    def found(**options) -> set[tuple[str, str]]:
+        return {(h.repository, h.path) for h in find_org(postgres["owner"], "render a PDF", organisation, **options).hits}
+
+    everything = found()
+    assert ("team/alpha", "billing/invoice.py") in everything and ("team/beta", "payroll/salary.py") in everything
+    assert found(include=["billing/*.py"]) == {f for f in everything if f[1].startswith("billing/")}
+    assert found(exclude=["billing/**"]) == {f for f in everything if not f[1].startswith("billing/")}
+    assert found(include=["*.py"], exclude=["invoice.py"]) == everything - {("team/alpha", "billing/invoice.py")}
+    assert found(include=["team/beta:"]) == {("team/beta", "payroll/salary.py")}  # as hits are written
+    assert found(include=["team/alpha:billing/tax.py"]) == {("team/alpha", "billing/tax.py")}
+    assert found(exclude=["team/alpha:"]) == {f for f in everything if f[0] != "team/alpha"}
+
+
 def test_org_search_knows_the_methods_of_a_class_kept_whole(postgres, organisation):
     """`Ledger` is one chunk: its methods travel in the index's symbol column, so a bare method name is
     defined in the organisation as it is in a workspace (and reads as here)."""

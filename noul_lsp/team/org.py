@@ -18,7 +18,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +29,7 @@ from noul_lsp.config import Settings
 from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, QueryError
-from noul_lsp.retrieval.retrieve import union_idf
+from noul_lsp.retrieval.retrieve import RowFilter, union_idf, workspace_pattern
 from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
@@ -52,6 +52,47 @@ COHERENCE = Coherence()
 RRF_K = 60
 #: HNSW's search breadth (pgvector's default is 40; row-level security filters after the index scan)
 EF_SEARCH = 400
+
+
+def _repository_glob(pattern: str) -> tuple[str | None, str]:
+    """(`OWNER/NAME`, the glob within it) of an `OWNER/NAME:GLOB` pattern; (None, pattern) for any other."""
+    repository, colon, glob = pattern.partition(":")
+    if colon and repository.count("/") == 1 and not any(c in repository for c in "*?[]!\\ "):
+        return repository, glob
+    return None, pattern
+
+
+def repository_globs(patterns: Sequence[str]) -> list[str]:
+    """An organisation search's include/exclude globs as globs over its scratch root's `OWNER/NAME/PATH`
+    paths: a glob as written for one repository (gitignore syntax: with a slash it starts at the
+    repository's top, without one it matches at any depth) applies within every repository, and
+    `OWNER/NAME:GLOB` within that repository only (`OWNER/NAME:` all of it), as hits are written."""
+    scoped = []
+    for pattern in patterns:
+        repository, glob = _repository_glob(pattern)
+        glob = workspace_pattern(glob.strip())
+        base = "/*/*" if repository is None else "/" + "".join(f"\\{c}" if c in "[]*?\\!#" else c for c in repository)
+        if not glob:
+            scoped.append(base + "/")
+        elif "/" in glob.rstrip("/"):
+            scoped.append(f"{base}/{glob.lstrip('/')}")
+        else:
+            scoped.append(f"{base}/**/{glob}" if repository is not None else glob)
+    return scoped
+
+
+def repositories_named(include: Sequence[str]) -> list[str] | None:
+    """The repositories every include glob names (`OWNER/NAME:GLOB`), which retrieval in the database can
+    keep to; None when some glob applies to every repository (or there is none)."""
+    named = [_repository_glob(pattern)[0] for pattern in include]
+    return sorted(set(named)) if named and None not in named else None  # type: ignore[arg-type]
+
+
+class RepositoryRowFilter(RowFilter):
+    """The scratch root's include/exclude filter: globs as written for a repository (`repository_globs`)."""
+
+    def masks(self, arrays, include: Sequence[str], exclude: Sequence[str]):
+        return super().masks(arrays, repository_globs(include), repository_globs(exclude))
 
 
 @dataclass
@@ -79,7 +120,7 @@ def _org_frequencies(connection, terms: list[str]) -> dict[str, int]:
 
 
 def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequency: dict[str, int],
-                     counts: dict[str, int] | None = None) -> list[tuple]:
+                     counts: dict[str, int] | None = None, repos: list[str] | None = None) -> list[tuple]:
     """The top chunks by BM25 (Lucene's, with the query-term weight of `counts`, as the local index scores
     it) among those holding a rarer query term. Returns (repo, path) per chunk, best first."""
     if not idf:
@@ -97,19 +138,24 @@ def _bm25_candidates(connection, idf: dict[str, float], visible: _Visible, frequ
     tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in selecting)
     statement = (f"SELECT repo, path FROM (SELECT repo, key, path, terms, "
                  f"{parameters.k1} * (1 - {parameters.b} + {parameters.b} * length / {average!r}) AS norm "
-                 f"FROM noul.chunks WHERE lexemes @@ %s::tsquery) c "
+                 f"FROM noul.chunks WHERE lexemes @@ %s::tsquery{_IN_REPOS if repos else ''}) c "
                  f"ORDER BY {' + '.join(parts)} DESC, repo, key LIMIT {CANDIDATES}")
-    return connection.execute(statement, [tsquery, *params]).fetchall()
+    return connection.execute(statement, [tsquery, *([repos] if repos else []), *params]).fetchall()
 
 
-def _dense_candidates(connection, query_vector: np.ndarray, visible: _Visible) -> list[tuple]:
+#: the condition that keeps retrieval to the repositories a search names (`repositories_named`)
+_IN_REPOS = " AND repo = ANY (%s::text[])"
+
+
+def _dense_candidates(connection, query_vector: np.ndarray, visible: _Visible,
+                      repos: list[str] | None = None) -> list[tuple]:
     """The nearest chunks by pgvector's HNSW index. Row-level security filters what the index scan found
     (pgvector 0.6 has no iterative scan), so a reader granted a small share of the organisation can get
     fewer than asked for: then the visible rows are scanned exactly instead."""
     dimensions = visible.dimensions
-    statement = (f"SELECT repo, path FROM noul.chunks WHERE embedding IS NOT NULL "
+    statement = (f"SELECT repo, path FROM noul.chunks WHERE embedding IS NOT NULL{_IN_REPOS if repos else ''} "
                  f"ORDER BY embedding::vector({dimensions}) <=> %s::vector({dimensions}) LIMIT {CANDIDATES}")
-    vector = (np.asarray(query_vector, dtype=np.float32),)
+    vector = (*([repos] if repos else []), np.asarray(query_vector, dtype=np.float32))
     connection.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
     found = connection.execute(statement, vector).fetchall()
     if len(found) < min(CANDIDATES, visible.chunks):
@@ -170,9 +216,10 @@ class OrgRoot:
 
 
 @contextmanager
-def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
+def org_root(url: str, query: str, settings: Settings, include: Sequence[str] = ()) -> Iterator[OrgRoot]:
     """Retrieve the query's candidates from the organisation index (as the reader of `url` may see it)
-    into a scratch root, removed on exit. Raises SharedStoreError when the store cannot answer."""
+    into a scratch root, removed on exit; kept to the repositories `include` names, when it names them
+    all (`repositories_named`). Raises SharedStoreError when the store cannot answer."""
     if not isinstance(query, str) or not query.strip():
         raise QueryError("the query is empty: describe the code you are looking for")
     timings: dict[str, float] = {}
@@ -184,7 +231,8 @@ def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
         root.mkdir()
         workspace = CandidateRoot(root, settings, scratch / "index")
         with database_errors("the organisation search", url), connect(url) as connection:
-            found = _retrieve(connection, workspace, query, settings, timings, started)
+            found = _retrieve(connection, workspace, query, settings, timings, started,
+                              repositories_named(include))
         if found is None:
             yield OrgRoot(workspace, ("bm25",), {}, timings, note="the organisation index has no repository "
                                                                         "you are granted")
@@ -202,7 +250,8 @@ def org_root(url: str, query: str, settings: Settings) -> Iterator[OrgRoot]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _retrieve(connection, workspace, query: str, settings: Settings, timings: dict[str, float], started: float):
+def _retrieve(connection, workspace, query: str, settings: Settings, timings: dict[str, float], started: float,
+              repos: list[str] | None = None):
     """Both legs' candidates in the database; None when the reader may see no repository."""
     visible = _visible(connection)
     if not visible.repos:
@@ -219,11 +268,11 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
                                                    other_frequency=frequency).items() if term in frequency}
     timings["org_setup"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
-    lexical = _bm25_candidates(connection, idf, visible, frequency, term_counts(query))
+    lexical = _bm25_candidates(connection, idf, visible, frequency, term_counts(query), repos)
     timings["org_bm25"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
-    dense = _dense_candidates(connection, query_vector, visible) if visible.dimensions else []
+    dense = _dense_candidates(connection, query_vector, visible, repos) if visible.dimensions else []
     timings["org_dense"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     files = _candidate_files(lexical, dense)
@@ -239,7 +288,7 @@ def find_org(url: str, query: str, settings: Settings, coherence: Coherence | No
     rerank, ...). Hits carry their repository; their path is inside it."""
     from noul_lsp.retrieval.engine import find_across
 
-    with org_root(url, query, settings) as org:
+    with org_root(url, query, settings, options.get("include") or ()) as org:
         idf = union_idf(query, [], other_documents=org.documents, other_frequency=org.frequency)
         coherence = coherence or COHERENCE
         limit, deeper = _deeper(options, settings, coherence)
@@ -281,6 +330,7 @@ class CandidateRoot(Workspace):
 
     def __init__(self, root: Path, settings: Settings, index_dir: Path) -> None:
         super().__init__(root, settings, index_dir=index_dir)  # the user's cache: its pulled models load
+        self.row_filter = RepositoryRowFilter()
         self._records: dict[str, ChunkRecord] = {}
 
     def hold(self, rows: list[tuple], leg: str) -> dict[str, tuple[str, str]]:
@@ -316,7 +366,7 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     problem = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
     if url:
         try:
-            with org_root(url, query, settings) as org:
+            with org_root(url, query, settings, options.get("include") or ()) as org:
                 # idf over the roots and every organisation chunk the reader may see, not over the few
                 # candidates (chosen for holding the query's terms) the scratch root holds
                 idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
