@@ -356,10 +356,12 @@ def _print_human(result: FindResult, console=None) -> None:
         for line in hit.preview.split("\n"):
             console.print(f"      [dim]{escape(line)}[/]", **crop)
     index = result.index
-    embedded = f"{index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
+    embedded = f"{index.files} files, {index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
+    if "org" in result.signals and not index.chunks:  # an organisation search alone: no local index
+        embedded = f"the organisation index: {result.signals['org']}"
     reranker = result.signals.get("rerank", "off")
     reranked = f"; reranked by {reranker} on {result.signals.get('rerankDevice')}" if reranker not in ("off", "skipped") else ""
-    console.print(f"[dim]{index.files} files, {embedded}{escape(reranked)}; {result.timings.get('total', 0):.0f} ms[/]")
+    console.print(f"[dim]{escape(embedded)}{escape(reranked)}; {result.timings.get('total', 0):.0f} ms[/]")
     for note in result.notes:
         console.print(f"[yellow]{escape(note)}[/]")
 
@@ -473,9 +475,25 @@ def cmd_team(args: argparse.Namespace) -> int:
 
 
 def cmd_org(args: argparse.Namespace) -> int:
-    from noul_lsp.team.org_index import index_organisation
+    from noul_lsp.team.org_index import index_organisation, remove_repositories
     from noul_lsp.team.schema import SharedStoreError
 
+    if args.action == "remove":
+        try:
+            removed = remove_repositories(_team_url(args), args.mirrors)
+        except SharedStoreError as error:
+            raise CliError(str(error)) from None
+        missing = sorted(set(args.mirrors) - set(removed))
+        if args.json:
+            _print_json({"removed": removed, "notPublished": missing})
+        elif not args.quiet:
+            print(f"removed {', '.join(removed)} from the organisation index" if removed else "removed nothing")
+        if missing:
+            _console().print(f"[yellow]noul: not in the organisation index: {escape(', '.join(missing))}[/]")
+        return 0 if removed or not missing else EXIT_FAILURE
+    if not args.work:
+        raise CliError("org index needs --work DIR (where the repositories' trees and local indexes are kept)",
+                       EXIT_USAGE)
     try:
         reports = index_organisation(_team_url(args), args.mirrors, Path(args.work), _settings(args),
                                      leg=args.leg, log=None if args.quiet else _console().print)
@@ -965,12 +983,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench_org.add_argument("--out", required=True, help="where per_query.jsonl and summary.json go")
     bench_org.set_defaults(handler=cmd_bench_org)
 
-    org = sub.add_parser("org", parents=[common], help="publish repositories to the organisation index")
-    org.add_argument("action", choices=("index",))
-    org.add_argument("mirrors", nargs="+", metavar="MIRROR[@COMMIT]",
-                     help="a git mirror or clone (its HEAD, or COMMIT); a repository already published at that "
-                          "commit is skipped")
-    org.add_argument("--work", required=True, help="where the repositories' trees and local indexes are kept")
+    org = sub.add_parser("org", parents=[common], help="publish repositories to the organisation index",
+                         description="index: publish git mirrors or clones (MIRROR[@COMMIT]; a repository already "
+                                     "published at that commit is skipped). remove: take repositories (OWNER/NAME) "
+                                     "out of it. Both as the store's owner.")
+    org.add_argument("action", choices=("index", "remove"))
+    org.add_argument("mirrors", nargs="+", metavar="MIRROR[@COMMIT] | OWNER/NAME",
+                     help="index: a git mirror or clone (its HEAD, or COMMIT); remove: a published repository's name")
+    org.add_argument("--work", help="index: where the repositories' trees and local indexes are kept (required)")
     org.add_argument("--leg", choices=("static", "dense"), default="static",
                      help="which vectors the organisation index holds (default: the static model's)")
     org.add_argument("--json", action="store_true")

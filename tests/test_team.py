@@ -258,6 +258,34 @@ def test_the_cli_searches_the_org_as_the_connected_user(postgres, organisation, 
     assert main(["find", "--org", "render a payslip PDF", "--shared-store", postgres["bob"], *common]) == 0
     shown = capsys.readouterr().out
     assert json.loads(shown)["results"] == [] and BETA_TEXT not in shown and "salary" not in shown
+    # no local index: the footer names the organisation's, not "0/N chunks embedded" of the candidates
+    assert main(["find", "--org", "render an invoice PDF", "--shared-store", postgres["alice"], *common[:4]]) == 0
+    told = " ".join(capsys.readouterr().out.split())
+    assert "the organisation index: 1 repository, " in told and "chunks embedded" not in told
+
+
+def test_org_index_names_a_clone_of_a_mirror_refuses_another_model_first_and_removes(postgres, organisation,
+                                                                                     tmp_path, capsys):
+    mirror = _repository(tmp_path / "mirrors" / "team+gamma", {"mail/send.py": "def send_mail(to):\n    pass\n"})
+    clone = tmp_path / "gamma"
+    subprocess.run(["git", "clone", "-q", str(mirror), str(clone)], check=True)
+    work = tmp_path / "work"
+    settings = dataclasses.replace(organisation, cache_dir="")
+    # the organisation holds static vectors: a dense publish is refused before indexing anything
+    with pytest.raises(schema.SharedStoreError, match="one model per organisation index"):
+        index_organisation(postgres["owner"], [str(clone)], work, settings, leg="dense")
+    untouched = Workspace(work / "trees" / "team+gamma", dataclasses.replace(settings, cache_dir=str(work / "cache")))
+    assert untouched.state().chunks == 0  # nothing was indexed (nor embedded) for the refused publish
+    untouched.close()
+    reports = index_organisation(postgres["owner"], [str(clone)], work, settings)
+    assert [r.repo for r in reports] == ["team/gamma"]  # its origin's name, not "team+gamma/..." nor "gamma"
+    capsys.readouterr()
+    assert main(["org", "remove", "team/gamma", "team/nope", "--shared-store", postgres["owner"]]) == 0
+    told = capsys.readouterr()
+    assert "removed team/gamma" in told.out and "not in the organisation index: team/nope" in " ".join(told.err.split())
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        assert connection.execute("SELECT count(*) FROM noul.chunks WHERE repo = 'team/gamma'").fetchone()[0] == 0
+    assert main(["org", "remove", "team/gamma", "--shared-store", postgres["owner"]]) == 1
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),

@@ -28,7 +28,7 @@ import numpy as np
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
-from noul_lsp.retrieval.result import FindResult, QueryError
+from noul_lsp.retrieval.result import FindResult, IndexState, QueryError
 from noul_lsp.retrieval.retrieve import RowFilter, union_idf, workspace_pattern
 from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
@@ -242,7 +242,8 @@ def org_root(url: str, query: str, settings: Settings, include: Sequence[str] = 
         where = workspace.hold(rows, leg)
         timings["org_hold"] = (time.perf_counter() - started) * 1000
         yield OrgRoot(workspace, ("bm25", leg), where, timings,
-                      signal=f"{visible.repos} repositories, {visible.chunks} chunks; {len(files)} candidate files",
+                      signal=f"{visible.repos} repositor{'y' if visible.repos == 1 else 'ies'}, "
+                             f"{visible.chunks} chunks; {len(files)} candidate files",
                       documents=visible.chunks, frequency=frequency)
     finally:
         if workspace is not None:
@@ -354,6 +355,12 @@ class CandidateRoot(Workspace):
 
     def chunk_records(self, keys) -> list[ChunkRecord]:
         return [self._records[key] for key in keys if key in self._records]
+
+    def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
+        """Nothing of a local index: the candidates are a query's, embedded in the organisation index (whose
+        size the result's `org` signal gives). Counted as chunks, they read as never embedded ("0/581 chunks
+        embedded", and a pending count no pass ever lowers)."""
+        return IndexState(0, 0, 0, 0, stale, self.embedder_name, "not loaded")
 
 
 def find_with_org(roots: list, query: str, settings: Settings, **options) -> FindResult:

@@ -43,6 +43,24 @@ def published_commit(url: str, repo: str) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
 
+def other_model(url: str, model_key: str) -> str | None:
+    """Why `model_key`'s vectors cannot join the organisation index (it holds another model's), or None."""
+    with database_errors("looking up the organisation index's model", url), connect(url) as connection:
+        row = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1", (model_key,)).fetchone()
+    if row is None:
+        return None
+    return (f"the organisation index holds {row[1]} vectors ({row[0]}), not {model_key}: one model per "
+            "organisation index")
+
+
+def remove_repositories(url: str, repos: list[str]) -> list[str]:
+    """Take repositories out of the organisation index (their chunks, terms and vectors; grants naming them
+    stay, for a repository published again under its name). The names removed; the store's owner only."""
+    with database_errors("removing repositories", url), connect(url) as connection:
+        rows = connection.execute("DELETE FROM noul.repos WHERE repo = ANY (%s) RETURNING repo", (repos,)).fetchall()
+    return sorted(repo for (repo,) in rows)
+
+
 def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str = "static") -> PublishReport:
     """Replace `repo`'s rows with the chunks of `workspace`'s local index and their `leg` vectors
     ("static" or "dense"). One transaction: a reader sees the old rows or the new ones, never a mix."""
@@ -67,7 +85,7 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
         try:
             other = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1",
                                        (model_key,)).fetchone()
-            if other:
+            if other:  # checked again in the transaction: another publisher may have come first
                 raise SharedStoreError(f"the organisation index holds {other[1]} vectors ({other[0]}), not "
                                        f"{model_key}: one model per organisation index")
             connection.execute("DELETE FROM noul.repos WHERE repo = %s", (repo,))  # cascades to its rows
@@ -108,16 +126,16 @@ def ensure_vector_index(url: str) -> str:
         widths = [row[0] for row in connection.execute("SELECT DISTINCT dimensions FROM noul.repos "
                                                        "WHERE dimensions > 0")]
         if len(widths) != 1:
-            return "no vectors yet" if not widths else f"several widths {widths}: no vector index"
+            return "no vectors yet" if not widths else f"vectors of several widths {widths}: no vector index"
         name = f"chunks_embedding_{widths[0]}"
         exists = connection.execute("SELECT 1 FROM pg_indexes WHERE schemaname = 'noul' AND indexname = %s",
                                     (name,)).fetchone()
         if exists:
-            return f"{name} kept up to date"
+            return f"the vector index (HNSW over {widths[0]} dimensions) kept up to date"
         connection.execute("SET maintenance_work_mem = '1GB'")
         connection.execute(f"CREATE INDEX {name} ON noul.chunks USING hnsw "
                            f"((embedding::vector({widths[0]})) vector_cosine_ops)")
-        return f"{name} built"
+        return f"the vector index (HNSW over {widths[0]} dimensions) built"
 
 
 def _clean(text: str) -> str:
@@ -164,6 +182,8 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         workspace = Workspace(tree, _with_cache(settings, work))
         try:
             key = workspace.static_key if leg == "static" else workspace.model_key
+            if key and (refused := other_model(url, key)):  # before the work, not after it
+                raise SharedStoreError(refused)
             if published_commit(url, repo) == (commit, key):
                 reports.append(PublishReport(repo, commit, skipped="published at this commit"))
                 say(f"{repo}: already published at {commit[:12]}")

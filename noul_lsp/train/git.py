@@ -70,7 +70,8 @@ class Repository:
             self._batch = None
 
     def name(self) -> str:
-        """owner/name: from a mirror folder `owner+name/repo`, else the origin URL, else the folder name."""
+        """owner/name: from a mirror folder `owner+name/repo`, else the origin URL (a clone's of such a mirror
+        too), else the folder name."""
         top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir  # the work tree, or a bare one
         for candidate in (top.name, top.parent.name):  # owner+name, or owner+name/repo (bare or checked out)
             if "+" in candidate:
@@ -79,6 +80,10 @@ class Repository:
             url = _git(self.directory, "config", "--get", "remote.origin.url").strip()
         except GitError:
             url = ""
+        segments = [part for part in re.split(r"[:/\\]", url.removesuffix("/").removesuffix(".git")) if part]
+        for candidate in segments[-2:]:  # a clone of a local mirror: its origin is `.../owner+name/repo`
+            if "+" in candidate:
+                return candidate.replace("+", "/", 1)
         match = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
         if match:
             return match.group(1)
