@@ -463,12 +463,20 @@ def cmd_team(args: argparse.Namespace) -> int:
             schema.initialise(url)
             print(f"the shared store {schema.redacted(url)} is ready (schema noul, role {schema.MEMBER_ROLE})")
         elif args.action == "grant":
-            schema.grant(url, args.role, args.repo or [])
-            print(f"{args.role} may use the shared store" + (f" and see {', '.join(args.repo)}" if args.repo else ""))
+            unpublished = schema.grant(url, args.role, args.repo or [])
+            repos = [repo.strip() for repo in args.repo or []]
+            print(f"{args.role} may use the shared store" + (f" and see {', '.join(repos)}" if repos else ""))
+            if unpublished:
+                _console().print(f"[yellow]noul: not in the organisation index (yet): {escape(', '.join(unpublished))}; "
+                                 "the grant counts once a repository of that name is published[/]")
         else:
-            schema.revoke(url, args.role, args.repo or [])
-            print(f"{args.role} no longer sees {', '.join(args.repo)}" if args.repo else
-                  f"{args.role} no longer sees any repository nor uses the shared store")
+            taken = schema.revoke(url, args.role, args.repo or [])
+            if args.repo:
+                print(f"{args.role} no longer sees {', '.join(taken)}" if taken else f"{args.role} saw none of them")
+                if never := sorted(set(args.repo) - set(taken)):
+                    _console().print(f"[yellow]noul: {escape(args.role)} was not granted {escape(', '.join(never))}[/]")
+            else:
+                print(f"{args.role} no longer sees any repository ({len(taken)} taken) nor uses the shared store")
     except schema.SharedStoreError as error:
         raise CliError(str(error)) from None
     return 0

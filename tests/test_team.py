@@ -366,3 +366,27 @@ def test_revoking_takes_repositories_and_then_membership(postgres, organisation,
     with pytest.raises(schema.SharedStoreError) as denied:
         find_org(dave, "render a PDF", organisation)
     assert "permission denied" in str(denied.value) and ALPHA_TEXT not in str(denied.value)
+    assert "not a member of the team" in str(denied.value) and "noul team grant" in str(denied.value)
+
+
+def test_grants_and_revokes_say_what_they_did_and_what_to_do(postgres, organisation, capsys):
+    owner = ["--shared-store", postgres["owner"]]
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS erin")
+        connection.execute("CREATE ROLE erin LOGIN")
+    assert main(["team", "grant", "erin", "--repo", "not a repo", *owner]) == 1  # nothing granted
+    assert "not a repository name (OWNER/NAME): 'not a repo'" in capsys.readouterr().err
+    assert main(["team", "grant", "erin", "--repo", "team/alpha ", "--repo", "team/alpah", *owner]) == 0
+    told = capsys.readouterr()
+    assert "erin may use the shared store and see team/alpha, team/alpah" in told.out
+    assert "not in the organisation index (yet): team/alpah" in " ".join(told.err.split())
+    assert main(["team", "revoke", "erin", "--repo", "team/beta", *owner]) == 0
+    told = capsys.readouterr()
+    assert "erin saw none of them" in told.out and "erin was not granted team/beta" in told.err
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE erin")  # dropped with its grants left: revoking all still clears them
+    assert main(["team", "revoke", "erin", *owner]) == 0
+    assert "(2 taken)" in capsys.readouterr().out
+    nobody = postgres["bob"].replace("bob@", "nobody@")
+    with pytest.raises(schema.SharedStoreError, match="refused the login"):
+        schema.connect(nobody)

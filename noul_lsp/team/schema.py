@@ -153,6 +153,25 @@ def database_module():
     return psycopg
 
 
+#: what to do about a server message, by a part of it (the first that matches)
+_HINTS = (
+    ("permission denied for schema noul", "this role is not a member of the team: the store's owner runs "
+                                          "`noul team grant ROLE`"),
+    ("permission denied to create extension", "creating the vector extension takes a superuser: one runs "
+                                              "`noul team init` once (or CREATE EXTENSION vector)"),
+    ("permission denied for table", "only the store's owner publishes to the organisation index or changes grants"),
+    ('relation "noul.', "the shared store is not initialised: its owner runs `noul team init`"),
+    ('schema "noul" does not exist', "the shared store is not initialised: its owner runs `noul team init`"),
+)
+
+
+def described(error: Exception, url: str) -> str:
+    """A driver message for people: its first line, the password taken out, and what to do when known."""
+    message = scrubbed(first_line(error), url) if url else first_line(error)
+    hint = next((hint for part, hint in _HINTS if part in message), "")
+    return f"{message}; {hint}" if hint else message
+
+
 @contextmanager
 def database_errors(what: str, url: str) -> Iterator[None]:
     """Any database error inside as a SharedStoreError saying `what` failed (its first line, scrubbed)."""
@@ -160,7 +179,7 @@ def database_errors(what: str, url: str) -> Iterator[None]:
     try:
         yield
     except psycopg.Error as error:
-        raise SharedStoreError(f"{what} failed ({scrubbed(first_line(error), url)})") from None
+        raise SharedStoreError(f"{what} failed ({described(error, url)})") from None
 
 
 def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
@@ -174,8 +193,11 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
     try:
         connection = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except (psycopg.Error, ValueError) as error:
-        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable "
-                               f"({scrubbed(first_line(error), url)})") from None
+        message = scrubbed(first_line(error), url)
+        if "authentication failed" in message or ("role" in message and "does not exist" in message):
+            raise SharedStoreError(f"the shared store {redacted(url)} refused the login ({message}): check the "
+                                   "user and password of the connection setting") from None
+        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable ({message})") from None
     try:
         connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         if not autocommit:
@@ -201,40 +223,62 @@ def initialise(url: str) -> None:
         _run(connection, SCHEMA_SQL, "initialising the shared store")
 
 
-def grant(url: str, role: str, repos: list[str]) -> None:
-    """Make `role` a member (it may fetch and publish vectors) and let it see these repositories."""
+#: a repository's name in the organisation index
+REPOSITORY_NAME = re.compile(r"[^/\s]+/[^/\s]+")
+
+
+def _initialised(connection, url: str) -> None:
+    if connection.execute("SELECT to_regclass('noul.grants')").fetchone()[0] is None:
+        raise SharedStoreError(f"the shared store {redacted(url)} is not initialised: its owner runs `noul team init`")
+
+
+def grant(url: str, role: str, repos: list[str]) -> list[str]:
+    """Make `role` a member (it may fetch and publish vectors) and let it see these repositories (OWNER/NAME,
+    checked before anything is granted). The ones not (yet) in the organisation index: a grant of a
+    misspelt name would silently let it see nothing."""
+    repos = [repo.strip() for repo in repos]
+    if malformed := [repo for repo in repos if not REPOSITORY_NAME.fullmatch(repo)]:
+        raise SharedStoreError(f"not a repository name (OWNER/NAME): {', '.join(repr(r) for r in malformed)}")
     with connect(url, vectors=False) as connection:
         from psycopg import sql
 
+        _initialised(connection, url)
         _run(connection, sql.SQL("GRANT {} TO {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
              f"granting {MEMBER_ROLE} to {role}")
         for repo in repos:
             _run(connection, "INSERT INTO noul.grants (repo, grantee) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                  f"granting {repo} to {role}", (repo, role))
+        published = {r for (r,) in _run(connection, "SELECT repo FROM noul.repos WHERE repo = ANY (%s)",
+                                        "looking up the repositories", (repos,)).fetchall()}
+    return [repo for repo in repos if repo not in published]
 
 
-def revoke(url: str, role: str, repos: list[str]) -> None:
+def revoke(url: str, role: str, repos: list[str]) -> list[str]:
     """Take these repositories from `role`; with none named, take all of them and its membership (it can
-    then neither search nor fetch or publish vectors)."""
+    then neither search nor fetch or publish vectors; a role dropped since loses its grants alone). The
+    repositories it was granted and is no longer."""
     with connect(url, vectors=False) as connection:
         from psycopg import sql
 
+        _initialised(connection, url)
         if repos:
-            _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s)",
-                 f"revoking from {role}", (role, repos))
-            return
-        _run(connection, "DELETE FROM noul.grants WHERE grantee = %s", f"revoking from {role}", (role,))
-        _run(connection, sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
-             f"revoking {MEMBER_ROLE} from {role}")
+            return sorted(r for (r,) in _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s) "
+                                                         "RETURNING repo", f"revoking from {role}", (role, repos)))
+        taken = sorted(r for (r,) in _run(connection, "DELETE FROM noul.grants WHERE grantee = %s RETURNING repo",
+                                          f"revoking from {role}", (role,)))
+        if _run(connection, "SELECT 1 FROM pg_roles WHERE rolname = %s", "looking up the role", (role,)).fetchone():
+            _run(connection, sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
+                 f"revoking {MEMBER_ROLE} from {role}")
+        return taken
 
 
-def _run(connection, statement, what: str, params=None) -> None:
+def _run(connection, statement, what: str, params=None):
     import psycopg
 
     try:
-        connection.execute(statement, params)
+        return connection.execute(statement, params)
     except psycopg.Error as error:
-        raise SharedStoreError(f"{what}: {first_line(error)}") from None
+        raise SharedStoreError(f"{what}: {described(error, '')}") from None
 
 
 def first_line(error: Exception) -> str:
