@@ -370,6 +370,9 @@ def cmd_find(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CliError("the query is empty: describe the code you are looking for", EXIT_USAGE)
     if args.org:
+        if args.path != ".":
+            raise CliError("--org searches the organisation index, not a folder: leave out --path (or --org)",
+                           EXIT_USAGE)
         return _find_org(args)
 
     settings = _settings(args)
@@ -456,9 +459,21 @@ def cmd_team(args: argparse.Namespace) -> int:
     from noul_lsp.team import schema
 
     url = _team_url(args)
-    if args.action != "init" and not args.role:
+    if args.action in ("grant", "revoke") and not args.role:
         raise CliError(f"team {args.action} needs a ROLE", EXIT_USAGE)
+    if args.action in ("init", "list") and (args.role or args.repo):
+        raise CliError(f"team {args.action} takes no ROLE nor --repo", EXIT_USAGE)
     try:
+        if args.action == "list":
+            listing = schema.listing(url)
+            if args.json:
+                _print_json(listing)
+            else:
+                for role in listing["members"]:
+                    print(f"{role}: {', '.join(listing['grants'].get(role, [])) or 'no repository'}")
+                for role in sorted(set(listing["grants"]) - set(listing["members"])):
+                    print(f"{role} (no member): {', '.join(listing['grants'][role])}")
+            return 0
         if args.action == "init":
             schema.initialise(url)
             print(f"the shared store {schema.redacted(url)} is ready (schema noul, role {schema.MEMBER_ROLE})")
@@ -589,6 +604,10 @@ def _status(workspace: Workspace) -> dict:
     }
     if rebuilt:
         status["rebuilt"] = rebuilt
+    from noul_lsp.team.schema import configured_store, redacted  # no psycopg at import
+
+    url = configured_store(workspace.settings.team.shared_store)
+    status["sharedStore"] = redacted(url) if url else None  # where vectors are fetched from and offered to
     return status
 
 
@@ -978,10 +997,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="search the shared store's organisation index (the repositories you are granted)")
     find.set_defaults(handler=cmd_find)
 
-    team = sub.add_parser("team", parents=[common], help="set up a team's shared store; say who sees what")
-    team.add_argument("action", choices=("init", "grant", "revoke"))
+    store = argparse.ArgumentParser(add_help=False)  # what `team` reads of the common options
+    store.add_argument("--shared-store", metavar="URL", help="the team's PostgreSQL + pgvector store (default: "
+                                                             "$NOUL_SHARED_STORE)")
+    team = sub.add_parser("team", parents=[store], help="set up a team's shared store; say who sees what",
+                          description="init: create the store's schema, policies and member role (its owner, once; "
+                                      "creating the vector extension takes a superuser). grant ROLE [--repo ...]: make "
+                                      "a database role a member and let it see these repositories of the organisation "
+                                      "index. revoke ROLE [--repo ...]: take them back; with no --repo, all of them "
+                                      "and the membership. list: the members and their grants (a member sees its own).")
+    team.add_argument("action", choices=("init", "grant", "revoke", "list"))
     team.add_argument("role", nargs="?", default="", help="the PostgreSQL role (grant, revoke)")
     team.add_argument("--repo", action="append", metavar="OWNER/NAME", help="a repository the role sees (repeatable)")
+    team.add_argument("--json", action="store_true", help="list: as JSON")
     team.set_defaults(handler=cmd_team)
 
     bench_org = sub.add_parser("bench-org", parents=[common],

@@ -309,6 +309,8 @@ async def test_the_server_adds_the_org_as_a_root_and_keeps_its_policies(org_clie
                                                                      organisation):
     found = await org_client.protocol.send_request_async("workspace/semanticFind", {"query": "render a payslip PDF"})
     assert all(BETA_TEXT not in h.preview and not h.uri.startswith("noul-org:") for h in found.results)
+    status = await org_client.workspace_execute_command_async(types.ExecuteCommandParams(command="noul.status"))
+    assert status["org"] is True and status["sharedStore"].startswith("bob@")
     org_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"noul": {"org": True, "sharedStore": postgres["alice"], "cacheDir": organisation.cache_dir}}))
     for _ in range(50):
@@ -385,8 +387,18 @@ def test_grants_and_revokes_say_what_they_did_and_what_to_do(postgres, organisat
     assert "erin saw none of them" in told.out and "erin was not granted team/beta" in told.err
     with schema.connect(postgres["owner"], vectors=False) as connection:
         connection.execute("DROP ROLE erin")  # dropped with its grants left: revoking all still clears them
+    assert main(["team", "list", *owner]) == 0
+    assert "erin (no member): team/alpah, team/alpha" in capsys.readouterr().out  # the role is gone, its grants not
     assert main(["team", "revoke", "erin", *owner]) == 0
     assert "(2 taken)" in capsys.readouterr().out
+    assert main(["team", "list", "--json", *owner]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"alice", "bob"} <= set(listed["members"]) and "erin" not in listed["grants"]
+    assert listed["grants"]["alice"] == ["team/alpha"]
+    assert main(["team", "list", "--json", "--shared-store", postgres["alice"]]) == 0
+    assert json.loads(capsys.readouterr().out)["grants"] == {"alice": ["team/alpha"]}  # a member sees its own
+    assert main(["team", "init", "alice", *owner]) == 2 and "takes no ROLE" in capsys.readouterr().err
+    assert main(["find", "--org", "x", "--path", "/tmp", *owner]) == 2 and "leave out --path" in capsys.readouterr().err
     nobody = postgres["bob"].replace("bob@", "nobody@")
     with pytest.raises(schema.SharedStoreError, match="refused the login"):
         schema.connect(nobody)

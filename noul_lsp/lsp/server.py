@@ -34,7 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.team.schema import without_passwords
+from noul_lsp.team.schema import configured_store, redacted, without_passwords
 from noul_lsp.workspace.discovery import serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
@@ -347,8 +347,11 @@ class NoulServer(LanguageServer):
                           "rerankerFallback": reranker.fallback_reason if reranker else "",
                           "index": str(workspace.store.directory)})
         nested = [{"folder": str(folder), "indexedWith": str(root)} for folder, root in sorted(self.nested.items())]
+        store = configured_store(self.settings.team.shared_store)
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,
-                **({"nested": nested} if nested else {})}
+                **({"nested": nested} if nested else {}),
+                # where vectors are fetched from and offered to, and whether finds search the organisation too
+                "sharedStore": redacted(store) if store else None, "org": self.settings.team.org}
 
     def apply_settings(self, raw: Any, base: Any = None) -> None:
         """Adopt the client's settings, laid over `base` (the initialization options). `null` (some clients
@@ -545,7 +548,7 @@ async def org_document(ls: NoulServer, *args) -> dict:
     """`{text}` of an organisation file, rebuilt from its chunks under the store's row-level security. A file
     that does not exist and one the role may not see get the same answer, so neither leaks."""
     from noul_lsp.lsp.convert import org_location
-    from noul_lsp.team.schema import ENVIRONMENT, SharedStoreError, configured_store
+    from noul_lsp.team.schema import ENVIRONMENT, SharedStoreError
 
     if len(args) == 2 and all(isinstance(a, str) and a for a in args):
         location = (args[0], args[1])  # (repository, path): VS Code's uris case-fold an authority

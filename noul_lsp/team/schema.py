@@ -272,6 +272,21 @@ def revoke(url: str, role: str, repos: list[str]) -> list[str]:
         return taken
 
 
+def listing(url: str) -> dict:
+    """The team's members and each role's grants ({"members": [...], "grants": {role: [repo, ...]}}); a member
+    reads only its own grants (row-level security)."""
+    with connect(url, vectors=False) as connection:
+        _initialised(connection, url)
+        members = [r for (r,) in _run(connection, "SELECT m.rolname FROM pg_auth_members a JOIN pg_roles g ON "
+                                                  "g.oid = a.roleid JOIN pg_roles m ON m.oid = a.member WHERE "
+                                                  "g.rolname = %s ORDER BY 1", "listing the members", (MEMBER_ROLE,))]
+        grants: dict[str, list[str]] = {}
+        for grantee, repo in _run(connection, "SELECT grantee, repo FROM noul.grants ORDER BY 1, 2",
+                                  "listing the grants").fetchall():
+            grants.setdefault(grantee, []).append(repo)
+    return {"members": members, "grants": grants}
+
+
 def _run(connection, statement, what: str, params=None):
     import psycopg
 
