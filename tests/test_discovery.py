@@ -42,6 +42,13 @@ def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):
         read_text_file(files["assets/logo.py"], IndexSettings())
     with pytest.raises(SkippedFile, match="over the 1000000-byte cap"):
         read_text_file(files["huge.txt"], IndexSettings())
+    # a PDF (an Illustrator file) opens with kilobytes of text metadata; its binary streams come later
+    (polyglot / "media").mkdir()
+    (polyglot / "media" / "logo.ai").write_bytes(b"%PDF-1.6\n<x:xmpmeta>" + b"<rdf:li>metadata</rdf:li>\n" * 800
+                                                 + b"stream\n\x78\x9c\x00\x01binary")
+    late = next(f for f in discover(polyglot, IndexSettings()) if f.path == "media/logo.ai")
+    with pytest.raises(SkippedFile, match=r"binary \(a NUL byte at byte 2\d{4}\)"):
+        read_text_file(late, IndexSettings())
 
 
 def test_non_utf8_text_is_decoded_with_replacement(polyglot):
