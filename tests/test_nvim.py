@@ -85,3 +85,31 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])
     assert seen["nested_status_text"] == "/w/app/pkg: served by the index of /w/app"
     assert "reranker: none" in seen["health"]
+
+
+@pytest.mark.skipif(nvim_binary() is None or not os.environ.get("NOUL_TELESCOPE_RTP"),
+                    reason="needs Neovim >= 0.11 and $NOUL_TELESCOPE_RTP (telescope.nvim and plenary.nvim checkouts, "
+                           "colon-separated: telescope.nvim does not install offline)")
+def test_the_telescope_pickers_search_as_you_type_keep_the_servers_order_and_jump(tmp_path):
+    root = tmp_path / "polyglot"
+    shutil.copytree(FIXTURES / "polyglot", root)
+    out = tmp_path / "seen.json"
+    env = {**os.environ, "NOUL_PLUGIN": str(PLUGIN), "NOUL_PYTHON": sys.executable, "NOUL_TEST_ROOT": str(root),
+           "NOUL_CACHE": str(tmp_path / "cache"), "NOUL_TEST_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([nvim_binary(), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l",
+                           str(PLUGIN / "tests" / "telescope_spec.lua")], env=env, capture_output=True, text=True,
+                          timeout=400)
+    assert out.exists(), done.stderr
+    seen = json.loads(out.read_text())
+    assert seen["errors"] == [] and seen["indexed"] is True, seen
+    assert seen["live_filetype"] == "TelescopePrompt"
+    assert seen["first"][0].startswith("web/src/rateLimiter.ts:8  TokenBucket · source · P(answer) ")
+    scores = [float(re.search(r"P\(answer\) ([\d.]+)", line).group(1)) for line in seen["first"]]
+    assert scores == sorted(scores, reverse=True)  # the server's order, not Telescope's fuzzy sort
+    assert re.fullmatch(r"P\(here\) [01]\.\d\d", seen["first_title"])
+    assert seen["second"][0].startswith("native/lru.cpp:5  cache · source")  # the list follows the prompt
+    assert seen["buffer"] == str(root / "native/lru.cpp") and seen["cursor"][0] == 5  # Enter jumps to the range
+    assert seen["listed"][0].startswith("java/com/example/imaging/Thumbnailer.java:5  Thumbnailer")
+    assert re.fullmatch(r"noul: shrink a picture to a thumbnail keeping its proportions \(P\(here\) [01]\.\d\d\)",
+                        seen["listed_title"])
