@@ -266,7 +266,8 @@ class RootSet:
                               "embedded": state.embedded, "pending": state.pending,
                               "scanned": self._scanned(workspace), "model": workspace.model_key,
                               "device": state.device, "reranker": workspace.reranker_name or None,
-                              "index": str(workspace.store.directory)})
+                              "index": str(workspace.store.directory),
+                              **({"waitingFor": self.indexer.waiting[root]} if root in self.indexer.waiting else {})})
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(),
                 "rootsFrom": "command line" if self.given else "calls", "roots": roots,
                 "problems": list(self.problems)}

@@ -24,6 +24,9 @@ from noul_lsp.store import IndexDamaged, IndexLocked, StoreError
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.15
+#: how often a job whose index another process is updating is tried again (a second editor's server, a
+#: `noul index` in a terminal): that process's pass serves both, and this one picks up what is left
+LOCKED_RETRY_SECONDS = 2.0
 
 
 @dataclass
@@ -72,6 +75,9 @@ class BackgroundIndexer:
         self.on_problem = on_problem
         #: told when a root's index fails a check (the owner sets it aside and rescans)
         self.on_damage = on_damage or (lambda workspace, damage: on_problem(str(damage)))
+        #: roots whose index another process is updating, with who: their jobs are tried again
+        #: every LOCKED_RETRY_SECONDS, and `idle` waits for them
+        self.waiting: dict[Path, str] = {}
         self.idle = threading.Event()
         self.idle.set()
         self._thread = threading.Thread(target=self._run, name="noul-indexer", daemon=True)
@@ -89,6 +95,7 @@ class BackgroundIndexer:
         large root in progress must not freeze the caller (the editor's event loop)."""
         with self._lock:
             self._workspaces.pop(root, None)
+            self.waiting.pop(root, None)
             self.rescanned.discard(root)  # a root opened again waits for its own first pass again
             self._closing.append(close)
         if threading.current_thread() is not self._thread and self._working.acquire(blocking=False):
@@ -159,7 +166,7 @@ class BackgroundIndexer:
                 with self._busy():
                     self._update(job)
             finished = self._embed()
-            if finished and self._queue.empty():
+            if finished and self._queue.empty() and not self.waiting:
                 self.idle.set()
                 self.on_progress(Progress("idle"))
                 self._prepare_levels()
@@ -171,9 +178,11 @@ class BackgroundIndexer:
     def _update(self, job: _Job) -> None:
         workspace = self._workspace(job.root)
         if workspace is None:
+            self.waiting.pop(job.root, None)
             return
         try:
             with workspace.store.indexing_lock():
+                self.waiting.pop(job.root, None)
                 paths = sorted(job.paths) if job.paths is not None else None
                 self.on_progress(Progress("scanning", str(job.root)))
                 report = workspace.indexer.update(paths=paths)
@@ -189,11 +198,27 @@ class BackgroundIndexer:
                 if report.skipped and paths is None:
                     logger.info("%s: %d files skipped (binary, too large or unreadable)", job.root, len(report.skipped))
         except IndexLocked as busy:
-            self.on_problem(str(busy))
+            self._wait_for_other(job, busy)
         except IndexDamaged as damage:
             self.on_damage(workspace, damage)
         except (StoreError, OSError) as error:
             self.on_problem(f"indexing {job.root} failed: {error}")
+
+    def _wait_for_other(self, job: _Job, busy: IndexLocked) -> None:
+        """Another process holds the root's index (a second editor's server on the same folder, `noul index`
+        in a terminal): not a problem to show on every save. Its pass serves this process too (a find reads
+        what it wrote); the job is tried again every LOCKED_RETRY_SECONDS for what it leaves."""
+        if job.root not in self.waiting:
+            logger.info("%s: trying again every %gs", busy, LOCKED_RETRY_SECONDS)
+        self.waiting[job.root] = str(busy)
+
+        def again() -> None:  # (a root removed meanwhile: `_update` forgets it waited)
+            if not self._stopping:
+                self._queue.put(job)
+
+        timer = threading.Timer(LOCKED_RETRY_SECONDS, again)
+        timer.daemon = True
+        timer.start()
 
     def _embed(self) -> bool:
         """Fill embeddings for every root until done or until new work arrives; True when all done."""
@@ -243,7 +268,7 @@ class BackgroundIndexer:
                 result = workspace.embed_missing(
                     embedder, progress=report, should_stop=lambda: not self._queue.empty() or self._gone(workspace))
         except IndexLocked as busy:
-            self.on_problem(str(busy))
+            self._wait_for_other(_Job(workspace.root, set()), busy)  # an empty batch: then the embedding
             return True
         except IndexDamaged as damage:
             self.on_damage(workspace, damage)
