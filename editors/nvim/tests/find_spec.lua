@@ -2,11 +2,8 @@
 --   nvim --headless -u NONE -i NONE -n -l editors/nvim/tests/find_spec.lua
 -- Reads NOUL_PLUGIN, NOUL_PYTHON, NOUL_TEST_ROOT, NOUL_CACHE, NOUL_TEST_OUT; writes what it saw as JSON.
 local out = { errors = {} }
-local function env(name)
-  local value = os.getenv(name)
-  assert(value and value ~= "", name .. " is not set")
-  return value
-end
+local spec = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "spec.lua")
+local env = spec.env
 
 vim.opt.rtp:prepend(env("NOUL_PLUGIN"))
 local messages = {}
@@ -22,19 +19,8 @@ local ok, problem = pcall(function()
   vim.cmd.cd(root)
   vim.cmd.edit(root .. "/src/net/retry.py")
   assert(noul.client(), "the client did not start")
-  out.indexed = vim.wait(180000, function()
-    local status = noul.status(2000)
-    if not status or status.indexing then
-      return false
-    end
-    for _, r in ipairs(status.roots) do
-      if r.chunks == 0 or r.pending > 0 then
-        return false
-      end
-    end
-    out.status = status
-    return true
-  end, 300)
+  out.status = spec.wait_indexed(noul)
+  out.indexed = out.status ~= nil
 
   vim.cmd("NoulFindQf limit how many API calls a client can make per second")
   vim.wait(30000, function()

@@ -2,17 +2,13 @@
 -- the shared store's organisation index: NoulFindQf lists an organisation hit, and jumping to it opens the
 -- file the server rebuilds from the store (read-only). Reads NOUL_PLUGIN, NOUL_PYTHON, NOUL_TEST_ROOT,
 -- NOUL_CACHE, NOUL_STORE, NOUL_TEST_OUT; writes what it saw as JSON.
-local out = { errors = {} }
-local function env(name)
-  local value = os.getenv(name)
-  assert(value and value ~= "", name .. " is not set")
-  return value
-end
+local spec = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "spec.lua")
+local env = spec.env
 
 vim.opt.rtp:prepend(env("NOUL_PLUGIN"))
 vim.notify = function() end
 
-local ok, problem = pcall(function()
+spec.run({}, function(out)
   local noul = require("noul")
   noul.setup({ cmd = { env("NOUL_PYTHON"), "-m", "noul_lsp" },
     settings = { cacheDir = env("NOUL_CACHE"), org = true, sharedStore = env("NOUL_STORE") } })
@@ -41,10 +37,3 @@ local ok, problem = pcall(function()
   out.filetype = vim.bo.filetype
   out.cursor = vim.api.nvim_win_get_cursor(0)
 end)
-if not ok then
-  table.insert(out.errors, tostring(problem))
-end
-local file = assert(io.open(env("NOUL_TEST_OUT"), "w"))
-file:write(vim.json.encode(out))
-file:close()
-vim.cmd("qa!")

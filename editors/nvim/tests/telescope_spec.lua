@@ -2,12 +2,8 @@
 -- (colon-separated; telescope.nvim does not install offline, so CI skips it):
 --   nvim --headless -u NONE -i NONE -n -l editors/nvim/tests/telescope_spec.lua
 -- Reads NOUL_PLUGIN, NOUL_PYTHON, NOUL_TEST_ROOT, NOUL_CACHE, NOUL_TEST_OUT, NOUL_TELESCOPE_RTP.
-local out = { errors = {} }
-local function env(name)
-  local value = os.getenv(name)
-  assert(value and value ~= "", name .. " is not set")
-  return value
-end
+local spec = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "spec.lua")
+local env = spec.env
 
 for _, path in ipairs(vim.split(env("NOUL_TELESCOPE_RTP"), ":", { trimempty = true })) do
   vim.opt.rtp:prepend(path)
@@ -23,25 +19,14 @@ local function displays(picker)
   return shown
 end
 
-local ok, problem = pcall(function()
+spec.run({}, function(out)
   local noul = require("noul")
   noul.setup({ cmd = { env("NOUL_PYTHON"), "-m", "noul_lsp" }, settings = { cacheDir = env("NOUL_CACHE") } })
   local root = env("NOUL_TEST_ROOT")
   vim.cmd.cd(root)
   vim.cmd.edit(root .. "/src/net/retry.py")
   assert(noul.client(), "the client did not start")
-  out.indexed = vim.wait(180000, function()
-    local status = noul.status(2000)
-    if not status or status.indexing then
-      return false
-    end
-    for _, r in ipairs(status.roots) do
-      if r.chunks == 0 or r.pending > 0 then
-        return false
-      end
-    end
-    return true
-  end, 300)
+  out.indexed = spec.wait_indexed(noul) ~= nil
   local action_state = require("telescope.actions.state")
 
   -- :NoulFind with no query: the live picker; the prompt is the description
@@ -83,10 +68,3 @@ local ok, problem = pcall(function()
   out.listed = displays(listed)
   out.listed_title = listed.prompt_title
 end)
-if not ok then
-  table.insert(out.errors, tostring(problem))
-end
-local file = assert(io.open(env("NOUL_TEST_OUT"), "w"))
-file:write(vim.json.encode(out))
-file:close()
-vim.cmd("qa!")
