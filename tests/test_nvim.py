@@ -84,6 +84,8 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert seen["uri_buffer_root"] == seen["root"] == str(root), (seen["uri_buffer_root"], seen["root"])
     assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])
     assert seen["nested_status_text"] == "/w/app/pkg: served by the index of /w/app"
+    assert seen["team_status_text"] == ("/w/app: 1 files, 2 chunks, 100% embedded, m on cpu; waiting: pid 7\n"
+                                        "shared store bob@db:5432/noul, organisation searched")
     assert "reranker: none" in seen["health"]
 
 

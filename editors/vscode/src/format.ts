@@ -138,7 +138,8 @@ export function rootTooltip(r: RootStatus): string {
   const covered = r.staticModel ? `, ${r.static ?? 0} static (${r.staticModel})` : "";
   const missing = (r.staticProblem ? `; no static leg: ${r.staticProblem}` : "") +
     (r.embedderProblem ? `; no embedder: ${r.embedderProblem}` : "");
-  return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded${covered}, ${embedder}${reranker}${missing}`;
+  const waiting = r.waitingFor ? `; waiting: ${r.waitingFor}` : "";
+  return `${r.root}: ${r.files} files, ${r.chunks} chunks, ${r.embedded} embedded${covered}, ${embedder}${reranker}${missing}${waiting}`;
 }
 
 export function statusText(status: ServerStatus | undefined): string {

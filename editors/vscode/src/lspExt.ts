@@ -85,6 +85,8 @@ export interface RootStatus {
   reranker?: string | null;
   rerankerDevice?: string;
   rerankerProblem?: string | null;
+  /** another process updating this index (a second editor's server, `noul index`): this one waits for it */
+  waitingFor?: string;
 }
 
 export interface ServerStatus {
@@ -93,6 +95,10 @@ export interface ServerStatus {
   roots: RootStatus[];
   /** workspace folders inside another one, served by that one's index */
   nested?: { folder: string; indexedWith: string }[];
+  /** the team's shared store in use (user@host:port/database, never its password), and whether finds search
+   * the organisation index too */
+  sharedStore?: string | null;
+  org?: boolean;
 }
 
 export const SEMANTIC_FIND_METHOD = "workspace/semanticFind";

@@ -134,6 +134,8 @@ test("the tooltip names each root's models and where they run", () => {
   assert.equal(rootTooltip({ ...root, reranker: "ms-marco-minilm-l-6-v2", rerankerDevice: "cuda" }),
     "/a: 3 files, 9 chunks, 9 embedded, m@256 on cpu (no CUDA); reranker ms-marco-minilm-l-6-v2 on cuda");
   assert.match(rootTooltip({ ...root, reranker: "x", rerankerProblem: "not downloaded" }), /; not reranked: not downloaded$/);
+  assert.match(rootTooltip({ ...root, waitingFor: "the index at /i is being updated by pid 7; wait for it to finish" }),
+    /; waiting: the index at \/i is being updated by pid 7; wait for it to finish$/);
   assert.equal(rootTooltip({ ...root, static: 9, staticModel: "s@512" }),
     "/a: 3 files, 9 chunks, 9 embedded, 9 static (s@512), m@256 on cpu (no CUDA)");
   assert.match(rootTooltip({ ...root, staticProblem: "missing" }), /; no static leg: missing$/);

@@ -362,11 +362,15 @@ function M.status_text(status)
   local lines = {}
   for _, root in ipairs(status.roots or {}) do
     local share = root.chunks > 0 and root.embedded / root.chunks or 0
-    table.insert(lines, string.format("%s: %d files, %d chunks, %.0f%% embedded, %s on %s", root.root, root.files,
-      root.chunks, 100 * share, tostring(root.model), tostring(root.device)))
+    table.insert(lines, string.format("%s: %d files, %d chunks, %.0f%% embedded, %s on %s%s", root.root, root.files,
+      root.chunks, 100 * share, tostring(root.model), tostring(root.device),
+      root.waitingFor and ("; waiting: " .. root.waitingFor) or ""))
   end
   for _, nested in ipairs(status.nested or {}) do
     table.insert(lines, string.format("%s: served by the index of %s", nested.folder, nested.indexedWith))
+  end
+  if type(status.sharedStore) == "string" then
+    table.insert(lines, "shared store " .. status.sharedStore .. (status.org and ", organisation searched" or ""))
   end
   if status.indexing then
     table.insert(lines, "indexing is still running")
