@@ -256,7 +256,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
                           f"{static.seconds:.1f}s{_rate_part(static)}: {covered}")
         elif static is not None and static.published and not quiet:
             console.print(f"offered the shared store {_count(static.published, 'static vector')} computed while it "
-                          "was unreachable")
+                          "could not take them")
         if static is not None and static.share_problem and not quiet:
             console.print(f"[yellow]noul: embedding locally: {escape(static.share_problem)}[/]")
         elif workspace.static_problem and not quiet:
@@ -288,8 +288,8 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
             console.print(f"embedded {_count(result.embedded, 'chunk')} in {result.seconds:.1f}s"
                           f"{_rate_part(result, f' on {embedder.device}')}")
         elif result.published and not quiet:
-            console.print(f"offered the shared store {_count(result.published, 'vector')} computed while it was "
-                          "unreachable")
+            console.print(f"offered the shared store {_count(result.published, 'vector')} computed while it could "
+                          "not take them")
             if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu:
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
 
@@ -485,13 +485,15 @@ def cmd_team(args: argparse.Namespace) -> int:
                 _console().print(f"[yellow]noul: not in the organisation index (yet): {escape(', '.join(unpublished))}; "
                                  "the grant counts once a repository of that name is published[/]")
         else:
-            taken = schema.revoke(url, args.role, args.repo or [])
+            taken, exists = schema.revoke(url, args.role, args.repo or [])
             if args.repo:
                 print(f"{args.role} no longer sees {', '.join(taken)}" if taken else f"{args.role} saw none of them")
-                if never := sorted(set(args.repo) - set(taken)):
+                if never := sorted(set(schema.repository_names(args.repo)) - set(taken)):
                     _console().print(f"[yellow]noul: {escape(args.role)} was not granted {escape(', '.join(never))}[/]")
-            else:
+            elif exists:
                 print(f"{args.role} no longer sees any repository ({len(taken)} taken) nor uses the shared store")
+            else:
+                print(f"{args.role} is no database role; {_count(len(taken), 'grant')} naming it taken")
     except schema.SharedStoreError as error:
         raise CliError(str(error)) from None
     return 0
@@ -519,7 +521,7 @@ def cmd_org(args: argparse.Namespace) -> int:
                        EXIT_USAGE)
     try:
         reports = index_organisation(_team_url(args), args.mirrors, Path(args.work), _settings(args),
-                                     leg=args.leg, log=None if args.quiet else _console().print)
+                                     leg=args.leg, log=None if args.quiet else _console().print, name=args.name)
     except (SharedStoreError, RuntimeError) as error:  # RuntimeError: a commit's tree could not be written
         raise CliError(str(error)) from None
     if args.json:
@@ -1027,6 +1029,8 @@ def build_parser() -> argparse.ArgumentParser:
     org.add_argument("mirrors", nargs="+", metavar="MIRROR[@COMMIT] | OWNER/NAME",
                      help="index: a git mirror or clone (its HEAD, or COMMIT); remove: a published repository's name")
     org.add_argument("--work", help="index: where the repositories' trees and local indexes are kept (required)")
+    org.add_argument("--name", metavar="OWNER/NAME", help="index: the name of a single mirror (default: from its folder "
+                                                          "owner+name or its origin)")
     org.add_argument("--leg", choices=("static", "dense"), default="static",
                      help="which vectors the organisation index holds (default: the static model's)")
     org.add_argument("--json", action="store_true")

@@ -28,7 +28,7 @@ from noul_lsp.config import Settings, TeamSettings
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.team import schema
 from noul_lsp.team.org import find_org
-from noul_lsp.team.org_index import index_organisation
+from noul_lsp.team.org_index import index_organisation, remove_repositories
 
 ALPHA_TEXT = "ALPHA_INVOICE_MARKER"
 BETA_TEXT = "BETA_PAYROLL_MARKER"
@@ -125,10 +125,13 @@ def test_a_malformed_setting_never_shows_its_password(url):
 
 @pytest.mark.parametrize("url", ["postgresql://carol:hunter2@/postgres?host=/nowhere&sslmode=%zz",
                                  "postgres://carol:hun@ter2@h:5/db", "host=/nowhere password=hunter2 user",
-                                 "host=h password='hunter2 x' user=c", "postgresql://h/db?user=c&password=hunter2"])
+                                 "host=h password='hunter2 x' user=c", "postgresql://h/db?user=c&password=hunter2",
+                                 "postgresql://c:hun'ter2%22@h:5/db", "host=h password=hunter2\\ ter2 user=c"])
 def test_text_quoting_a_setting_whole_loses_its_password_only(url):
-    text = schema.without_passwords(f"settings {{'sharedStore': '{url}', 'limit': 5}} at x@y")
-    assert "hunter2" not in text and "ter2" not in text and "***" in text and text.endswith(", 'limit': 5} at x@y")
+    for text in (f"settings {{'sharedStore': '{url}', 'limit': 5}} at x@y", f"settings {{'sharedStore': {url!r}, 'limit': 5}} at x@y",
+                 f"url={url} at x@y"):
+        text = schema.without_passwords(text)
+        assert "hunter2" not in text and "ter2" not in text and "***" in text and text.endswith(" at x@y"), text
 
 
 def test_an_unreachable_store_leaves_the_work_local_and_keeps_the_password(tmp_path):
@@ -225,6 +228,8 @@ def test_org_search_filters_by_globs_written_for_a_repository_or_naming_one(post
     assert found(include=["team/beta:"]) == {("team/beta", "payroll/salary.py")}  # as hits are written
     assert found(include=["team/alpha:billing/tax.py"]) == {("team/alpha", "billing/tax.py")}
     assert found(exclude=["team/alpha:"]) == {f for f in everything if f[0] != "team/alpha"}
+    none = find_org(postgres["owner"], "render a PDF", organisation, include=["team/beta"])  # no colon: a path glob
+    assert none.hits == [] and any("OWNER/NAME:GLOB" in note for note in none.notes)
 
 
 def test_org_search_knows_the_methods_of_a_class_kept_whole(postgres, organisation):
@@ -258,6 +263,8 @@ def test_the_cli_searches_the_org_as_the_connected_user(postgres, organisation, 
     assert main(["find", "--org", "render a payslip PDF", "--shared-store", postgres["bob"], *common]) == 0
     shown = capsys.readouterr().out
     assert json.loads(shown)["results"] == [] and BETA_TEXT not in shown and "salary" not in shown
+    assert main(["find", "--org", "render a payslip PDF", "--shared-store", postgres["bob"], *common[:4]]) == 0
+    assert "the organisation index: no repository you are granted" in " ".join(capsys.readouterr().out.split())
     # no local index: the footer names the organisation's, not "0/N chunks embedded" of the candidates
     assert main(["find", "--org", "render an invoice PDF", "--shared-store", postgres["alice"], *common[:4]]) == 0
     told = " ".join(capsys.readouterr().out.split())
@@ -286,6 +293,15 @@ def test_org_index_names_a_clone_of_a_mirror_refuses_another_model_first_and_rem
     with schema.connect(postgres["owner"], vectors=False) as connection:
         assert connection.execute("SELECT count(*) FROM noul.chunks WHERE repo = 'team/gamma'").fetchone()[0] == 0
     assert main(["org", "remove", "team/gamma", "--shared-store", postgres["owner"]]) == 1
+    # a member may not publish: refused before anything is indexed, saying who may
+    with pytest.raises(schema.SharedStoreError, match="only the store's owner runs `noul org index`"):
+        index_organisation(postgres["alice"], [str(clone)], tmp_path / "work-alice", settings)
+    # a clone of a clone has no owner+name anywhere: --name gives it one
+    again = tmp_path / "again"
+    subprocess.run(["git", "clone", "-q", str(clone), str(again)], check=True)
+    assert [r.repo for r in index_organisation(postgres["owner"], [str(again)], work, settings, name="team/delta")] \
+        == ["team/delta"]
+    assert remove_repositories(postgres["owner"], ["team/delta"]) == ["team/delta"]
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),
@@ -390,7 +406,7 @@ def test_grants_and_revokes_say_what_they_did_and_what_to_do(postgres, organisat
     assert main(["team", "list", *owner]) == 0
     assert "erin (no member): team/alpah, team/alpha" in capsys.readouterr().out  # the role is gone, its grants not
     assert main(["team", "revoke", "erin", *owner]) == 0
-    assert "(2 taken)" in capsys.readouterr().out
+    assert "erin is no database role; 2 grants naming it taken" in capsys.readouterr().out
     assert main(["team", "list", "--json", *owner]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {"alice", "bob"} <= set(listed["members"]) and "erin" not in listed["grants"]
@@ -402,3 +418,18 @@ def test_grants_and_revokes_say_what_they_did_and_what_to_do(postgres, organisat
     nobody = postgres["bob"].replace("bob@", "nobody@")
     with pytest.raises(schema.SharedStoreError, match="refused the login"):
         schema.connect(nobody)
+    assert main(["team", "revoke", "zed", *owner]) == 0 and "zed is no database role; 0 grants naming it taken" in \
+        capsys.readouterr().out
+    schema.grant(postgres["owner"], "bob", ["team/beta"])
+    assert main(["team", "revoke", "bob", "--repo", " team/beta ", *owner]) == 0  # trimmed as grant trims
+    assert "bob no longer sees team/beta" in capsys.readouterr().out
+    assert main(["team", "list", "--shared-store", postgres["bob"]]) == 0
+    assert capsys.readouterr().out == "bob: no repository\n"  # a member reads itself alone
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS carol")
+        connection.execute("CREATE ROLE carol LOGIN")  # never made a member
+    carol = postgres["bob"].replace("bob@", "carol@")
+    for action in (["list"], ["grant", "carol"], ["revoke", "carol"]):
+        assert main(["team", *action, "--shared-store", carol]) == 1, action
+        told = capsys.readouterr().err
+        assert "not a member of the team" in told and "Traceback" not in told, told

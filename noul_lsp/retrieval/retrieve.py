@@ -56,6 +56,9 @@ class RowFilter:
     Python over every file, so the masks are kept for the corpus state they were made for: an editor
     repeats the same filter on every keystroke."""
 
+    #: how the patterns are read, for the note when none passes
+    PATTERNS_ARE = "patterns are globs relative to the workspace, as in .gitignore"
+
     def __init__(self) -> None:
         self._cached: tuple[CorpusArrays, tuple, np.ndarray, np.ndarray] | None = None
 
@@ -110,7 +113,7 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
     if (include or exclude) and arrays.rows and allowed is not None and not allowed.any():
         notes.append(f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; "
-                     "patterns are globs relative to the workspace, as in .gitignore)")
+                     f"{root.row_filter.PATTERNS_ARE})")
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     bm25 = empty
     lexical = None

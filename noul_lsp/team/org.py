@@ -91,6 +91,9 @@ def repositories_named(include: Sequence[str]) -> list[str] | None:
 class RepositoryRowFilter(RowFilter):
     """The scratch root's include/exclude filter: globs as written for a repository (`repository_globs`)."""
 
+    PATTERNS_ARE = ("patterns are globs within each repository, as in .gitignore, or OWNER/NAME:GLOB within one "
+                    "(OWNER/NAME: for all of it)")
+
     def masks(self, arrays, include: Sequence[str], exclude: Sequence[str]):
         return super().masks(arrays, repository_globs(include), repository_globs(exclude))
 
@@ -234,8 +237,8 @@ def org_root(url: str, query: str, settings: Settings, include: Sequence[str] = 
             found = _retrieve(connection, workspace, query, settings, timings, started,
                               repositories_named(include))
         if found is None:
-            yield OrgRoot(workspace, ("bm25",), {}, timings, note="the organisation index has no repository "
-                                                                        "you are granted")
+            yield OrgRoot(workspace, ("bm25",), {}, timings, signal="no repository you are granted",
+                          note="the organisation index has no repository you are granted")
             return
         visible, leg, frequency, files, rows = found
         started = time.perf_counter()

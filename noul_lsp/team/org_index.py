@@ -18,7 +18,14 @@ from pathlib import Path
 
 from noul_lsp.config import Settings
 from noul_lsp.retrieval.segment import symbol_lines
-from noul_lsp.team.schema import SharedStoreError, connect, database_errors, database_module, first_line
+from noul_lsp.team.schema import (
+    SharedStoreError,
+    connect,
+    database_errors,
+    database_module,
+    described,
+    repository_names,
+)
 
 #: beside each tree folder (not in it: it would be indexed), the commit written into it
 TREE_MARK = ".commit"
@@ -43,9 +50,13 @@ def published_commit(url: str, repo: str) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
 
-def other_model(url: str, model_key: str) -> str | None:
-    """Why `model_key`'s vectors cannot join the organisation index (it holds another model's), or None."""
-    with database_errors("looking up the organisation index's model", url), connect(url) as connection:
+def cannot_publish(url: str, model_key: str) -> str | None:
+    """Why this role cannot publish `model_key`'s vectors (it may not write the organisation index, or the
+    index holds another model's), or None: asked before any repository is indexed for it."""
+    with database_errors("looking up the organisation index", url), connect(url) as connection:
+        if not connection.execute("SELECT has_table_privilege('noul.repos', 'INSERT')").fetchone()[0]:
+            return ("this role may not publish to the organisation index: only the store's owner runs "
+                    "`noul org index`")
         row = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1", (model_key,)).fetchone()
     if row is None:
         return None
@@ -114,7 +125,7 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
             connection.commit()
         except psycopg.Error as error:
             connection.rollback()
-            raise SharedStoreError(f"publishing {repo}: {first_line(error)}") from None
+            raise SharedStoreError(f"publishing {repo}: {described(error, url)}") from None
     report.seconds = time.perf_counter() - started
     return report
 
@@ -151,9 +162,14 @@ def _clean(text: str) -> str:
 
 
 def index_organisation(url: str, mirrors: list[str], work: Path, settings: Settings, *, leg: str = "static",
-                       log: Callable[[str], None] | None = None) -> list[PublishReport]:
+                       log: Callable[[str], None] | None = None, name: str | None = None) -> list[PublishReport]:
     """Publish each `MIRROR[@COMMIT]` (default HEAD) whose commit is not the published one, then make
-    sure the vector index exists."""
+    sure the vector index exists. `name` (OWNER/NAME) names a single mirror instead of its folder or
+    origin (a clone of a clone has neither)."""
+    if name is not None:
+        if len(mirrors) != 1:
+            raise SharedStoreError(f"--name names one repository; {len(mirrors)} mirrors were given")
+        name = repository_names([name])[0]
     from noul_lsp.bench.trees import write_tree
     from noul_lsp.session.workspace import Workspace
     from noul_lsp.train.git import Repository
@@ -169,7 +185,7 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         if (mirror / "repo" / "HEAD").is_file():  # the layout `fetch` writes: owner+name/repo
             mirror = mirror / "repo"
         with Repository(mirror) as repository:  # GitError (a RuntimeError) when it is none
-            git_dir, repo, commit = repository.git_dir, repository.name(), repository.resolve(revision or "HEAD")
+            git_dir, repo, commit = repository.git_dir, name or repository.name(), repository.resolve(revision or "HEAD")
         if repo in seen and seen[repo] != mirror:
             raise SharedStoreError(f"{mirror} and {seen[repo]} are both named {repo}: one repository, one name")
         seen[repo] = mirror
@@ -182,7 +198,7 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         workspace = Workspace(tree, _with_cache(settings, work))
         try:
             key = workspace.static_key if leg == "static" else workspace.model_key
-            if key and (refused := other_model(url, key)):  # before the work, not after it
+            if key and (refused := cannot_publish(url, key)):  # before the work, not after it
                 raise SharedStoreError(refused)
             if published_commit(url, repo) == (commit, key):
                 reports.append(PublishReport(repo, commit, skipped="published at this commit"))

@@ -10,6 +10,7 @@ The owner (whoever ran `noul team init`) bypasses the policies, as PostgreSQL's 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -123,10 +124,12 @@ def redacted(url: str) -> str:
     return f"{user}{host}{port}/{parts.get('dbname') or parts.get('user') or ''}"
 
 
-#: a password in a connection setting however it is written: a URL's `user:PASSWORD@`, a keyword string's or
-#: a URL parameter's `password=PASSWORD` (quoted or not)
-_PASSWORDS = re.compile(r"""(?P<lead>postgres(?:ql)?://[^:/@\s'"]*:)[^\s'"]*(?=@[^@\s'"]*)"""
-                        r"""|(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&'"]+)""", re.IGNORECASE)
+#: a password in a connection setting however it is written: a URL's `user:PASSWORD@` (up to the last `@`
+#: before the next blank: a quote may be part of it; more is taken out rather than less), a keyword string's
+#: or a URL parameter's `password=PASSWORD` (quoted or not, with backslash escapes, doubled in a repr)
+_PASSWORDS = re.compile(r"""(?P<lead>postgres(?:ql)?://[^:/@\s'"]*:)\S*(?=@[^@\s]*)"""
+                        r"""|(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\+.)*'|(?:[^\s\\&'"]|\\+.)+)""",
+                        re.IGNORECASE)
 
 
 def without_passwords(text: str) -> str:
@@ -150,6 +153,9 @@ def database_module():
         import psycopg
     except ImportError as error:
         raise SharedStoreError(f"{INSTALL_HINT} ({error})") from None
+    # psycopg logs what it ignores while closing a pipeline a refused statement aborted ("error ignored
+    # terminating <psycopg.Pipeline ...>") to stderr; the refusal itself reaches the user as one line
+    logging.getLogger("psycopg").setLevel(logging.ERROR)
     return psycopg
 
 
@@ -160,6 +166,8 @@ _HINTS = (
     ("permission denied to create extension", "creating the vector extension takes a superuser: one runs "
                                               "`noul team init` once (or CREATE EXTENSION vector)"),
     ("permission denied for table", "only the store's owner publishes to the organisation index or changes grants"),
+    ("permission denied for database", "`noul team init` is run by the store's owner (a role that may create "
+                                       "schemas in the database)"),
     ('relation "noul.', "the shared store is not initialised: its owner runs `noul team init`"),
     ('schema "noul" does not exist', "the shared store is not initialised: its owner runs `noul team init`"),
 )
@@ -228,7 +236,7 @@ REPOSITORY_NAME = re.compile(r"[^/\s]+/[^/\s]+")
 
 
 def _initialised(connection, url: str) -> None:
-    if connection.execute("SELECT to_regclass('noul.grants')").fetchone()[0] is None:
+    if _run(connection, "SELECT to_regclass('noul.grants')", "looking up the store's tables").fetchone()[0] is None:
         raise SharedStoreError(f"the shared store {redacted(url)} is not initialised: its owner runs `noul team init`")
 
 
@@ -236,9 +244,7 @@ def grant(url: str, role: str, repos: list[str]) -> list[str]:
     """Make `role` a member (it may fetch and publish vectors) and let it see these repositories (OWNER/NAME,
     checked before anything is granted). The ones not (yet) in the organisation index: a grant of a
     misspelt name would silently let it see nothing."""
-    repos = [repo.strip() for repo in repos]
-    if malformed := [repo for repo in repos if not REPOSITORY_NAME.fullmatch(repo)]:
-        raise SharedStoreError(f"not a repository name (OWNER/NAME): {', '.join(repr(r) for r in malformed)}")
+    repos = repository_names(repos)
     with connect(url, vectors=False) as connection:
         from psycopg import sql
 
@@ -253,33 +259,48 @@ def grant(url: str, role: str, repos: list[str]) -> list[str]:
     return [repo for repo in repos if repo not in published]
 
 
-def revoke(url: str, role: str, repos: list[str]) -> list[str]:
+def repository_names(repos: list[str]) -> list[str]:
+    """Repository names as given to grant or revoke, trimmed; SharedStoreError naming any that is no OWNER/NAME."""
+    repos = [repo.strip() for repo in repos]
+    if malformed := [repo for repo in repos if not REPOSITORY_NAME.fullmatch(repo)]:
+        raise SharedStoreError(f"not a repository name (OWNER/NAME): {', '.join(repr(r) for r in malformed)}")
+    return repos
+
+
+def revoke(url: str, role: str, repos: list[str]) -> tuple[list[str], bool]:
     """Take these repositories from `role`; with none named, take all of them and its membership (it can
     then neither search nor fetch or publish vectors; a role dropped since loses its grants alone). The
-    repositories it was granted and is no longer."""
+    repositories it was granted and is no longer, and whether the role exists."""
+    repos = repository_names(repos)
     with connect(url, vectors=False) as connection:
         from psycopg import sql
 
         _initialised(connection, url)
+        exists = bool(_run(connection, "SELECT 1 FROM pg_roles WHERE rolname = %s", "looking up the role",
+                           (role,)).fetchone())
         if repos:
             return sorted(r for (r,) in _run(connection, "DELETE FROM noul.grants WHERE grantee = %s AND repo = ANY (%s) "
-                                                         "RETURNING repo", f"revoking from {role}", (role, repos)))
+                                                         "RETURNING repo", f"revoking from {role}", (role, repos))), exists
         taken = sorted(r for (r,) in _run(connection, "DELETE FROM noul.grants WHERE grantee = %s RETURNING repo",
                                           f"revoking from {role}", (role,)))
-        if _run(connection, "SELECT 1 FROM pg_roles WHERE rolname = %s", "looking up the role", (role,)).fetchone():
+        if exists:
             _run(connection, sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(role)),
                  f"revoking {MEMBER_ROLE} from {role}")
-        return taken
+        return taken, exists
 
 
 def listing(url: str) -> dict:
     """The team's members and each role's grants ({"members": [...], "grants": {role: [repo, ...]}}); a member
-    reads only its own grants (row-level security)."""
+    reads only itself and its own grants (row-level security)."""
     with connect(url, vectors=False) as connection:
         _initialised(connection, url)
+        owner, me = _run(connection, "SELECT has_table_privilege('noul.grants', 'INSERT'), current_user",
+                         "looking up the role").fetchone()
         members = [r for (r,) in _run(connection, "SELECT m.rolname FROM pg_auth_members a JOIN pg_roles g ON "
                                                   "g.oid = a.roleid JOIN pg_roles m ON m.oid = a.member WHERE "
                                                   "g.rolname = %s ORDER BY 1", "listing the members", (MEMBER_ROLE,))]
+        if not owner:  # a member reads its own grants alone: the others' would read as none
+            members = [role for role in members if role == me]
         grants: dict[str, list[str]] = {}
         for grantee, repo in _run(connection, "SELECT grantee, repo FROM noul.grants ORDER BY 1, 2",
                                   "listing the grants").fetchall():

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from noul_lsp.team.schema import SharedStoreError, as_array, connect, first_line, scrubbed
+from noul_lsp.team.schema import SharedStoreError, as_array, connect, described
 
 #: hashes per fetch call (one round trip each; a ~400 KB array of text at most)
 FETCH_BATCH = 5000
@@ -43,7 +43,7 @@ class VectorShare:
         return self._connection
 
     def _failed(self, what: str, error: Exception) -> None:
-        self.problem, self._failed_at = f"{what} failed ({scrubbed(first_line(error), self.url)})", time.monotonic()
+        self.problem, self._failed_at = f"{what} failed ({described(error, self.url)})", time.monotonic()
         self.close()
 
     def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]:
