@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,14 @@ def settings(tmp_path: Path) -> Settings:
     parsed, problems = parse_settings({"cacheDir": str(tmp_path / "cache")})
     assert problems == []
     return parsed
+
+
+def hold_index_lock(lock: Path) -> subprocess.Popen:
+    """Another process holding an index's indexing lock (as a second editor's server would) until its stdin
+    closes; returns once it holds it."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); f.seek(0); f.truncate(); "
+        "f.write(f'pid {os.getpid()}'); f.flush(); print('held', flush=True); sys.stdin.read()"), str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder

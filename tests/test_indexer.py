@@ -114,22 +114,18 @@ def test_vectors_of_another_model_budget_are_kept_apart(polyglot, small_settings
 def test_an_index_another_process_updates_is_waited_for_quietly_then_caught_up(polyglot, small_settings):
     """A second editor's server on the same folder showed "being updated by pid N" on every save and dropped
     the change; it now waits for the other process and then does what is left."""
-    import subprocess
-    import sys
+    import threading
     import time
+
+    from conftest import hold_index_lock
 
     from noul_lsp.session.background import BackgroundIndexer
 
     workspace = Workspace(polyglot, small_settings)
-    lock = workspace.store.directory / "indexer.lock"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); f.seek(0); f.truncate(); "
-        "f.write(f'pid {os.getpid()}'); f.flush(); print('held', flush=True); sys.stdin.read()"), str(lock)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = hold_index_lock(workspace.store.directory / "indexer.lock")
     problems: list[str] = []
     indexer = BackgroundIndexer(on_problem=problems.append)
     try:
-        assert holder.stdout.readline().strip() == "held"
         indexer.add(workspace)
         indexer.scan(workspace.root)
         deadline = time.monotonic() + 30
@@ -137,11 +133,18 @@ def test_an_index_another_process_updates_is_waited_for_quietly_then_caught_up(p
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert indexer.waiting[workspace.root].endswith(f"being updated by pid {holder.pid}; wait for it to finish")
-        time.sleep(2.5)  # a retry meets the lock again: still waiting, not idle, nothing shown
+        threads = threading.active_count()
+        (polyglot / "src" / "geo.py").write_text('def haversine_distance(a, b):\n    """Great-circle distance '
+                                                 'between two latitude/longitude points."""\n')
+        for _ in range(6):  # saves meanwhile: merged into the one pending retry, not a timer each
+            indexer.changed(workspace.root, {"src/geo.py"})
+            time.sleep(0.5)
         assert not indexer.idle.is_set() and workspace.root in indexer.waiting and problems == []
+        assert threading.active_count() <= threads + 1
         holder.communicate("", timeout=30)  # the other process is done
         assert indexer.idle.wait(120) and not indexer.waiting and problems == []
         assert workspace.find("retry failed uploads with exponential backoff").hits[0].path == "src/net/retry.py"
+        assert workspace.find("great-circle distance between two points").hits[0].path == "src/geo.py"
     finally:
         holder.kill()
         indexer.stop()

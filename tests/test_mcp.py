@@ -331,6 +331,37 @@ def test_the_first_find_after_a_restart_sees_what_changed_while_no_server_ran(tm
         again.close()
 
 
+def test_a_find_does_not_wait_for_an_index_another_process_is_updating(tmp_path: Path):
+    """Every call waited its 30 s for the first pass while a second editor's server held the index."""
+    import shutil
+
+    from conftest import hold_index_lock
+
+    from noul_lsp.config import Settings
+    from noul_lsp.mcp.roots import RootSet
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "polyglot", tmp_path / "a")
+    settings = Settings(cache_dir=str(tmp_path / "cache"))
+    first = RootSet(settings, [tmp_path / "a"], watch=False)
+    try:
+        assert first.indexer.idle.wait(120)
+        directory = first.workspaces[(tmp_path / "a").resolve()].store.directory
+    finally:
+        first.close()
+    holder = hold_index_lock(directory / "indexer.lock")
+    again = RootSet(settings, [tmp_path / "a"], watch=False)
+    try:
+        started = time.monotonic()
+        body = again.find(RETRY_QUERY)
+        assert time.monotonic() - started < 10
+        assert body["files"][0]["path"] == "src/net/retry.py"
+        assert f"being updated by pid {holder.pid}" in body.get("pending", ""), body
+        assert again.status()["roots"][0]["waitingFor"].endswith("wait for it to finish")
+    finally:
+        holder.communicate("", timeout=30)
+        again.close()
+
+
 @pytest.mark.slow
 def test_a_root_inside_another_is_served_by_it_unless_its_scan_leaves_the_folder_out(tmp_path: Path):
     """`noul mcp --path A --path A/src` indexed src's files twice; now A serves src (a call naming src is

@@ -347,7 +347,7 @@ class NoulServer(LanguageServer):
                           "rerankerFallback": reranker.fallback_reason if reranker else "",
                           "index": str(workspace.store.directory),
                           # another process updating this index (a second editor, `noul index`): this one waits
-                          **({"waitingFor": self.indexer.waiting[root]} if root in self.indexer.waiting else {})})
+                          **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
         nested = [{"folder": str(folder), "indexedWith": str(root)} for folder, root in sorted(self.nested.items())]
         store = configured_store(self.settings.team.shared_store)
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,

@@ -267,7 +267,7 @@ class RootSet:
                               "scanned": self._scanned(workspace), "model": workspace.model_key,
                               "device": state.device, "reranker": workspace.reranker_name or None,
                               "index": str(workspace.store.directory),
-                              **({"waitingFor": self.indexer.waiting[root]} if root in self.indexer.waiting else {})})
+                              **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(),
                 "rootsFrom": "command line" if self.given else "calls", "roots": roots,
                 "problems": list(self.problems)}
@@ -295,7 +295,9 @@ class RootSet:
         answers as it was when last open, and a file added meanwhile (a pull, a branch switch) was missing
         from the first find, which an agent read as "not here" (a rescan of an unchanged tree is seconds)."""
         deadline = time.monotonic() + FIRST_SCAN_SECONDS
-        while not all(w.root in self.indexer.rescanned for w in workspaces) and not self.indexer.idle.is_set():
+        # (a root another process is updating is not waited for: its pass is that process's, maybe minutes)
+        while not all(w.root in self.indexer.rescanned or w.root in self.indexer.waiting for w in workspaces) \
+                and not self.indexer.idle.is_set():
             if time.monotonic() > deadline:
                 return
             time.sleep(0.05)
@@ -310,6 +312,7 @@ class RootSet:
         if rescanning:
             parts.append(f"still looking at {', '.join(rescanning)} again: files changed since it was last "
                          "indexed may be missing or old")
+        parts.extend(f"{w.root}: {waiting}" for w in workspaces if (waiting := self.indexer.waiting.get(w.root)))
         index = result.index
         if index.pending:
             parts.append(f"{index.pending} of {index.chunks} chunks not embedded yet (word matching covers them, "

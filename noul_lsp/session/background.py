@@ -78,6 +78,7 @@ class BackgroundIndexer:
         #: roots whose index another process is updating, with who: their jobs are tried again
         #: every LOCKED_RETRY_SECONDS, and `idle` waits for them
         self.waiting: dict[Path, str] = {}
+        self._retries: dict[Path, _Job] = {}  # the one retry pending per waiting root
         self.idle = threading.Event()
         self.idle.set()
         self._thread = threading.Thread(target=self._run, name="noul-indexer", daemon=True)
@@ -207,14 +208,24 @@ class BackgroundIndexer:
     def _wait_for_other(self, job: _Job, busy: IndexLocked) -> None:
         """Another process holds the root's index (a second editor's server on the same folder, `noul index`
         in a terminal): not a problem to show on every save. Its pass serves this process too (a find reads
-        what it wrote); the job is tried again every LOCKED_RETRY_SECONDS for what it leaves."""
-        if job.root not in self.waiting:
-            logger.info("%s: trying again every %gs", busy, LOCKED_RETRY_SECONDS)
-        self.waiting[job.root] = str(busy)
+        what it wrote); the job is tried again every LOCKED_RETRY_SECONDS for what it leaves. One retry per
+        root is pending at a time: later jobs (saves meanwhile) are merged into it."""
+        with self._lock:
+            if job.root not in self.waiting:
+                logger.info("%s: trying again every %gs", busy, LOCKED_RETRY_SECONDS)
+            self.waiting[job.root] = str(busy)
+            pending = self._retries.get(job.root)
+            if pending is not None:
+                if pending.paths is not None:
+                    pending.paths = None if job.paths is None else pending.paths | job.paths
+                return
+            self._retries[job.root] = _Job(job.root, None if job.paths is None else set(job.paths))
 
         def again() -> None:  # (a root removed meanwhile: `_update` forgets it waited)
-            if not self._stopping:
-                self._queue.put(job)
+            with self._lock:
+                retry = self._retries.pop(job.root, None)
+            if retry is not None and not self._stopping:
+                self._queue.put(retry)
 
         timer = threading.Timer(LOCKED_RETRY_SECONDS, again)
         timer.daemon = True
