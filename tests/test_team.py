@@ -25,6 +25,7 @@ from test_nvim import PLUGIN, nvim_binary
 
 from noul_lsp.cli import main
 from noul_lsp.config import Settings, TeamSettings
+from noul_lsp.index.indexer import UNPUBLISHED
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.team import schema
 from noul_lsp.team.org import find_org
@@ -99,6 +100,16 @@ def test_vectors_computed_while_the_store_was_down_are_offered_once_it_answers(p
     shared = second.embed_static()
     assert (shared.embedded, shared.fetched) == (0, computed.embedded)
     second.close()
+    # a refusal that stays (a role that is no member) is no outage: nothing is kept to offer again and again
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS frank")
+        connection.execute("CREATE ROLE frank LOGIN")
+    refused = Workspace(tree, _settings(tmp_path / "machine-3", postgres["bob"].replace("bob@", "frank@")))
+    refused.indexer.update()
+    report = refused.embed_static()
+    assert report.embedded > 0 and "not a member of the team" in report.share_problem
+    assert not refused.store.meta(UNPUBLISHED + refused.static_key)
+    refused.close()
 
 
 def test_the_cli_says_what_came_from_the_shared_store(postgres, tmp_path, capsys):

@@ -37,6 +37,9 @@ SETTINGS_KEY = "index_settings"
 #: meta key prefix (+ model key): the content hashes whose vectors were computed while the shared store
 #: could not take them, as a JSON list ("" once offered)
 UNPUBLISHED = "unpublished:"
+#: the most content hashes kept unpublished (the newest; ~4 MB of JSON): an outage through a cold index of a
+#: very large workspace offers the rest as the next teammate computes them
+UNPUBLISHED_MOST = 100_000
 
 
 def settings_identity(settings: IndexSettings) -> str:
@@ -68,6 +71,8 @@ class VectorSource(Protocol):
     It never raises: when it cannot be used it answers nothing and says why in `problem`."""
 
     problem: str
+    #: whether `problem` may pass (unreachable), so that what is computed meanwhile is offered later
+    transient: bool
 
     def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]: ...
     def publish(self, model_key: str, items: list[tuple[str, np.ndarray]]) -> None: ...
@@ -241,7 +246,7 @@ class Indexer:
         batch_size = batch_size or self.settings.embed_batch
         unpublished: list[str] = []
         if share is not None:
-            self._publish_backlog(share, model_key, report)
+            self._publish_backlog(share, model_key, report, should_stop)
             if todo:
                 todo = self._take_shared(share, embedder, todo, report)
                 report.pending = len(todo)
@@ -257,10 +262,10 @@ class Indexer:
             self.store.apply(batch)
             if share is not None:
                 share.publish(model_key, [(c.hash, v) for c, v in zip(part, vectors, strict=True)])
-                if share.problem:
-                    unpublished.extend(c.hash for c in part)
-                else:
+                if not share.problem:
                     report.published += len(part)
+                elif share.transient:
+                    unpublished.extend(c.hash for c in part)
             report.embedded += len(part)
             report.pending = len(todo) - report.embedded
             if progress:
@@ -277,23 +282,32 @@ class Indexer:
         at the next pass that reaches it (else the next teammate embedded them again after any outage)."""
         known = json.loads(self.store.meta(UNPUBLISHED + model_key) or "[]")
         batch = WriteBatch()
-        batch.put_meta(UNPUBLISHED + model_key, json.dumps(list(dict.fromkeys([*known, *hashes]))))
+        batch.put_meta(UNPUBLISHED + model_key, json.dumps(list(dict.fromkeys([*known, *hashes]))[-UNPUBLISHED_MOST:]))
         self.store.apply(batch)
 
-    def _publish_backlog(self, share: VectorSource, model_key: str, report: EmbedReport) -> None:
-        """Offer the vectors computed while the shared store was unreachable (`_remember_unpublished`)."""
+    def _publish_backlog(self, share: VectorSource, model_key: str, report: EmbedReport,
+                         should_stop: Callable[[], bool]) -> None:
+        """Offer the vectors computed while the shared store was unreachable (`_remember_unpublished`); what
+        a stop or a new outage leaves is kept for the next pass, a refusal that stays drops the list."""
         hashes = json.loads(self.store.meta(UNPUBLISHED + model_key) or "[]")
-        if not hashes:
-            return
-        items = [(h, v) for h, v in zip(hashes, self.store.vectors(model_key, hashes), strict=True) if v is not None]
-        for start in range(0, len(items), SHARED_PER_BATCH):
-            share.publish(model_key, items[start:start + SHARED_PER_BATCH])
-            if share.problem:
-                return  # still unreachable: kept for the next pass
-        batch = WriteBatch()
-        batch.put_meta(UNPUBLISHED + model_key, "")
-        self.store.apply(batch)
-        report.published += len(items)
+        done = 0
+        for start in range(0, len(hashes), SHARED_PER_BATCH):
+            if should_stop():
+                break
+            part = hashes[start:start + SHARED_PER_BATCH]
+            items = [(h, v) for h, v in zip(part, self.store.vectors(model_key, part), strict=True) if v is not None]
+            share.publish(model_key, items)
+            if share.problem and share.transient:
+                break  # still unreachable
+            if share.problem:  # not a member, no rights: never taken, so not kept
+                done = len(hashes)
+                break
+            done = start + len(part)
+            report.published += len(items)
+        if done:
+            batch = WriteBatch()
+            batch.put_meta(UNPUBLISHED + model_key, json.dumps(hashes[done:]) if done < len(hashes) else "")
+            self.store.apply(batch)
 
     def _take_shared(self, share: VectorSource, embedder, todo: list[ChunkRecord],
                      report: EmbedReport) -> list[ChunkRecord]:

@@ -28,6 +28,9 @@ class VectorShare:
         self._connection = None
         #: why the store is not used ("" while it works)
         self.problem = ""
+        #: whether the problem may pass (the store unreachable, the connection lost), not a refusal that stays
+        #: (not a member, no rights): vectors computed meanwhile are worth offering later only then
+        self.transient = False
         self.fetched = 0
         self.published = 0
         self._failed_at = 0.0
@@ -40,10 +43,14 @@ class VectorShare:
                 self._connection = connect(self.url)
             except SharedStoreError as error:
                 self.problem, self._failed_at = str(error), time.monotonic()
+                self.transient = "unreachable" in self.problem or "did not answer" in self.problem
         return self._connection
 
     def _failed(self, what: str, error: Exception) -> None:
+        import psycopg
+
         self.problem, self._failed_at = f"{what} failed ({described(error, self.url)})", time.monotonic()
+        self.transient = isinstance(error, psycopg.OperationalError)  # the connection, not a refusal
         self.close()
 
     def fetch(self, model_key: str, hashes: list[str]) -> dict[str, np.ndarray]:
