@@ -402,5 +402,15 @@ def test_a_root_inside_another_is_served_by_it_unless_its_scan_leaves_the_folder
         assert sorted(roots.workspaces) == [root.resolve(), (root / "vendor" / "pad").resolve()]
         ignored = roots.find("generated report writer", path=str(root / "generated"))  # .gitignore: stays out
         assert not ignored["files"] and (root / "generated").resolve() not in roots.workspaces
+        # a repository inside that one: opened in its turn
+        (root / "vendor" / "pad" / "inner").mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=root / "vendor" / "pad" / "inner", check=True)
+        (root / "vendor" / "pad" / "inner" / "trim.py").write_text("def trim_trailing_blanks(text):\n    return text.rstrip()\n")
+        body = roots.find("trim trailing blanks", path=str(root / "vendor" / "pad" / "inner"))
+        assert body["root"] == str((root / "vendor" / "pad" / "inner").resolve()) and body["files"][0]["path"] == "trim.py"
+        # an ignored clone stays out, as any ignored folder
+        subprocess.run(["git", "init", "-q"], cwd=root / "generated", check=True)
+        clone = roots.find("generated report writer", path=str(root / "generated" / "out.py"))
+        assert not clone["files"] and (root / "generated").resolve() not in roots.workspaces
     finally:
         roots.close()

@@ -236,6 +236,7 @@ def test_org_search_filters_by_globs_written_for_a_repository_or_naming_one(post
     assert found(include=["billing/*.py"]) == {f for f in everything if f[1].startswith("billing/")}
     assert found(exclude=["billing/**"]) == {f for f in everything if not f[1].startswith("billing/")}
     assert found(include=["*.py"], exclude=["invoice.py"]) == everything - {("team/alpha", "billing/invoice.py")}
+    assert found(exclude=["alpha", "team"]) == everything  # folder names within, not a repository's own names
     assert found(include=["team/beta:"]) == {("team/beta", "payroll/salary.py")}  # as hits are written
     assert found(include=["team/alpha:billing/tax.py"]) == {("team/alpha", "billing/tax.py")}
     assert found(exclude=["team/alpha:"]) == {f for f in everything if f[0] != "team/alpha"}

@@ -28,7 +28,7 @@ from noul_lsp.retrieval.retrieve import NO_FILE_PASSES
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.workspace.discovery import lists_folder, roots_served_by, serving_root
+from noul_lsp.workspace.discovery import left_out, lists_folder, roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
 MAX_QUERY_CHARS = 65_536
@@ -155,14 +155,15 @@ class RootSet:
     def _repository_inside(self, root: Path, path: Path) -> Path | None:
         """The outermost repository of its own on the way from `root` to `path` (itself, when a folder) whose
         files the root's scan does not list (a clone or submodule inside a git work tree: git lists nothing
-        in it); None when there is none. A call naming one was narrowed to files the root's index never
-        held, and answered that no file passes. (An ignored or excluded folder is not one: it stays out.)"""
+        in it); None when there is none, or when the root's excludes or ignore rules leave it out (an
+        ignored clone under vendor/ stays out, as any ignored folder). A call naming one was narrowed to
+        files the root's index never held, and answered that no file passes."""
         parts = path.relative_to(root).parts
         folders = parts if path.is_dir() else parts[:-1]
         for depth in range(1, len(folders) + 1):
             folder = root.joinpath(*folders[:depth])
             if (folder / ".git").exists() and not lists_folder(root, folder, self.settings.index):
-                return folder
+                return None if left_out(root, folder, self.settings.index) else folder
         return None
 
     def resolve(self, path: str | None) -> tuple[list[Workspace], str, bool]:
@@ -191,15 +192,18 @@ class RootSet:
             located = self._located(resolved)
             if located is not None:
                 root, relative = located
-                repository = self._repository_inside(root, resolved)
-                if repository is None:
-                    return [self.workspaces[root]], relative, resolved.is_file()
-                try:  # its files need an index of their own, as a root given for it has
-                    opened = self.open(repository)
-                except (OSError, StoreError) as error:
-                    raise CallError(f"cannot index {repository}: {error}") from None
-                relative = resolved.relative_to(opened.root).as_posix() if resolved != opened.root else ""
-                return [opened], relative, resolved.is_file()
+                workspace = self.workspaces[root]
+                # its files need an index of their own, as a root given for it has (and a repository in it, ...)
+                while (repository := self._repository_inside(workspace.root, resolved)) is not None:
+                    try:
+                        opened = self.open(repository)
+                    except (OSError, StoreError) as error:
+                        raise CallError(f"cannot index {repository}: {error}") from None
+                    if opened.root != repository:  # served by another root after all: nothing more to open
+                        break
+                    workspace = opened
+                relative = resolved.relative_to(workspace.root).as_posix() if resolved != workspace.root else ""
+                return [workspace], relative, resolved.is_file()
             if self.given:
                 raise CallError(f"path {path} is outside the roots this server was started with "
                                 f"({', '.join(str(r) for r in self.given)}); add it with another --path")

@@ -76,8 +76,8 @@ def repository_globs(patterns: Sequence[str]) -> list[str]:
             scoped.append(base + "/")
         elif "/" in glob.rstrip("/"):
             scoped.append(f"{base}/{glob.lstrip('/')}")
-        else:
-            scoped.append(f"{base}/**/{glob}" if repository is not None else glob)
+        else:  # at any depth within the repository, never its OWNER or NAME folder (`--exclude tests`)
+            scoped.append(f"{base}/**/{glob}")
     return scoped
 
 

@@ -167,24 +167,33 @@ def lists_folder(root: Path, folder: Path, settings: IndexSettings) -> bool:
     in_git = any((above / ".git").exists() for above in (root, *root.parents))
     if in_git and any((root.joinpath(*parts[:depth]) / ".git").exists() for depth in range(1, len(parts) + 1)):
         return False  # git lists nothing inside another repository (the walk, outside git, enters it)
+    return not left_out(root, folder, settings)
+
+
+def left_out(root: Path, folder: Path, settings: IndexSettings) -> bool:
+    """Whether the root's excludes, .noulignore or ignore rules leave `folder` (inside it, both resolved)
+    out of its scan, whatever the repositories on the way."""
+    parts = folder.relative_to(root).parts
+    if not parts:
+        return False
     relative = "/".join(parts)
     if exclusion_spec(root, settings).match_file(relative + "/"):
-        return False
+        return True
     command = ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", relative + "/"]
     try:  # git's own answer where the root is in a work tree (it reads every ignore file git reads)
         answer = subprocess.run(command, cwd=root, capture_output=True, timeout=30).returncode
     except (OSError, subprocess.SubprocessError):
         answer = 128
     if answer in (0, 1):  # 0: ignored, 1: not ignored, 128: not a work tree (or no git)
-        return answer == 1
+        return answer == 0
     stack: list[tuple[str, pathspec.PathSpec]] = []
     directory, relative_dir = root, ""
     for part in parts:
         _push_gitignore(directory, relative_dir, stack)
         if _ignored(stack, relative_dir + part, True):
-            return False
+            return True
         directory, relative_dir = directory / part, relative_dir + part + "/"
-    return True
+    return False
 
 
 def serving_root(roots: Iterable[Path], folder: Path, settings: IndexSettings) -> Path | None:
