@@ -137,7 +137,9 @@ def test_a_malformed_setting_never_shows_its_password(url):
 @pytest.mark.parametrize("url", ["postgresql://carol:hunter2@/postgres?host=/nowhere&sslmode=%zz",
                                  "postgres://carol:hun@ter2@h:5/db", "host=/nowhere password=hunter2 user",
                                  "host=h password='hunter2 x' user=c", "postgresql://h/db?user=c&password=hunter2",
-                                 "postgresql://c:hun'ter2%22@h:5/db", "host=h password=hunter2\\ ter2 user=c"])
+                                 "postgresql://c:hun'ter2%22@h:5/db", "host=h password=hunter2\\ ter2 user=c",
+                                 "host=h password=hun&ter2 user=c", 'host=h password=hun"ter2 user=c',
+                                 "postgresql://h/db?password=hunter2&user=c"])
 def test_text_quoting_a_setting_whole_loses_its_password_only(url):
     for text in (f"settings {{'sharedStore': '{url}', 'limit': 5}} at x@y", f"settings {{'sharedStore': {url!r}, 'limit': 5}} at x@y",
                  f"url={url} at x@y"):

@@ -594,13 +594,13 @@ def _connect(parser: argparse.ArgumentParser, pipe: str | None, port: str | None
         parser.exit(1, f"noul-lsp: error: cannot connect to the client's {'pipe' if pipe else 'socket'}: {error}\n")
 
 
-def _without_passwords(record: logging.LogRecord) -> bool:
-    """A log filter: pygls logs the client's settings whole (the initialisation options, every message in
-    verbose mode), and `sharedStore` may hold a database password."""
-    message = record.getMessage()
-    if "assword" in message or "://" in message:
-        record.msg, record.args = without_passwords(message), ()
-    return True
+class _WithoutPasswords(logging.Formatter):
+    """pygls logs the client's settings whole (the initialisation options, every message in verbose mode),
+    and `sharedStore` may hold a database password: it is taken out of each formatted record, its
+    traceback included."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return without_passwords(super().format(record))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -615,10 +615,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-file", help="write logs here (stdout belongs to the protocol)")
     parser.add_argument("--version", action="version", version=f"noul-lsp {__version__}")
     args = parser.parse_args(argv)
-    logging.basicConfig(filename=args.log_file, level=logging.INFO if args.log_file else logging.WARNING,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(filename=args.log_file, level=logging.INFO if args.log_file else logging.WARNING)
     for handler in logging.getLogger().handlers:
-        handler.addFilter(_without_passwords)
+        handler.setFormatter(_WithoutPasswords("%(asctime)s %(name)s %(levelname)s %(message)s"))
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():

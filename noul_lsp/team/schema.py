@@ -125,17 +125,19 @@ def redacted(url: str) -> str:
 
 
 #: a password in a connection setting however it is written: a URL's `user:PASSWORD@` (up to the last `@`
-#: before the next blank: a quote may be part of it; more is taken out rather than less), a keyword string's
-#: or a URL parameter's `password=PASSWORD` (quoted or not, with backslash escapes, doubled in a repr)
+#: before the next blank: a quote may be part of it; more is taken out rather than less), a URL
+#: parameter's `password=PASSWORD` (up to `&`), a keyword string's `password=PASSWORD` (quoted, or up to a
+#: blank, with backslash escapes, doubled in a repr: `&` and quotes may be part of it)
 _PASSWORDS = re.compile(r"""(?P<lead>postgres(?:ql)?://[^:/@\s'"]*:)\S*(?=@[^@\s]*)"""
-                        r"""|(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\+.)*'|(?:[^\s\\&'"]|\\+.)+)""",
+                        r"""|(?P<param>[?&]password=)[^&\s'"#]*"""
+                        r"""|(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\+.)*'|(?:[^\s\\]|\\+.)+)""",
                         re.IGNORECASE)
 
 
 def without_passwords(text: str) -> str:
     """`text` with every connection setting's password replaced by ***: for text that may quote settings
     whole, as the language server's log does (pygls logs the client's initialisation options)."""
-    return _PASSWORDS.sub(lambda m: (m.group("lead") or m.group("key")) + "***", text)
+    return _PASSWORDS.sub(lambda m: (m.group("lead") or m.group("param") or m.group("key")) + "***", text)
 
 
 def scrubbed(message: str, url: str) -> str:
