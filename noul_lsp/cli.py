@@ -478,8 +478,8 @@ def cmd_team(args: argparse.Namespace) -> int:
             schema.initialise(url)
             print(f"the shared store {schema.redacted(url)} is ready (schema noul, role {schema.MEMBER_ROLE})")
         elif args.action == "grant":
-            unpublished = schema.grant(url, args.role, args.repo or [])
-            repos = [repo.strip() for repo in args.repo or []]
+            repos = schema.repository_names(args.repo or [])
+            unpublished = schema.grant(url, args.role, repos)
             print(f"{args.role} may use the shared store" + (f" and see {', '.join(repos)}" if repos else ""))
             if unpublished:
                 _console().print(f"[yellow]noul: not in the organisation index (yet): {escape(', '.join(unpublished))}; "
@@ -501,14 +501,17 @@ def cmd_team(args: argparse.Namespace) -> int:
 
 def cmd_org(args: argparse.Namespace) -> int:
     from noul_lsp.team.org_index import index_organisation, remove_repositories
-    from noul_lsp.team.schema import SharedStoreError
+    from noul_lsp.team.schema import SharedStoreError, repository_names
 
     if args.action == "remove":
+        if args.work or args.name:
+            raise CliError("org remove takes repository names alone (no --work, no --name)", EXIT_USAGE)
         try:
-            removed = remove_repositories(_team_url(args), args.mirrors)
+            names = repository_names(args.mirrors)
+            removed = remove_repositories(_team_url(args), names)
         except SharedStoreError as error:
             raise CliError(str(error)) from None
-        missing = sorted(set(args.mirrors) - set(removed))
+        missing = sorted(set(names) - set(removed))
         if args.json:
             _print_json({"removed": removed, "notPublished": missing})
         elif not args.quiet:

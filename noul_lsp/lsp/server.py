@@ -204,15 +204,13 @@ class NoulServer(LanguageServer):
 
     # -- workspace roots ---------------------------------------------------------------------------
 
-    def open_root(self, folder: Path) -> list[Path]:
-        """Serve a workspace folder (`reconcile`); the roots newly opened (to scan and watch)."""
-        self.folders.add(folder.resolve())
-        return self.reconcile()
-
-    def close_root(self, folder: Path) -> list[Path]:
-        """Stop serving a workspace folder: its index closes, and the folders it served get their own (or
-        that of the next folder around them that lists them); the roots newly opened (to scan and watch)."""
-        self.folders.discard(folder.resolve())
+    def change_folders(self, added: list[Path] = (), removed: list[Path] = ()) -> list[Path]:
+        """Serve these workspace folders and stop serving those (`reconcile`, once for them all: each
+        decision may ask git, and an inner folder opened first would be closed again by its outer one); the
+        roots newly opened (to scan and watch). A removed folder's index closes, and the folders it served
+        get their own (or that of the next folder around them that lists them)."""
+        self.folders.difference_update(folder.resolve() for folder in removed)
+        self.folders.update(folder.resolve() for folder in added)
         return self.reconcile()
 
     def reconcile(self) -> list[Path]:
@@ -394,9 +392,7 @@ def initialize(ls: NoulServer, params: types.InitializeParams) -> None:
     folders = [path_of(f.uri) for f in params.workspace_folders or []]
     if not folders and params.root_uri:
         folders = [path_of(params.root_uri)]
-    for folder in folders:
-        if folder is not None:
-            ls.open_root(folder)
+    ls.change_folders(added=[folder for folder in folders if folder is not None])
     window = params.capabilities.window
     ls.progress.supported = bool(window and window.work_done_progress)
 
@@ -446,15 +442,10 @@ def did_change_configuration(ls: NoulServer, params: types.DidChangeConfiguratio
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
 def did_change_folders(ls: NoulServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-    opened: list[Path] = []
-    for removed in params.event.removed:
-        if (folder := path_of(removed.uri)) is not None:
-            opened.extend(ls.close_root(folder))
-    for added in params.event.added:
-        if (folder := path_of(added.uri)) is not None:
-            opened.extend(ls.open_root(folder))
-    for root in dict.fromkeys(opened):
-        if root in ls.roots:  # (a folder opened, then covered by one added after it, is not)
+    opened = ls.change_folders(added=[f for a in params.event.added if (f := path_of(a.uri)) is not None],
+                               removed=[f for r in params.event.removed if (f := path_of(r.uri)) is not None])
+    for root in opened:
+        if root in ls.roots:
             if ls.needs_own_watcher and root not in ls.watchers:
                 ls.watch(root)
             ls.indexer.scan(root)

@@ -160,7 +160,8 @@ def _dense_candidates(connection, query_vector: np.ndarray, visible: _Visible,
                  f"ORDER BY embedding::vector({dimensions}) <=> %s::vector({dimensions}) LIMIT {CANDIDATES}")
     vector = (*([repos] if repos else []), np.asarray(query_vector, dtype=np.float32))
     connection.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-    found = connection.execute(statement, vector).fetchall()
+    # kept to named repositories, the index scan (filtered after it) would fall short of them nearly always
+    found = connection.execute(statement, vector).fetchall() if not repos else []
     if len(found) < min(CANDIDATES, visible.chunks):
         connection.execute("SET enable_indexscan = off")
         try:

@@ -50,13 +50,17 @@ def published_commit(url: str, repo: str) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
 
-def cannot_publish(url: str, model_key: str) -> str | None:
-    """Why this role cannot publish `model_key`'s vectors (it may not write the organisation index, or the
-    index holds another model's), or None: asked before any repository is indexed for it."""
+def may_publish(url: str) -> None:
+    """SharedStoreError unless this role may write the organisation index (asked before any work)."""
     with database_errors("looking up the organisation index", url), connect(url) as connection:
         if not connection.execute("SELECT has_table_privilege('noul.repos', 'INSERT')").fetchone()[0]:
-            return ("this role may not publish to the organisation index: only the store's owner runs "
-                    "`noul org index`")
+            raise SharedStoreError("this role may not publish to the organisation index: only the store's owner "
+                                   "runs `noul org index`")
+
+
+def other_model(url: str, model_key: str) -> str | None:
+    """Why `model_key`'s vectors cannot join the organisation index (it holds another model's), or None."""
+    with database_errors("looking up the organisation index's model", url), connect(url) as connection:
         row = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1", (model_key,)).fetchone()
     if row is None:
         return None
@@ -174,6 +178,7 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
     from noul_lsp.session.workspace import Workspace
     from noul_lsp.train.git import Repository
 
+    may_publish(url)
     say = log or (lambda message: None)
     reports = []
     seen: dict[str, Path] = {}
@@ -198,7 +203,7 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         workspace = Workspace(tree, _with_cache(settings, work))
         try:
             key = workspace.static_key if leg == "static" else workspace.model_key
-            if key and (refused := cannot_publish(url, key)):  # before the work, not after it
+            if key and (refused := other_model(url, key)):  # before the work, not after it
                 raise SharedStoreError(refused)
             if published_commit(url, repo) == (commit, key):
                 reports.append(PublishReport(repo, commit, skipped="published at this commit"))

@@ -292,8 +292,9 @@ def revoke(url: str, role: str, repos: list[str]) -> tuple[list[str], bool]:
 
 
 def listing(url: str) -> dict:
-    """The team's members and each role's grants ({"members": [...], "grants": {role: [repo, ...]}}); a member
-    reads only itself and its own grants (row-level security)."""
+    """The team's members and each role's grants ({"members": [...], "grants": {role: [repo, ...]}}). A role
+    that may not change grants reads its own grants alone (row-level security) and, so that the others do
+    not read as granted nothing, itself alone among the members (the role catalogs are public anyway)."""
     with connect(url, vectors=False) as connection:
         _initialised(connection, url)
         owner, me = _run(connection, "SELECT has_table_privilege('noul.grants', 'INSERT'), current_user",
