@@ -846,7 +846,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     for path in args.path or ():
         if not Path(path).expanduser().is_dir():
             raise CliError(f"--path {path}: not a folder", EXIT_USAGE)
-    serve(RootSet(_settings(args), args.path or ()), default_token_budget=budget)
+    settings = _settings(args)
+    if args.org:
+        from noul_lsp.team.schema import ENVIRONMENT, configured_store
+
+        if not configured_store(settings.team.shared_store):
+            raise CliError(f"--org searches the shared store's organisation index: give --shared-store URL or set "
+                           f"${ENVIRONMENT}", EXIT_USAGE)
+        settings = dataclasses.replace(settings, team=dataclasses.replace(settings.team, org=True))
+    serve(RootSet(settings, args.path or ()), default_token_budget=budget)
     return 0
 
 
@@ -1198,6 +1206,9 @@ needs the SDK: pip install "noul-lsp[mcp]"''')
                      help="default token budget of a find answer, approximate (characters / 4; default 2000): "
                           "the find tool's `token_budget`, not --token-budget (the tokens of each chunk the "
                           "embedder sees)")
+    mcp.add_argument("--org", action="store_true",
+                     help="each find also searches the shared store's organisation index (the repositories the "
+                          "store's role is granted; a hit names its `repository`)")
     mcp.set_defaults(handler=cmd_mcp)
     return parser
 

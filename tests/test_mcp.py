@@ -115,6 +115,26 @@ def test_answer_says_what_is_pending_and_names_the_runners_up():
     assert body["root"] == "/work/repo" and "root" not in body["files"][0]
 
 
+def test_an_organisation_file_names_its_repository_and_its_code_comes_from_the_store():
+    result = _result([0.5, 0.45, 0.02])
+    for hit in result.hits[1:]:  # two organisation hits, one of them at the same path as the local file
+        hit.root, hit.repository = "", "acme/billing"
+    result.hits[1].path = "src/module_1.py"
+    asked = []
+
+    def from_store(repository: str, path: str) -> list[str]:
+        asked.append((repository, path))
+        return [f"    {repository} line {number}" for number in range(1, 200)]
+
+    body = agent_answer(result, 4000, source=_source, organisation_source=from_store).body
+    local, org = body["files"][:2]
+    assert body["root"] == "/work/repo" and "root" not in local and "repository" not in local
+    assert (org["repository"], org["path"], "root" in org) == ("acme/billing", "src/module_1.py", False)
+    assert "acme/billing line 1" in org["ranges"][0]["code"] and "of src/module_1.py" in local["ranges"][0]["code"]
+    assert asked == [("acme/billing", "src/module_1.py")]
+    assert body["alsoConsidered"] == [{"path": "src/module_3.py", "repository": "acme/billing", "probability": 0.02}]
+
+
 def test_overlapping_ranges_of_a_file_are_merged():
     result = _result([0.9])
     result.hits[0].ranges = [(10, 20), (15, 30), (40, 45)]

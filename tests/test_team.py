@@ -318,6 +318,30 @@ def test_org_index_names_a_clone_of_a_mirror_refuses_another_model_first_and_rem
     assert remove_repositories(postgres["owner"], ["team/delta"]) == ["team/delta"]
 
 
+def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(postgres, organisation, tmp_path):
+    from noul_lsp.mcp.roots import RootSet
+
+    folder = tmp_path / "editor"
+    folder.mkdir()
+    (folder / "notes.py").write_text("def remember(note):\n    return note\n")
+    settings = dataclasses.replace(organisation, team=TeamSettings(shared_store=postgres["alice"], org=True))
+    roots = RootSet(settings, [folder], watch=False)
+    try:
+        assert roots.indexer.idle.wait(120)
+        body = roots.find("render an invoice as a PDF")
+        first = body["files"][0]
+        assert (first["repository"], first["path"]) == ("team/alpha", "billing/invoice.py") and "root" not in first
+        # its code, when the answer carries code (P(here) of a root and the organisation together decides)
+        assert "def render_invoice_pdf(invoice):" in "\n".join(roots._organisation_lines("team/alpha", "billing/invoice.py"))
+        assert roots._organisation_lines("team/beta", "payroll/salary.py") is None  # not granted: as absent
+        assert BETA_TEXT not in json.dumps(body) and "salary" not in json.dumps(body)
+        scoped = roots.find("render an invoice as a PDF", path=str(folder))  # a root's folder: the roots alone
+        assert all("repository" not in f for f in scoped["files"])
+    finally:
+        roots.close()
+    assert main(["mcp", "--org", "--path", str(folder)]) == 2  # no shared store to search
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),
                     params=["visual-studio-code"])
 async def org_client(request, lsp_client: LanguageClient, postgres, organisation, tmp_path_factory):

@@ -228,11 +228,13 @@ class RootSet:
         workspaces, relative, is_file = self.resolve(path)
         self._wait_for_first_scan(workspaces)
         stale = not self.indexer.idle.is_set()
+        organisation = self.settings.team.org and not path  # a call's path names what to search: that alone
         with self._lock:
             try:
-                result = find_across(workspaces, query, limit=limit, mode=mode,
-                                     include=scoped_globs(include, relative, is_file=is_file), exclude=exclude,
-                                     stale=stale)
+                search = self._find_with_org if organisation else find_across
+                result = search(workspaces, query, limit=limit, mode=mode,
+                                include=scoped_globs(include, relative, is_file=is_file), exclude=exclude,
+                                stale=stale)
             except QueryError as error:
                 raise CallError(str(error)) from None
             except IndexDamaged as damage:
@@ -251,7 +253,25 @@ class RootSet:
             extra["pending"] = pending
         if relative:
             extra["scope"] = relative
-        return agent_answer(result, token_budget, source=lines_from_disk, extra=extra).body
+        return agent_answer(result, token_budget, source=lines_from_disk, extra=extra,
+                            organisation_source=self._organisation_lines if organisation else None).body
+
+    def _find_with_org(self, workspaces: list[Workspace], query: str, **options) -> FindResult:
+        """The roots and the organisation index together (`--org`): the team package only when asked for."""
+        from noul_lsp.team.org import find_with_org
+
+        return find_with_org(workspaces, query, self.settings, **options)
+
+    def _organisation_lines(self, repository: str, path: str) -> list[str] | None:
+        """An organisation hit's file, rebuilt from the chunks the store gives this role (None: it cannot)."""
+        from noul_lsp.team.org import org_document_text
+        from noul_lsp.team.schema import SharedStoreError, configured_store
+
+        try:
+            text = org_document_text(configured_store(self.settings.team.shared_store), repository, path)
+        except SharedStoreError:
+            return None
+        return text.split("\n") if text is not None else None
 
     def status(self) -> dict:
         roots = []

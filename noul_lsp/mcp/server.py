@@ -57,7 +57,8 @@ def build_server(roots: RootSet, *, default_token_budget: int = DEFAULT_TOKEN_BU
         query: Annotated[str, Field(description="what the code does, in words, or an issue's text",
                                     json_schema_extra={"minLength": 1})],
         path: Annotated[str | None, Field(description="a root, or a folder or file inside one, to search; "
-                                          "default: every root")] = None,
+                                          "default: every root (and, when the server searches it, the "
+                                          "organisation index, whose files name their `repository`)")] = None,
         limit: Annotated[int, Field(description=f"candidate files (or chunks) considered, 1 to {MAX_LIMIT}",
                                     strict=True, json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = 10,
         mode: Annotated[Literal["files", "chunks"], Field(description="rank files (default) or chunks")] = "files",

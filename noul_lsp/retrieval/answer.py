@@ -99,6 +99,8 @@ class AnswerFile:
     probability: float | None
     score: float
     ranges: list[AnswerRange] = field(default_factory=list)
+    #: the repository of an organisation hit (its path is inside it; it has no root on this machine)
+    repository: str = ""
 
 
 @dataclass
@@ -142,12 +144,14 @@ def candidate_files(result: FindResult) -> list[AnswerFile]:
     """The result's files best first, each with its ranges best first: a file-mode hit's best chunks,
     or in chunk mode every hit of the file (the file scores its best chunk)."""
     share = score_is_share(result)
-    files: dict[tuple[str, str], AnswerFile] = {}
+    files: dict[tuple[str, str, str], AnswerFile] = {}
     for hit in result.hits:
         probability = hit.probability if hit.probability is not None else (hit.score if share else None)
-        found = files.get((hit.root, hit.path))
+        key = (hit.root, hit.repository, hit.path)
+        found = files.get(key)
         if found is None:
-            found = files[(hit.root, hit.path)] = AnswerFile(hit.path, hit.root, hit.role, probability, hit.score)
+            found = files[key] = AnswerFile(hit.path, hit.root, hit.role, probability, hit.score,
+                                            repository=hit.repository)
         elif probability is not None and (found.probability is None or probability > found.probability):
             found.probability = probability
         spans = hit.ranges or [(hit.start_line, hit.end_line)]
@@ -180,15 +184,16 @@ PROBABLY_ABSENT_NOTE = ("P(here) is low: probably not in these roots. The ranges
 
 
 def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *, source: SourceLines | None = None,
-                 beta: float = 1.0, extra: dict | None = None) -> AgentAnswer:
+                 beta: float = 1.0, extra: dict | None = None, organisation_source: SourceLines | None = None) -> AgentAnswer:
     """The fewest files and ranges for `result` (see the module docstring), within about `token_budget`
-    tokens. `source` reads a file's lines for the code of the ranges (none: previews only); `extra` is
-    merged into the answer's JSON (and counted). The best file with its best range is always there, even
-    when a tiny budget cannot hold it."""
+    tokens. `source` reads a file's lines for the code of the ranges (none: previews only), and
+    `organisation_source` an organisation hit's (repository, path); `extra` is merged into the answer's
+    JSON (and counted). The best file with its best range is always there, even when a tiny budget cannot
+    hold it. An organisation hit names its `repository` instead of a root."""
     candidates = candidate_files(result)
     size = answer_size([f.probability for f in candidates], [f.score for f in candidates], beta=beta)
     chosen, others = candidates[:size], candidates[size:]
-    roots = {f.root for f in chosen}
+    roots = {f.root for f in chosen if not f.repository}
     single_root = len(roots) == 1
     shown: list[_Shown] = []
     runners_up = 0
@@ -199,7 +204,9 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         for item in shown:
             answer_file = item.file
             entry: dict = {"path": answer_file.path}
-            if not single_root:
+            if answer_file.repository:
+                entry["repository"] = answer_file.repository
+            elif not single_root:
                 entry["root"] = answer_file.root
             entry["probability"] = _round(answer_file.probability)
             if answer_file.probability is None:
@@ -214,7 +221,8 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         found["files"] = files
         if runners_up:
             found["alsoConsidered"] = [
-                {"path": f.path, **({"root": f.root} if f.root not in roots or not single_root else {}),
+                {"path": f.path, **({"repository": f.repository} if f.repository else
+                                    {"root": f.root} if f.root not in roots or not single_root else {}),
                  "probability": _round(f.probability)} for f in others[:runners_up]]
         if len(shown) < len(chosen):
             found["omittedFiles"] = [f.path for f in chosen[len(shown):]]
@@ -272,7 +280,8 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
     # 5. the code of the shown ranges, best range of every file first, cropped at the budget (none when the
     # answer is probably not here)
     if source is not None and not absent:
-        texts = {id(item): source(item.file.root, item.file.path) for item in shown}
+        texts = {id(item): (organisation_source(item.file.repository, item.file.path) if organisation_source else None)
+                 if item.file.repository else source(item.file.root, item.file.path) for item in shown}
         for depth in range(max((item.ranges for item in shown), default=0)):
             for item in shown:
                 if depth < item.ranges and texts[id(item)]:
