@@ -133,6 +133,7 @@ def test_an_organisation_file_names_its_repository_and_its_code_comes_from_the_s
     assert "acme/billing line 1" in org["ranges"][0]["code"] and "of src/module_1.py" in local["ranges"][0]["code"]
     assert asked == [("acme/billing", "src/module_1.py")]
     assert body["alsoConsidered"] == [{"path": "src/module_3.py", "repository": "acme/billing", "probability": 0.02}]
+    assert agent_answer(result, 10).body["omittedFiles"] == ["acme/billing:src/module_1.py"]  # as hits are written
 
 
 def test_overlapping_ranges_of_a_file_are_merged():

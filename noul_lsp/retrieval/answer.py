@@ -225,7 +225,7 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
                                     {"root": f.root} if f.root not in roots or not single_root else {}),
                  "probability": _round(f.probability)} for f in others[:runners_up]]
         if len(shown) < len(chosen):
-            found["omittedFiles"] = [f.path for f in chosen[len(shown):]]
+            found["omittedFiles"] = [f"{f.repository}:{f.path}" if f.repository else f.path for f in chosen[len(shown):]]
         index = result.index
         found["index"] = {"files": index.files, "chunks": index.chunks, "embedded": index.embedded,
                           "pending": index.pending, "stale": index.stale}
