@@ -123,3 +123,41 @@ def test_the_log_file_never_holds_the_shared_stores_password(tmp_path: Path):
     text = log.read_text()
     assert "postgresql://alice:***@127.0.0.1:1/db" in text  # the setting is logged, without its password
     assert "S3cret-pw" not in text and "An0ther-pw" not in text
+
+
+def test_a_folder_whose_index_cannot_open_is_said_once_and_named_in_the_status(tmp_path: Path):
+    """Each folder change reconciles every folder: a folder that cannot be indexed was shown again each time."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "noul_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        message = initialize(first)
+        message["params"]["initializationOptions"]["noul"]["cacheDir"] = str(blocker / "cache")
+        process.stdin.write(frame(message))
+        process.stdin.flush()
+        shown = []
+        while (reply := read_message(process.stdout)).get("id") != 1:
+            if reply.get("method") == "window/showMessage":
+                shown.append(reply["params"]["message"])
+        process.stdin.write(frame({"jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders", "params": {
+            "event": {"added": [{"uri": second.as_uri(), "name": "two"}], "removed": []}}}))
+        process.stdin.write(frame({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand",
+                                   "params": {"command": "noul.status"}}))
+        process.stdin.flush()
+        while True:
+            reply = read_message(process.stdout)
+            if reply.get("method") == "window/showMessage":
+                shown.append(reply["params"]["message"])
+            if reply.get("id") == 7:
+                status = reply["result"]
+                break
+        shut_down(process.stdin, process)
+    finally:
+        process.kill()
+    cannot = [m for m in shown if "cannot index" in m]
+    assert len(cannot) == 2 and any(str(first) in m for m in cannot) and any(str(second) in m for m in cannot), shown
+    assert [u["folder"] for u in status["unopened"]] == [str(first.resolve()), str(second.resolve())]

@@ -85,6 +85,7 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert re.match(rf"{re.escape(str(root))}: \d+ files, \d+ chunks, 100% embedded, ", seen["status_text"])
     assert seen["nested_status_text"] == "/w/app/pkg: served by the index of /w/app"
     assert seen["team_status_text"] == ("/w/app: 1 files, 2 chunks, 100% embedded, m on cpu; waiting: pid 7\n"
+                                        "/w/ro: not indexed (read-only)\n"
                                         "shared store bob@db:5432/noul, organisation searched")
     assert "reranker: none" in seen["health"]
 

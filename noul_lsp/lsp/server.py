@@ -127,6 +127,8 @@ class NoulServer(LanguageServer):
         self.roots: dict[Path, Workspace] = {}
         #: folder -> the root whose index serves it (it lists the folder's files)
         self.nested: dict[Path, Path] = {}
+        #: folders whose index could not be opened, with why (said once; tried again at each reconcile)
+        self.unopened: dict[Path, str] = {}
         self.watchers: dict[Path, RootWatcher] = {}
         self.shown: dict[str, _Shown] = {}
         self.find_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noul-find")
@@ -232,6 +234,8 @@ class NoulServer(LanguageServer):
                 opened.append(folder)
         self.nested = {folder: root for folder in self.folders if folder not in self.roots
                        and (root := serving_root(self.roots, folder, self.settings.index)) is not None}
+        self.unopened = {folder: why for folder, why in self.unopened.items()
+                         if folder in self.folders and folder not in self.roots and folder not in self.nested}
         return opened
 
     def _open_workspace(self, folder: Path) -> bool:
@@ -240,8 +244,12 @@ class NoulServer(LanguageServer):
         try:
             workspace = Workspace(folder, self.settings)
         except (OSError, StoreError) as error:
-            self.show(f"cannot index {folder}: {error}", types.MessageType.Error)
+            message = f"cannot index {folder}: {error}"
+            if self.unopened.get(folder) != message:  # once, not again at each reconcile
+                self.show(message, types.MessageType.Error)
+            self.unopened[folder] = message
             return False
+        self.unopened.pop(folder, None)
         if workspace.store.rebuilt_reason:
             self.show(workspace.store.rebuilt_reason, types.MessageType.Warning)
         if workspace.embedder_problem:
@@ -348,8 +356,9 @@ class NoulServer(LanguageServer):
                           **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
         nested = [{"folder": str(folder), "indexedWith": str(root)} for folder, root in sorted(self.nested.items())]
         store = configured_store(self.settings.team.shared_store)
+        unopened = [{"folder": str(folder), "problem": why} for folder, why in sorted(self.unopened.items())]
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,
-                **({"nested": nested} if nested else {}),
+                **({"nested": nested} if nested else {}), **({"unopened": unopened} if unopened else {}),
                 # where vectors are fetched from and offered to, and whether finds search the organisation too
                 "sharedStore": redacted(store) if store else None, "org": self.settings.team.org}
 

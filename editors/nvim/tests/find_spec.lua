@@ -125,7 +125,8 @@ local ok, problem = pcall(function()
   out.status_text = status and noul.status_text(status) or ""
   out.nested_status_text = noul.status_text({ roots = {}, nested = { { folder = "/w/app/pkg", indexedWith = "/w/app" } } })
   out.team_status_text = noul.status_text({ roots = { { root = "/w/app", files = 1, chunks = 2, embedded = 2,
-    model = "m", device = "cpu", waitingFor = "pid 7" } }, sharedStore = "bob@db:5432/noul", org = true })
+    model = "m", device = "cpu", waitingFor = "pid 7" } }, sharedStore = "bob@db:5432/noul", org = true,
+    unopened = { { folder = "/w/ro", problem = "read-only" } } })
 
   -- setup() reports a wrong option and leaves the caller's table as it was (a plugin manager may reuse it)
   local given = { picker = "bogus", debounce_ms = 150 }

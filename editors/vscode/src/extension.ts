@@ -141,6 +141,7 @@ async function refreshStatus(): Promise<void> {
     statusItem.tooltip = [
       ...status.roots.map(rootTooltip),
       ...(status.nested ?? []).map((n) => `${n.folder}: served by the index of ${n.indexedWith}`),
+      ...(status.unopened ?? []).map((u) => `${u.folder}: not indexed (${u.problem})`),
       ...(status.sharedStore ? [`shared store ${status.sharedStore}${status.org ? ", organisation searched" : ""}`] : []),
     ].join("\n");
   } catch {

@@ -95,6 +95,8 @@ export interface ServerStatus {
   roots: RootStatus[];
   /** workspace folders inside another one, served by that one's index */
   nested?: { folder: string; indexedWith: string }[];
+  /** workspace folders whose index could not be opened, with why */
+  unopened?: { folder: string; problem: string }[];
   /** the team's shared store in use (user@host:port/database, never its password), and whether finds search
    * the organisation index too */
   sharedStore?: string | null;

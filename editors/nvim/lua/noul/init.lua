@@ -369,6 +369,9 @@ function M.status_text(status)
   for _, nested in ipairs(status.nested or {}) do
     table.insert(lines, string.format("%s: served by the index of %s", nested.folder, nested.indexedWith))
   end
+  for _, unopened in ipairs(status.unopened or {}) do
+    table.insert(lines, string.format("%s: not indexed (%s)", unopened.folder, unopened.problem))
+  end
   if type(status.sharedStore) == "string" then
     table.insert(lines, "shared store " .. status.sharedStore .. (status.org and ", organisation searched" or ""))
   end
