@@ -847,10 +847,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not Path(path).expanduser().is_dir():
             raise CliError(f"--path {path}: not a folder", EXIT_USAGE)
     settings = _settings(args)
-    if args.org:
-        from noul_lsp.team.schema import ENVIRONMENT, configured_store
+    from noul_lsp.team.schema import ENVIRONMENT, configured_store, setting_problem
 
-        if not configured_store(settings.team.shared_store):
+    store = configured_store(settings.team.shared_store)
+    if store and (problem := setting_problem(store)):  # said now, not as "unreachable" at every find
+        raise CliError(problem, EXIT_USAGE)
+    if args.org:
+        if not store:
             raise CliError(f"--org searches the shared store's organisation index: give --shared-store URL or set "
                            f"${ENVIRONMENT}", EXIT_USAGE)
         settings = dataclasses.replace(settings, team=dataclasses.replace(settings.team, org=True))
@@ -1207,8 +1210,8 @@ needs the SDK: pip install "noul-lsp[mcp]"''')
                           "the find tool's `token_budget`, not --token-budget (the tokens of each chunk the "
                           "embedder sees)")
     mcp.add_argument("--org", action="store_true",
-                     help="each find also searches the shared store's organisation index (the repositories the "
-                          "store's role is granted; a hit names its `repository`)")
+                     help="a find without `path` also searches the shared store's organisation index (the "
+                          "repositories the store's role is granted; a hit names its `repository`)")
     mcp.set_defaults(handler=cmd_mcp)
     return parser
 

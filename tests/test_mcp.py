@@ -134,6 +134,10 @@ def test_an_organisation_file_names_its_repository_and_its_code_comes_from_the_s
     assert asked == [("acme/billing", "src/module_1.py")]
     assert body["alsoConsidered"] == [{"path": "src/module_3.py", "repository": "acme/billing", "probability": 0.02}]
     assert agent_answer(result, 10).body["omittedFiles"] == ["acme/billing:src/module_1.py"]  # as hits are written
+    result.here_probability = 0.05  # probably not here: the local code is left out, the organisation's comes
+    absent = agent_answer(result, 4000, source=_source, organisation_source=from_store).body
+    assert "code" not in absent["files"][0]["ranges"][0] and "code" in absent["files"][1]["ranges"][0]
+    assert any(note.endswith("it cannot be read otherwise)") for note in absent["notes"])
 
 
 def test_overlapping_ranges_of_a_file_are_merged():

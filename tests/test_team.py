@@ -337,9 +337,39 @@ def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(p
         assert BETA_TEXT not in json.dumps(body) and "salary" not in json.dumps(body)
         scoped = roots.find("render an invoice as a PDF", path=str(folder))  # a root's folder: the roots alone
         assert all("repository" not in f for f in scoped["files"])
+        only = roots.find("render an invoice as a PDF", include=["team/alpha:"])  # the root's files pass none
+        assert only["files"][0]["repository"] == "team/alpha"
+        assert not any("no indexed file passes" in note for note in only.get("notes", [])), only
+        assert roots.status()["org"] is True and roots.status()["sharedStore"].startswith("alice@")
     finally:
         roots.close()
+    alone = RootSet(settings, [], watch=False)  # no root yet: the organisation alone
+    try:
+        assert alone.find("render an invoice as a PDF")["files"][0]["repository"] == "team/alpha"
+    finally:
+        alone.close()
     assert main(["mcp", "--org", "--path", str(folder)]) == 2  # no shared store to search
+    assert main(["mcp", "--org", "--shared-store", "host='x", "--path", str(folder)]) == 2  # unreadable setting
+
+
+def test_an_unanswering_store_is_left_out_of_finds_for_a_minute(tmp_path):
+    from noul_lsp.team.org import find_with_org
+
+    folder = tmp_path / "editor"
+    folder.mkdir()
+    (folder / "notes.py").write_text("def remember(note):\n    return note\n")
+    url = f"postgresql://carol@/postgres?host={tmp_path / 'no-server'}"
+    settings = dataclasses.replace(Settings(cache_dir=str(tmp_path / "cache")), team=TeamSettings(shared_store=url, org=True))
+    workspace = Workspace(folder, settings)
+    try:
+        workspace.indexer.update()
+        first = find_with_org([workspace], "remember a note", settings)
+        assert any(n.startswith("the organisation was not searched:") and "unreachable" in n for n in first.notes)
+        again = find_with_org([workspace], "remember a note", settings)  # not asked again: said when it failed
+        assert any("s ago; asked again 60 s after" in note for note in again.notes), again.notes
+        assert again.hits[0].path == "notes.py"
+    finally:
+        workspace.close()
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "noul_lsp"]),

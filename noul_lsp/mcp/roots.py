@@ -28,6 +28,7 @@ from noul_lsp.retrieval.retrieve import NO_FILE_PASSES
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
+from noul_lsp.team.schema import SharedStoreError
 from noul_lsp.workspace.discovery import left_out, lists_folder, roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
@@ -225,10 +226,13 @@ class RootSet:
         """The agent's answer (retrieval/answer.py) for `query` as a JSON-ready dict."""
         include, exclude = list(include or ()), list(exclude or ())
         _check_find(query, limit, mode, include, exclude, token_budget)
-        workspaces, relative, is_file = self.resolve(path)
+        organisation = self.settings.team.org and not path  # a call's path names what to search: that alone
+        if organisation and not self.workspaces:  # no root yet: the organisation alone
+            workspaces, relative, is_file = [], "", False
+        else:
+            workspaces, relative, is_file = self.resolve(path)
         self._wait_for_first_scan(workspaces)
         stale = not self.indexer.idle.is_set()
-        organisation = self.settings.team.org and not path  # a call's path names what to search: that alone
         with self._lock:
             try:
                 search = self._find_with_org if organisation else find_across
@@ -237,6 +241,8 @@ class RootSet:
                                 stale=stale)
             except QueryError as error:
                 raise CallError(str(error)) from None
+            except SharedStoreError as error:  # the organisation alone, and it could not answer
+                raise CallError(f"the organisation index could not be searched: {error}") from None
             except IndexDamaged as damage:
                 for workspace in workspaces:
                     if workspace.store.directory == damage.directory:
@@ -265,7 +271,7 @@ class RootSet:
     def _organisation_lines(self, repository: str, path: str) -> list[str] | None:
         """An organisation hit's file, rebuilt from the chunks the store gives this role (None: it cannot)."""
         from noul_lsp.team.org import org_document_text
-        from noul_lsp.team.schema import SharedStoreError, configured_store
+        from noul_lsp.team.schema import configured_store
 
         try:
             text = org_document_text(configured_store(self.settings.team.shared_store), repository, path)
@@ -292,9 +298,14 @@ class RootSet:
                               "device": state.device, "reranker": workspace.reranker_name or None,
                               "index": str(workspace.store.directory),
                               **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
+        from noul_lsp.team.schema import configured_store, redacted  # no psycopg at import
+
+        store = configured_store(self.settings.team.shared_store)
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(),
                 "rootsFrom": "command line" if self.given else "calls", "roots": roots,
-                "problems": list(self.problems)}
+                "problems": list(self.problems),
+                # where vectors are fetched from and offered to, and whether a find searches the organisation
+                "sharedStore": redacted(store) if store else None, "org": self.settings.team.org}
 
     def reindex(self, path: str | None = None) -> dict:
         """Queue a full scan (then embedding) of the roots `path` names, or of every root."""

@@ -47,8 +47,16 @@ def _text(body: dict) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=compact_json(body))], structured_content=body)
 
 
+#: what the instructions add when the server searches the organisation index too (`noul mcp --org`)
+ORGANISATION_INSTRUCTIONS = """
+A find without `path` also searches the team's organisation index (the repositories this server's store
+role is granted): such a file names its `repository` instead of a root and comes with its code (it is not
+on this machine). To keep to one repository, pass `include: ["OWNER/NAME:"]`."""
+
+
 def build_server(roots: RootSet, *, default_token_budget: int = DEFAULT_TOKEN_BUDGET) -> MCPServer:
-    server = MCPServer("noul", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING",
+    instructions = INSTRUCTIONS + (ORGANISATION_INSTRUCTIONS if roots.settings.team.org else "")
+    server = MCPServer("noul", instructions=instructions, version=__version__, log_level="WARNING",
                        warn_on_duplicate_tools=False)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

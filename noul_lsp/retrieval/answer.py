@@ -181,6 +181,8 @@ def _round(value: float | None) -> float | None:
 #: (P(here) 0.02 came with 1,500 tokens of code: docs/benchmarks.md)
 PROBABLY_ABSENT_NOTE = ("P(here) is low: probably not in these roots. The ranges come without their code; "
                         "read one, or ask again with other words, if it is worth it")
+#: what the note adds when the answer holds organisation files (their code comes: they cannot be read)
+ORGANISATION_CODE_NOTE = " (an organisation file's code comes all the same: it cannot be read otherwise)"
 
 
 def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *, source: SourceLines | None = None,
@@ -229,7 +231,8 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         index = result.index
         found["index"] = {"files": index.files, "chunks": index.chunks, "embedded": index.embedded,
                           "pending": index.pending, "stale": index.stale}
-        notes = [*result.notes, *([PROBABLY_ABSENT_NOTE] if absent else [])]
+        organisation = ORGANISATION_CODE_NOTE if any(item.file.repository for item in shown) else ""
+        notes = [*result.notes, *([PROBABLY_ABSENT_NOTE + organisation] if absent else [])]
         if notes:
             found["notes"] = notes
         if extra:
@@ -279,9 +282,11 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
             break
     # 5. the code of the shown ranges, best range of every file first, cropped at the budget (none when the
     # answer is probably not here)
-    if source is not None and not absent:
+    # (an organisation file's code comes whatever P(here) says: the agent has no other way to read it)
+    if source is not None and (not absent or any(item.file.repository for item in shown)):
         texts = {id(item): (organisation_source(item.file.repository, item.file.path) if organisation_source else None)
-                 if item.file.repository else source(item.file.root, item.file.path) for item in shown}
+                 if item.file.repository else None if absent else source(item.file.root, item.file.path)
+                 for item in shown}
         for depth in range(max((item.ranges for item in shown), default=0)):
             for item in shown:
                 if depth < item.ranges and texts[id(item)]:

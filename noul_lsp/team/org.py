@@ -50,6 +50,9 @@ SELECTING_LEAST = 3
 COHERENCE = Coherence()
 #: reciprocal rank fusion's constant for choosing the candidate files (the local fusion's default)
 RRF_K = 60
+#: an organisation search's statements give up after this long (the store's default, a minute, is for
+#: publishing): a find that waits longer answers from the roots alone
+ORG_STATEMENT_TIMEOUT_MS = 10_000
 #: HNSW's search breadth (pgvector's default is 40; row-level security filters after the index scan)
 EF_SEARCH = 400
 
@@ -235,6 +238,7 @@ def org_root(url: str, query: str, settings: Settings, include: Sequence[str] = 
         root.mkdir()
         workspace = CandidateRoot(root, settings, scratch / "index")
         with database_errors("the organisation search", url), connect(url) as connection:
+            connection.execute(f"SET statement_timeout = {ORG_STATEMENT_TIMEOUT_MS}")  # a person is waiting
             found = _retrieve(connection, workspace, query, settings, timings, started,
                               repositories_named(include))
         if found is None:
@@ -367,15 +371,27 @@ class CandidateRoot(Workspace):
         return IndexState(0, 0, 0, 0, stale, self.embedder_name, "not loaded")
 
 
+#: after the store failed to answer an organisation search, finds leave it out this long (an unreachable
+#: store cost every find its connect timeout), then ask it again
+ORG_RETRY_SECONDS = 60.0
+#: (when, why) the organisation search of a store last failed, by connection setting
+_UNANSWERED: dict[str, tuple[float, str]] = {}
+
+
 def find_with_org(roots: list, query: str, settings: Settings, **options) -> FindResult:
     """A find over the editor's roots and the organisation index together (the `team.org` setting). When
-    the shared store cannot answer, the roots answer alone and a note says why."""
+    the shared store cannot answer, the roots answer alone and a note says why; for ORG_RETRY_SECONDS
+    after that, the store is not asked again."""
     from noul_lsp.retrieval.engine import find_across
     from noul_lsp.team.schema import ENVIRONMENT, configured_store
 
     url = configured_store(settings.team.shared_store)
     problem = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
-    if url:
+    failed = _UNANSWERED.get(url)
+    if url and failed is not None and time.monotonic() - failed[0] < ORG_RETRY_SECONDS:
+        problem = (f"the organisation was not searched: {failed[1]} ({time.monotonic() - failed[0]:.0f} s ago; "
+                   f"asked again {ORG_RETRY_SECONDS:.0f} s after)")
+    elif url:
         try:
             with org_root(url, query, settings, options.get("include") or ()) as org:
                 # idf over the roots and every organisation chunk the reader may see, not over the few
@@ -383,10 +399,14 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
                 idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
                                 other_frequency=org.frequency)
                 limit, deeper = _deeper(options, settings)
+                _UNANSWERED.pop(url, None)
                 return _coherent(org.label(find_across([*roots, org.workspace], query, term_idf=idf, **deeper)),
                                  limit)
         except SharedStoreError as error:
+            _UNANSWERED[url] = (time.monotonic(), str(error))
             problem = f"the organisation was not searched: {error}"
+    if not roots:  # the organisation alone was asked (`noul mcp --org` before any root)
+        raise SharedStoreError(problem.removeprefix("the organisation was not searched: "))
     result = find_across(roots, query, **options)
     result.notes.append(problem)
     return result

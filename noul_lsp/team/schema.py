@@ -112,6 +112,13 @@ def _conninfo(url: str) -> dict[str, str] | None:
         return None
 
 
+def setting_problem(url: str) -> str | None:
+    """Why a connection setting cannot be used as written (libpq cannot read it), or None; never its text."""
+    if _conninfo(url) is None:
+        return "the shared store's connection setting is not a libpq URL or keyword string"
+    return None
+
+
 def redacted(url: str) -> str:
     """Where the connection goes, for messages: user@host:port/database, never the password (nor any
     other part of a setting libpq cannot read)."""
