@@ -331,6 +331,8 @@ def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(p
         body = roots.find("render an invoice as a PDF")
         first = body["files"][0]
         assert (first["repository"], first["path"]) == ("team/alpha", "billing/invoice.py") and "root" not in first
+        # every root searched with the legs the organisation's (static) vectors serve: one pipeline for all rows
+        assert any(note.startswith("searched with the organisation's legs (bm25 + static)") for note in body["notes"])
         # its code, when the answer carries code (P(here) of a root and the organisation together decides)
         assert "def render_invoice_pdf(invoice):" in "\n".join(roots._organisation_lines("team/alpha", "billing/invoice.py"))
         assert roots._organisation_lines("team/beta", "payroll/salary.py") is None  # not granted: as absent

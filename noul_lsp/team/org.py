@@ -400,8 +400,17 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
                                 other_frequency=org.frequency)
                 limit, deeper = _deeper(options, settings)
                 _UNANSWERED.pop(url, None)
-                return _coherent(org.label(find_across([*roots, org.workspace], query, term_idf=idf, **deeper)),
-                                 limit)
+                # the legs the organisation's vectors serve, for the roots too: a root's transformer leg has
+                # no counterpart among the candidates, whose evidence then read as weaker than any local
+                # file's (pyjwt's algorithms.py third behind two files of ky for "JWT algorithms RSA ECDSA
+                # HMAC key loading and signing"); one pipeline's ranker for every row
+                result = org.label(find_across([*roots, org.workspace], query, term_idf=idf,
+                                               **({"legs": org.legs} | deeper)))
+                if "dense" not in org.legs and any(root.model_key for root in roots):
+                    result.notes.append(f"searched with the organisation's legs ({' + '.join(org.legs)}) in every "
+                                        "root: its vectors are the static model's (an organisation index of the "
+                                        "transformer's, `noul org index --leg dense`, keeps the transformer leg)")
+                return _coherent(result, limit)
         except SharedStoreError as error:
             _UNANSWERED[url] = (time.monotonic(), str(error))
             problem = f"the organisation was not searched: {error}"
