@@ -847,15 +847,25 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not Path(path).expanduser().is_dir():
             raise CliError(f"--path {path}: not a folder", EXIT_USAGE)
     settings = _settings(args)
-    from noul_lsp.team.schema import ENVIRONMENT, configured_store, setting_problem
-
-    store = configured_store(settings.team.shared_store)
-    if store and (problem := setting_problem(store)):  # said now, not as "unreachable" at every find
-        raise CliError(problem, EXIT_USAGE)
     if args.org:
+        from noul_lsp.team.schema import (
+            ENVIRONMENT,
+            SharedStoreError,
+            configured_store,
+            database_module,
+            setting_problem,
+        )
+
+        store = configured_store(settings.team.shared_store)
         if not store:
             raise CliError(f"--org searches the shared store's organisation index: give --shared-store URL or set "
                            f"${ENVIRONMENT}", EXIT_USAGE)
+        try:
+            database_module()  # psycopg missing: the install hint, not "not a libpq URL"
+        except SharedStoreError as error:
+            raise CliError(str(error), EXIT_USAGE) from None
+        if problem := setting_problem(store):  # said now, not as "unreachable" at every find
+            raise CliError(problem, EXIT_USAGE)
         settings = dataclasses.replace(settings, team=dataclasses.replace(settings.team, org=True))
     serve(RootSet(settings, args.path or ()), default_token_budget=budget)
     return 0

@@ -318,7 +318,8 @@ def test_org_index_names_a_clone_of_a_mirror_refuses_another_model_first_and_rem
     assert remove_repositories(postgres["owner"], ["team/delta"]) == ["team/delta"]
 
 
-def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(postgres, organisation, tmp_path):
+def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(postgres, organisation, tmp_path,
+                                                                             monkeypatch, capsys):
     from noul_lsp.mcp.roots import RootSet
 
     folder = tmp_path / "editor"
@@ -331,11 +332,8 @@ def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(p
         body = roots.find("render an invoice as a PDF")
         first = body["files"][0]
         assert (first["repository"], first["path"]) == ("team/alpha", "billing/invoice.py") and "root" not in first
-        # every root searched with the legs the organisation's (static) vectors serve: one pipeline for all rows
-        assert any(note.startswith("searched with the organisation's legs (bm25 + static)") for note in body["notes"])
-        # its code, when the answer carries code (P(here) of a root and the organisation together decides)
-        assert "def render_invoice_pdf(invoice):" in "\n".join(roots._organisation_lines("team/alpha", "billing/invoice.py"))
-        assert roots._organisation_lines("team/beta", "payroll/salary.py") is None  # not granted: as absent
+        # its code, rebuilt from the chunks the search fetched (no second read)
+        assert "def render_invoice_pdf(invoice):" in first["ranges"][0]["code"]
         assert BETA_TEXT not in json.dumps(body) and "salary" not in json.dumps(body)
         scoped = roots.find("render an invoice as a PDF", path=str(folder))  # a root's folder: the roots alone
         assert all("repository" not in f for f in scoped["files"])
@@ -350,8 +348,22 @@ def test_noul_mcp_with_org_answers_from_the_roots_and_the_granted_repositories(p
         assert alone.find("render an invoice as a PDF")["files"][0]["repository"] == "team/alpha"
     finally:
         alone.close()
+    # nothing granted: the roots alone, with their own legs, and a note
+    bob = RootSet(dataclasses.replace(organisation, team=TeamSettings(shared_store=postgres["bob"], org=True)),
+                  [folder], watch=False)
+    try:
+        body = bob.find("remember a note")
+        assert body["files"][0]["path"] == "notes.py"
+        assert any("no repository you are granted" in n for n in body["notes"])
+    finally:
+        bob.close()
+    monkeypatch.delenv("NOUL_SHARED_STORE", raising=False)
+    capsys.readouterr()
     assert main(["mcp", "--org", "--path", str(folder)]) == 2  # no shared store to search
-    assert main(["mcp", "--org", "--shared-store", "host='x", "--path", str(folder)]) == 2  # unreadable setting
+    assert "give --shared-store URL" in capsys.readouterr().err
+    assert main(["mcp", "--org", "--shared-store", "host='x password=hunter2", "--path", str(folder)]) == 2
+    told = capsys.readouterr().err
+    assert "not a libpq URL or keyword string" in told and "hunter2" not in told
 
 
 def test_an_unanswering_store_is_left_out_of_finds_for_a_minute(tmp_path):
@@ -370,6 +382,29 @@ def test_an_unanswering_store_is_left_out_of_finds_for_a_minute(tmp_path):
         again = find_with_org([workspace], "remember a note", settings)  # not asked again: said when it failed
         assert any("s ago; asked again 60 s after" in note for note in again.notes), again.notes
         assert again.hits[0].path == "notes.py"
+    finally:
+        workspace.close()
+
+
+def test_a_store_that_refuses_is_asked_again_at_the_next_find(postgres, tmp_path):
+    """Only a store that cannot be reached is left out for a minute: a refusal (no member, another model's
+    index, a slow statement) is asked again."""
+    from noul_lsp.team.org import find_with_org
+
+    with schema.connect(postgres["owner"], vectors=False) as connection:
+        connection.execute("DROP ROLE IF EXISTS gus")
+        connection.execute("CREATE ROLE gus LOGIN")
+    folder = tmp_path / "editor"
+    folder.mkdir()
+    (folder / "notes.py").write_text("def remember(note):\n    return note\n")
+    url = postgres["bob"].replace("bob@", "gus@")
+    settings = dataclasses.replace(Settings(cache_dir=str(tmp_path / "cache")), team=TeamSettings(shared_store=url, org=True))
+    workspace = Workspace(folder, settings)
+    try:
+        workspace.indexer.update()
+        for _ in range(2):
+            result = find_with_org([workspace], "remember a note", settings)
+            assert any("not a member of the team" in n for n in result.notes) and not any("s ago" in n for n in result.notes)
     finally:
         workspace.close()
 

@@ -244,10 +244,9 @@ class NoulServer(LanguageServer):
         try:
             workspace = Workspace(folder, self.settings)
         except (OSError, StoreError) as error:
-            message = f"cannot index {folder}: {error}"
-            if self.unopened.get(folder) != message:  # once, not again at each reconcile
-                self.show(message, types.MessageType.Error)
-            self.unopened[folder] = message
+            if self.unopened.get(folder) != str(error):  # once, not again at each reconcile
+                self.show(f"cannot index {folder}: {error}", types.MessageType.Error)
+            self.unopened[folder] = str(error)
             return False
         self.unopened.pop(folder, None)
         if workspace.store.rebuilt_reason:

@@ -260,24 +260,14 @@ class RootSet:
         if relative:
             extra["scope"] = relative
         return agent_answer(result, token_budget, source=lines_from_disk, extra=extra,
-                            organisation_source=self._organisation_lines if organisation else None).body
+                            organisation_source=lambda repository, path: result.organisation_files.get((repository, path))
+                            ).body
 
     def _find_with_org(self, workspaces: list[Workspace], query: str, **options) -> FindResult:
         """The roots and the organisation index together (`--org`): the team package only when asked for."""
         from noul_lsp.team.org import find_with_org
 
         return find_with_org(workspaces, query, self.settings, **options)
-
-    def _organisation_lines(self, repository: str, path: str) -> list[str] | None:
-        """An organisation hit's file, rebuilt from the chunks the store gives this role (None: it cannot)."""
-        from noul_lsp.team.org import org_document_text
-        from noul_lsp.team.schema import configured_store
-
-        try:
-            text = org_document_text(configured_store(self.settings.team.shared_store), repository, path)
-        except SharedStoreError:
-            return None
-        return text.split("\n") if text is not None else None
 
     def status(self) -> dict:
         roots = []

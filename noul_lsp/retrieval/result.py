@@ -75,6 +75,9 @@ class FindResult:
     #: the ranking stage's candidates, for `noul rank-fit` (the benchmark records them): feature names,
     #: then per candidate file its path and feature row
     rank_candidates: dict = field(default_factory=dict)
+    #: the organisation hits' files, (repository, path) -> lines, rebuilt from the chunks the store returned
+    #: for the search (an answer's code comes from them: no second read, no file on this machine)
+    organisation_files: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     def report(self) -> dict:
         """The agent report printed by `noul find --json`."""

@@ -33,7 +33,7 @@ from noul_lsp.retrieval.retrieve import RowFilter, union_idf, workspace_pattern
 from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
-from noul_lsp.team.schema import SharedStoreError, as_array, connect, database_errors
+from noul_lsp.team.schema import SharedStoreError, StoreUnreachable, as_array, connect, database_errors
 from noul_lsp.text.terms import query_terms, term_counts
 
 #: chunks each leg brings from the database
@@ -207,12 +207,20 @@ class OrgRoot:
     frequency: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def label(self, result: FindResult) -> FindResult:
-        """Give the scratch root's hits their repository and path, and the result the retrieval's timings."""
+        """Give the scratch root's hits their repository and path (and the result their files, rebuilt from
+        the chunks the search fetched), and the result the retrieval's timings."""
         root = str(self.workspace.root)
+        hit_files = set()
         for hit in result.hits:
             if hit.root == root and hit.path in self.where:
+                hit_files.add(hit.path)
                 hit.repository, hit.path = self.where[hit.path]
                 hit.root = ""
+        records = sorted((r for r in self.workspace.chunk_records(list(self.workspace.held_keys()))
+                          if r.path in hit_files), key=lambda r: (r.path, r.start_line, r.key))
+        for local in hit_files:
+            result.organisation_files[self.where[local]] = _rebuilt(
+                (r.start_line, r.text) for r in records if r.path == local)
         result.timings = self.timings | result.timings
         result.timings["total"] = sum(v for k, v in result.timings.items() if k != "total")
         if self.signal:
@@ -364,6 +372,10 @@ class CandidateRoot(Workspace):
     def chunk_records(self, keys) -> list[ChunkRecord]:
         return [self._records[key] for key in keys if key in self._records]
 
+    def held_keys(self):
+        """The keys of every chunk this root holds."""
+        return self._records.keys()
+
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
         """Nothing of a local index: the candidates are a query's, embedded in the organisation index (whose
         size the result's `org` signal gives). Counted as chunks, they read as never embedded ("0/581 chunks
@@ -394,25 +406,27 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     elif url:
         try:
             with org_root(url, query, settings, options.get("include") or ()) as org:
+                if not org.where:  # nothing granted, or nothing published: the roots alone, with their legs
+                    result = find_across(roots, query, **options) if roots else None
+                    if result is None:
+                        raise SharedStoreError(org.note or "the organisation index has no candidates")
+                    if org.note:
+                        result.notes.append(org.note)
+                    return result
                 # idf over the roots and every organisation chunk the reader may see, not over the few
                 # candidates (chosen for holding the query's terms) the scratch root holds
                 idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
                                 other_frequency=org.frequency)
                 limit, deeper = _deeper(options, settings)
                 _UNANSWERED.pop(url, None)
-                # the legs the organisation's vectors serve, for the roots too: a root's transformer leg has
-                # no counterpart among the candidates, whose evidence then read as weaker than any local
-                # file's (pyjwt's algorithms.py third behind two files of ky for "JWT algorithms RSA ECDSA
-                # HMAC key loading and signing"); one pipeline's ranker for every row
-                result = org.label(find_across([*roots, org.workspace], query, term_idf=idf,
-                                               **({"legs": org.legs} | deeper)))
-                if "dense" not in org.legs and any(root.model_key for root in roots):
-                    result.notes.append(f"searched with the organisation's legs ({' + '.join(org.legs)}) in every "
-                                        "root: its vectors are the static model's (an organisation index of the "
-                                        "transformer's, `noul org index --leg dense`, keeps the transformer leg)")
+                # each root with its own legs: over 72 dev descriptions the organisation's legs (BM25 + static)
+                # in every root put the right file first 0.47 of the time when it was the workspace's (0.71 with
+                # the roots' own legs), 0.32 when it was another repository's (0.18): docs/benchmarks.md
+                result = org.label(find_across([*roots, org.workspace], query, term_idf=idf, **deeper))
                 return _coherent(result, limit)
         except SharedStoreError as error:
-            _UNANSWERED[url] = (time.monotonic(), str(error))
+            if isinstance(error, StoreUnreachable):  # (not a slow statement, nor another model's index)
+                _UNANSWERED[url] = (time.monotonic(), str(error))
             problem = f"the organisation was not searched: {error}"
     if not roots:  # the organisation alone was asked (`noul mcp --org` before any root)
         raise SharedStoreError(problem.removeprefix("the organisation was not searched: "))
@@ -427,12 +441,15 @@ def org_document_text(url: str, repo: str, path: str) -> str | None:
     with database_errors(f"reading {repo}:{path}", url), connect(url) as connection:
         rows = connection.execute("SELECT start_line, text FROM noul.chunks WHERE repo = %s AND path = %s "
                                   "ORDER BY start_line, key", (repo, path)).fetchall()
-    if not rows:
-        return None
+    return "\n".join(_rebuilt(rows)) if rows else None
+
+
+def _rebuilt(chunks) -> list[str]:
+    """A file's lines from its chunks' (start line, text), in order; lines no chunk holds are blank."""
     lines: list[str] = []
-    for start, text in rows:
+    for start, text in chunks:
         chunk_lines = text.split("\n")
         if len(lines) < start - 1 + len(chunk_lines):
             lines.extend([""] * (start - 1 + len(chunk_lines) - len(lines)))
         lines[start - 1:start - 1 + len(chunk_lines)] = chunk_lines
-    return "\n".join(lines)
+    return lines

@@ -97,6 +97,10 @@ class SharedStoreError(RuntimeError):
     The message never carries a password or any chunk text."""
 
 
+class StoreUnreachable(SharedStoreError):
+    """No connection to the shared store (down, a wrong host or port): it may answer again later."""
+
+
 def configured_store(setting: str = "") -> str:
     """The connection the user asked for: the setting, else $NOUL_SHARED_STORE, else "" (no shared store)."""
     return setting or os.environ.get(ENVIRONMENT, "")
@@ -214,7 +218,7 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
         if "authentication failed" in message or ("role" in message and "does not exist" in message):
             raise SharedStoreError(f"the shared store {redacted(url)} refused the login ({message}): check the "
                                    "user and password of the connection setting") from None
-        raise SharedStoreError(f"the shared store {redacted(url)} is unreachable ({message})") from None
+        raise StoreUnreachable(f"the shared store {redacted(url)} is unreachable ({message})") from None
     try:
         connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         if not autocommit:
