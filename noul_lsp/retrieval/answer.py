@@ -280,13 +280,15 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
         if not fits():
             runners_up -= 1
             break
-    # 5. the code of the shown ranges, best range of every file first, cropped at the budget (none when the
-    # answer is probably not here)
-    # (an organisation file's code comes whatever P(here) says: the agent has no other way to read it)
-    if source is not None and (not absent or any(item.file.repository for item in shown)):
-        texts = {id(item): (organisation_source(item.file.repository, item.file.path) if organisation_source else None)
-                 if item.file.repository else None if absent else source(item.file.root, item.file.path)
-                 for item in shown}
+    # 5. the code of the shown ranges, best range of every file first, cropped at the budget (none of a file
+    # on this machine when the answer is probably not here)
+    def lines_of(answer_file: AnswerFile) -> Sequence[str] | None:
+        if answer_file.repository:  # whatever P(here) says: the agent has no other way to read it
+            return organisation_source(answer_file.repository, answer_file.path) if organisation_source else None
+        return None if absent or source is None else source(answer_file.root, answer_file.path)
+
+    if source is not None or organisation_source is not None:
+        texts = {id(item): lines_of(item.file) for item in shown}
         for depth in range(max((item.ranges for item in shown), default=0)):
             for item in shown:
                 if depth < item.ranges and texts[id(item)]:

@@ -34,7 +34,7 @@ from noul_lsp.retrieval.rank import RankModel, rank_candidates, ranking_dir_prob
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
-from noul_lsp.retrieval.retrieve import NO_FILE_PASSES, RowFilter, retrieve, union_idf
+from noul_lsp.retrieval.retrieve import RowFilter, filter_note, retrieve, union_idf
 from noul_lsp.store import ChunkRecord
 
 LEGS = ("bm25", "dense", "static")
@@ -147,8 +147,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     candidates = [retrieve(r, analysis, arrays, legs=chosen, include=include, exclude=exclude,
                            query_vectors=query_vectors, stage=stage, notes=notes, term_idf=term_idf)
                   for r, arrays, chosen in zip(roots, loaded, root_legs, strict=True)]
-    if any(c.allowed is None or c.allowed.any() for c in candidates):  # some root's files pass the filter
-        notes[:] = [note for note in notes if not note.startswith(NO_FILE_PASSES)]
+    if (unfiltered := filter_note(candidates, include, exclude)) is not None:
+        notes.append(unfiltered)
 
     started = time.perf_counter()
     fused = fuse([c.bm25 for c in candidates], [c.dense for c in candidates], [c.static for c in candidates],

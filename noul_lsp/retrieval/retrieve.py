@@ -101,6 +101,17 @@ def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str])
 NO_FILE_PASSES = "no indexed file passes the filter"
 
 
+def filter_note(candidates: Sequence[Candidates], include: Sequence[str], exclude: Sequence[str]) -> str | None:
+    """The note for an include/exclude filter that no indexed file of any root passes (None when one does,
+    or without a filter): said once for the find, in the words of each kind of root's patterns."""
+    if not (include or exclude) or not any(c.arrays.rows for c in candidates):
+        return None
+    if any(c.allowed is None or c.allowed.any() for c in candidates if c.arrays.rows):
+        return None
+    readings = "; ".join(dict.fromkeys(c.root.row_filter.PATTERNS_ARE for c in candidates if c.arrays.rows))
+    return f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; {readings})"
+
+
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
              exclude: Sequence[str], query_vectors: dict[str, np.ndarray], stage: Stage, notes: list[str],
              term_idf: dict[str, float] | None = None) -> Candidates:
@@ -111,9 +122,6 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     query, term_counts = analysis.text, analysis.counts
     search = root.settings.search
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
-    if (include or exclude) and arrays.rows and allowed is not None and not allowed.any():
-        notes.append(f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; "
-                     f"{root.row_filter.PATTERNS_ARE})")
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     bm25 = empty
     lexical = None

@@ -56,6 +56,11 @@ class _Job:
     root: Path
     paths: set[str] | None = None  # None: a full scan
 
+    def merge(self, other: _Job) -> None:
+        """Take in a later job of the same root: its paths, or a full scan."""
+        if self.paths is not None:
+            self.paths = None if other.paths is None else self.paths | other.paths
+
 
 class BackgroundIndexer:
     def __init__(self, *, on_progress: Callable[[Progress], None] = lambda p: None,
@@ -153,9 +158,7 @@ class BackgroundIndexer:
             jobs.append(job)
         merged: dict[Path, _Job] = {}
         for job in jobs:
-            into = merged.setdefault(job.root, _Job(job.root, set()))
-            if into.paths is not None:
-                into.paths = None if job.paths is None else into.paths | job.paths
+            merged.setdefault(job.root, _Job(job.root, set())).merge(job)
         return list(merged.values())
 
     def _run(self) -> None:
@@ -216,10 +219,10 @@ class BackgroundIndexer:
             self.waiting[job.root] = str(busy)
             pending = self._retries.get(job.root)
             if pending is not None:
-                if pending.paths is not None:
-                    pending.paths = None if job.paths is None else pending.paths | job.paths
+                pending.merge(job)
                 return
-            self._retries[job.root] = _Job(job.root, None if job.paths is None else set(job.paths))
+            self._retries[job.root] = _Job(job.root, set())
+            self._retries[job.root].merge(job)
 
         def again() -> None:  # (a root removed meanwhile: `_update` forgets it waited)
             with self._lock:
