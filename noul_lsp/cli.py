@@ -41,7 +41,7 @@ from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
-from noul_lsp.retrieval.retrieve import workspace_pattern
+from noul_lsp.retrieval.retrieve import glob_escaped, glob_within
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
@@ -255,8 +255,7 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
             console.print(f"static vectors for {_count(static.embedded + static.fetched, 'chunk')} in "
                           f"{static.seconds:.1f}s{_rate_part(static)}: {covered}")
         elif static is not None and static.published and not quiet:
-            console.print(f"offered the shared store {_count(static.published, 'static vector')} computed while it "
-                          "could not take them")
+            console.print(_offered_late(static.published, "static vector"))
         if static is not None and static.share_problem and not quiet:
             console.print(f"[yellow]noul: embedding locally: {escape(static.share_problem)}[/]")
         elif workspace.static_problem and not quiet:
@@ -287,11 +286,15 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if (result.embedded or result.fetched) and not quiet:
             console.print(f"embedded {_count(result.embedded, 'chunk')} in {result.seconds:.1f}s"
                           f"{_rate_part(result, f' on {embedder.device}')}")
-        elif result.published and not quiet:
-            console.print(f"offered the shared store {_count(result.published, 'vector')} computed while it could "
-                          "not take them")
             if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu:
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
+        elif result.published and not quiet:
+            console.print(_offered_late(result.published, "vector"))
+
+
+def _offered_late(published: int, noun: str) -> str:
+    """A pass that computed nothing but offered what an outage kept (Indexer._publish_backlog)."""
+    return f"offered the shared store {_count(published, noun)} computed while it could not take them"
 
 
 def _rate_part(report, unit: str = "") -> str:
@@ -379,7 +382,7 @@ def cmd_find(args: argparse.Namespace) -> int:
     root, within = _enclosing_index(Path(args.path), settings)
     include, exclude = list(args.include or ()), list(args.exclude or ())
     if within is not None:  # a folder inside an indexed workspace: its index, narrowed to the folder
-        include = [_within(within, pattern) for pattern in include] if include else [f"/{_glob_escaped(within)}/"]
+        include = [_within(within, pattern) for pattern in include] if include else [f"/{glob_escaped(within)}/"]
         exclude = [_within(within, pattern) for pattern in exclude]
 
     def work(workspace: Workspace) -> int:
@@ -402,15 +405,8 @@ def cmd_find(args: argparse.Namespace) -> int:
 
 
 def _within(folder: str, pattern: str) -> str:
-    """A glob given in `folder` as one of its workspace (gitignore syntax: a pattern without a slash
-    matches at any depth, one with a slash from where it is given)."""
-    pattern, folder = workspace_pattern(pattern), _glob_escaped(folder)
-    return f"/{folder}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"/{folder}/**/{pattern}"
-
-
-def _glob_escaped(path: str) -> str:
-    """A folder's path as a literal in a gitignore pattern (`src[old]` is not a character class)."""
-    return "".join(f"\\{c}" if c in "[]*?\\!#" else c for c in path)
+    """A glob given in `folder` as one of its workspace."""
+    return glob_within("/" + glob_escaped(folder), pattern)
 
 
 def _enclosing_index(folder: Path, settings: Settings) -> tuple[Path, str | None]:
@@ -609,11 +605,9 @@ def _status(workspace: Workspace) -> dict:
     }
     if rebuilt:
         status["rebuilt"] = rebuilt
-    from noul_lsp.team.schema import configured_store, redacted  # no psycopg at import
+    from noul_lsp.team.schema import store_status
 
-    url = configured_store(workspace.settings.team.shared_store)
-    status["sharedStore"] = redacted(url) if url else None  # where vectors are fetched from and offered to
-    return status
+    return status | store_status(workspace.settings.team)
 
 
 def _devices(workspace: Workspace) -> dict[str, str]:
@@ -848,18 +842,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             raise CliError(f"--path {path}: not a folder", EXIT_USAGE)
     settings = _settings(args)
     if args.org:
-        from noul_lsp.team.schema import (
-            ENVIRONMENT,
-            SharedStoreError,
-            configured_store,
-            database_module,
-            setting_problem,
-        )
+        from noul_lsp.team.schema import SharedStoreError, database_module, setting_problem
 
-        store = configured_store(settings.team.shared_store)
-        if not store:
-            raise CliError(f"--org searches the shared store's organisation index: give --shared-store URL or set "
-                           f"${ENVIRONMENT}", EXIT_USAGE)
+        store = _team_url(args)  # --org searches the shared store's organisation index: none is a usage error
         try:
             database_module()  # psycopg missing: the install hint, not "not a libpq URL"
         except SharedStoreError as error:

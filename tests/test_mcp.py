@@ -120,22 +120,17 @@ def test_an_organisation_file_names_its_repository_and_its_code_comes_from_the_s
     for hit in result.hits[1:]:  # two organisation hits, one of them at the same path as the local file
         hit.root, hit.repository = "", "acme/billing"
     result.hits[1].path = "src/module_1.py"
-    asked = []
-
-    def from_store(repository: str, path: str) -> list[str]:
-        asked.append((repository, path))
-        return [f"    {repository} line {number}" for number in range(1, 200)]
-
-    body = agent_answer(result, 4000, source=_source, organisation_source=from_store).body
+    result.organisation_files = {("acme/billing", path): [f"    acme/billing line {number}" for number in range(1, 200)]
+                                 for path in ("src/module_1.py", "src/module_3.py")}
+    body = agent_answer(result, 4000, source=_source).body
     local, org = body["files"][:2]
     assert body["root"] == "/work/repo" and "root" not in local and "repository" not in local
     assert (org["repository"], org["path"], "root" in org) == ("acme/billing", "src/module_1.py", False)
     assert "acme/billing line 1" in org["ranges"][0]["code"] and "of src/module_1.py" in local["ranges"][0]["code"]
-    assert asked == [("acme/billing", "src/module_1.py")]
     assert body["alsoConsidered"] == [{"path": "src/module_3.py", "repository": "acme/billing", "probability": 0.02}]
     assert agent_answer(result, 10).body["omittedFiles"] == ["acme/billing:src/module_1.py"]  # as hits are written
     result.here_probability = 0.05  # probably not here: the local code is left out, the organisation's comes
-    absent = agent_answer(result, 4000, source=_source, organisation_source=from_store).body
+    absent = agent_answer(result, 4000, source=_source).body
     assert "code" not in absent["files"][0]["ranges"][0] and "code" in absent["files"][1]["ranges"][0]
     assert any(note.endswith("it cannot be read otherwise)") for note in absent["notes"])
 

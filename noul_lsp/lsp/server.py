@@ -34,7 +34,7 @@ from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.team.schema import configured_store, redacted, without_passwords
+from noul_lsp.team.schema import store_status, without_passwords
 from noul_lsp.workspace.discovery import serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
@@ -221,19 +221,20 @@ class NoulServer(LanguageServer):
         (a second index of them cost a second scan and embedding of every file), any other folder has its
         own. Folders are taken outer ones first, so a folder around open ones takes their place. The roots
         newly opened (to scan and watch)."""
-        opened = []
+        opened, nested = [], {}
         for root in [root for root in self.roots if root not in self.folders]:
             self._close_workspace(root)
         for folder in sorted(self.folders, key=lambda path: (len(path.parts), path)):
+            # (a root opened later in this loop is no folder around this one: outer folders come first)
             outer = serving_root([root for root in self.roots if root != folder], folder, self.settings.index)
             if outer is not None:
+                nested[folder] = outer
                 if folder in self.roots:
                     logger.info("%s is inside %s: served by its index now", folder, outer)
                     self._close_workspace(folder)
             elif folder not in self.roots and self._open_workspace(folder):
                 opened.append(folder)
-        self.nested = {folder: root for folder in self.folders if folder not in self.roots
-                       and (root := serving_root(self.roots, folder, self.settings.index)) is not None}
+        self.nested = nested
         self.unopened = {folder: why for folder, why in self.unopened.items()
                          if folder in self.folders and folder not in self.roots and folder not in self.nested}
         return opened
@@ -268,11 +269,8 @@ class NoulServer(LanguageServer):
             return  # already recovered (the indexer and a find may both have seen it)
         self._close_workspace(root)
         self.show(set_aside(damage.directory, damage.reason), types.MessageType.Warning)
-        self._open_workspace(root)
-        if root in self.roots:
-            if self.loop is not None and self.needs_own_watcher:
-                self.watch(root)
-            self.indexer.scan(root)
+        if self._open_workspace(root):
+            self.start_serving(root)
 
     def _recover_from(self, damage: IndexDamaged) -> list[Path]:
         """Recover the root whose index `damage` is about; its root, if it is one of ours."""
@@ -289,6 +287,13 @@ class NoulServer(LanguageServer):
             watcher.stop()
         # closed by the indexer once its thread lets go of it (at once when idle), never under a write
         self.indexer.remove(folder, workspace.close if workspace is not None else lambda: None)
+
+    def start_serving(self, root: Path) -> None:
+        """A root just opened: watch it ourselves where the client cannot (once `initialized` has said
+        which), and queue its full scan."""
+        if self.loop is not None and self.needs_own_watcher and root not in self.watchers:
+            self.watch(root)
+        self.indexer.scan(root)
 
     @property
     def needs_own_watcher(self) -> bool:
@@ -354,12 +359,10 @@ class NoulServer(LanguageServer):
                           # another process updating this index (a second editor, `noul index`): this one waits
                           **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
         nested = [{"folder": str(folder), "indexedWith": str(root)} for folder, root in sorted(self.nested.items())]
-        store = configured_store(self.settings.team.shared_store)
         unopened = [{"folder": str(folder), "problem": why} for folder, why in sorted(self.unopened.items())]
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(), "roots": roots,
                 **({"nested": nested} if nested else {}), **({"unopened": unopened} if unopened else {}),
-                # where vectors are fetched from and offered to, and whether finds search the organisation too
-                "sharedStore": redacted(store) if store else None, "org": self.settings.team.org}
+                **store_status(self.settings.team)}
 
     def apply_settings(self, raw: Any, base: Any = None) -> None:
         """Adopt the client's settings, laid over `base` (the initialization options). `null` (some clients
@@ -376,9 +379,7 @@ class NoulServer(LanguageServer):
             for folder in list(self.roots):
                 self._close_workspace(folder)
             for folder in self.reconcile():
-                if self.loop is not None and self.needs_own_watcher:
-                    self.watch(folder)
-                self.indexer.scan(folder)
+                self.start_serving(folder)
         else:
             for workspace in self.roots.values():
                 workspace.settings = settings
@@ -453,10 +454,7 @@ def did_change_folders(ls: NoulServer, params: types.DidChangeWorkspaceFoldersPa
     opened = ls.change_folders(added=[f for a in params.event.added if (f := path_of(a.uri)) is not None],
                                removed=[f for r in params.event.removed if (f := path_of(r.uri)) is not None])
     for root in opened:
-        if root in ls.roots:
-            if ls.needs_own_watcher and root not in ls.watchers:
-                ls.watch(root)
-            ls.indexer.scan(root)
+        ls.start_serving(root)
 
 
 async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticFindResult:
@@ -549,7 +547,7 @@ async def org_document(ls: NoulServer, *args) -> dict:
     """`{text}` of an organisation file, rebuilt from its chunks under the store's row-level security. A file
     that does not exist and one the role may not see get the same answer, so neither leaks."""
     from noul_lsp.lsp.convert import org_location
-    from noul_lsp.team.schema import ENVIRONMENT, SharedStoreError
+    from noul_lsp.team.schema import ENVIRONMENT, SharedStoreError, configured_store
 
     if len(args) == 2 and all(isinstance(a, str) and a for a in args):
         location = (args[0], args[1])  # (repository, path): VS Code's uris case-fold an authority

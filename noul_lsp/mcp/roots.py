@@ -11,7 +11,6 @@ a message for the agent.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import deque
@@ -24,11 +23,11 @@ from noul_lsp.index.indexer import SETTINGS_KEY
 from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, agent_answer, lines_from_disk
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindResult, QueryError
-from noul_lsp.retrieval.retrieve import NO_FILE_PASSES
+from noul_lsp.retrieval.retrieve import NO_FILE_PASSES, glob_escaped, glob_within
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
-from noul_lsp.team.schema import SharedStoreError
+from noul_lsp.team.schema import SharedStoreError, store_status
 from noul_lsp.workspace.discovery import left_out, lists_folder, roots_served_by, serving_root
 from noul_lsp.workspace.watch import RootWatcher
 
@@ -60,21 +59,17 @@ class CallError(Exception):
     """A call that cannot be answered as asked; the message says why and what to do instead."""
 
 
-def _glob_escaped(path: str) -> str:
-    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
-
-
 def scoped_globs(include: Sequence[str], relative: str, *, is_file: bool) -> list[str]:
     """Include globs (gitignore syntax, relative to the root) narrowed to `relative`, a folder or file
     inside the root ("" for the whole root)."""
     if not relative:
         return list(include)
-    base = "/" + _glob_escaped(relative)
+    base = "/" + glob_escaped(relative)
     if is_file:
         return [base]
     if not include:
         return [base + "/**"]
-    return [base + "/" + g.lstrip("/") if "/" in g.rstrip("/") else base + "/**/" + g for g in include]
+    return [glob_within(base, g) for g in include]
 
 
 class RootSet:
@@ -259,9 +254,7 @@ class RootSet:
             extra["pending"] = pending
         if relative:
             extra["scope"] = relative
-        return agent_answer(result, token_budget, source=lines_from_disk, extra=extra,
-                            organisation_source=lambda repository, path: result.organisation_files.get((repository, path))
-                            ).body
+        return agent_answer(result, token_budget, source=lines_from_disk, extra=extra).body
 
     def _find_with_org(self, workspaces: list[Workspace], query: str, **options) -> FindResult:
         """The roots and the organisation index together (`--org`): the team package only when asked for."""
@@ -288,14 +281,9 @@ class RootSet:
                               "device": state.device, "reranker": workspace.reranker_name or None,
                               "index": str(workspace.store.directory),
                               **({"waitingFor": waiting} if (waiting := self.indexer.waiting.get(root)) else {})})
-        from noul_lsp.team.schema import configured_store, redacted  # no psycopg at import
-
-        store = configured_store(self.settings.team.shared_store)
         return {"version": __version__, "indexing": not self.indexer.idle.is_set(),
                 "rootsFrom": "command line" if self.given else "calls", "roots": roots,
-                "problems": list(self.problems),
-                # where vectors are fetched from and offered to, and whether a find searches the organisation
-                "sharedStore": redacted(store) if store else None, "org": self.settings.team.org}
+                "problems": list(self.problems), **store_status(self.settings.team)}
 
     def reindex(self, path: str | None = None) -> dict:
         """Queue a full scan (then embedding) of the roots `path` names, or of every root."""

@@ -186,11 +186,11 @@ ORGANISATION_CODE_NOTE = " (an organisation file's code comes all the same: it c
 
 
 def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *, source: SourceLines | None = None,
-                 beta: float = 1.0, extra: dict | None = None, organisation_source: SourceLines | None = None) -> AgentAnswer:
+                 beta: float = 1.0, extra: dict | None = None) -> AgentAnswer:
     """The fewest files and ranges for `result` (see the module docstring), within about `token_budget`
-    tokens. `source` reads a file's lines for the code of the ranges (none: previews only), and
-    `organisation_source` an organisation hit's (repository, path); `extra` is merged into the answer's
-    JSON (and counted). The best file with its best range is always there, even when a tiny budget cannot
+    tokens. `source` reads a file's lines for the code of the ranges (none: previews only; an organisation
+    hit's come with the result, `organisation_files`); `extra` is merged into the answer's JSON (and
+    counted). The best file with its best range is always there, even when a tiny budget cannot
     hold it. An organisation hit names its `repository` instead of a root."""
     candidates = candidate_files(result)
     size = answer_size([f.probability for f in candidates], [f.score for f in candidates], beta=beta)
@@ -284,10 +284,10 @@ def agent_answer(result: FindResult, token_budget: int = DEFAULT_TOKEN_BUDGET, *
     # on this machine when the answer is probably not here)
     def lines_of(answer_file: AnswerFile) -> Sequence[str] | None:
         if answer_file.repository:  # whatever P(here) says: the agent has no other way to read it
-            return organisation_source(answer_file.repository, answer_file.path) if organisation_source else None
+            return result.organisation_files.get((answer_file.repository, answer_file.path))
         return None if absent or source is None else source(answer_file.root, answer_file.path)
 
-    if source is not None or organisation_source is not None:
+    if source is not None or result.organisation_files:
         texts = {id(item): lines_of(item.file) for item in shown}
         for depth in range(max((item.ranges for item in shown), default=0)):
             for item in shown:

@@ -84,6 +84,19 @@ def workspace_pattern(pattern: str) -> str:
     return pattern
 
 
+def glob_escaped(path: str) -> str:
+    """A path as a literal in a gitignore pattern (`src[old]` is not a character class)."""
+    return "".join(f"\\{c}" if c in "[]*?\\!#" else c for c in path)
+
+
+def glob_within(base: str, pattern: str) -> str:
+    """A glob written for a folder (gitignore syntax: with a slash it starts at the folder's top, without
+    one it matches at any depth) as one over the whole root; `base` is the folder as a pattern (`/` and its
+    `glob_escaped` path, or `/*/*` for each of an organisation's repositories)."""
+    pattern = workspace_pattern(pattern)
+    return f"{base}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"{base}/**/{pattern}"
+
+
 def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     include, exclude = [workspace_pattern(p) for p in include], [workspace_pattern(p) for p in exclude]
     allowed_files = np.ones(len(arrays.files), dtype=bool)

@@ -29,11 +29,11 @@ from noul_lsp.config import Settings
 from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, IndexState, QueryError
-from noul_lsp.retrieval.retrieve import RowFilter, union_idf, workspace_pattern
+from noul_lsp.retrieval.retrieve import RowFilter, glob_escaped, glob_within, union_idf
 from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
-from noul_lsp.team.schema import SharedStoreError, StoreUnreachable, as_array, connect, database_errors
+from noul_lsp.team.schema import RETRY_SECONDS, SharedStoreError, StoreUnreachable, as_array, connect, database_errors
 from noul_lsp.text.terms import query_terms, term_counts
 
 #: chunks each leg brings from the database
@@ -73,14 +73,9 @@ def repository_globs(patterns: Sequence[str]) -> list[str]:
     scoped = []
     for pattern in patterns:
         repository, glob = _repository_glob(pattern)
-        glob = workspace_pattern(glob.strip())
-        base = "/*/*" if repository is None else "/" + "".join(f"\\{c}" if c in "[]*?\\!#" else c for c in repository)
-        if not glob:
-            scoped.append(base + "/")
-        elif "/" in glob.rstrip("/"):
-            scoped.append(f"{base}/{glob.lstrip('/')}")
-        else:  # at any depth within the repository, never its OWNER or NAME folder (`--exclude tests`)
-            scoped.append(f"{base}/**/{glob}")
+        # (a glob without a slash: at any depth within the repository, never its OWNER or NAME folder)
+        base = "/*/*" if repository is None else "/" + glob_escaped(repository)
+        scoped.append(glob_within(base, glob.strip()) if glob.strip() else base + "/")
     return scoped
 
 
@@ -216,11 +211,8 @@ class OrgRoot:
                 hit_files.add(hit.path)
                 hit.repository, hit.path = self.where[hit.path]
                 hit.root = ""
-        records = sorted((r for r in self.workspace.chunk_records(list(self.workspace.held_keys()))
-                          if r.path in hit_files), key=lambda r: (r.path, r.start_line, r.key))
-        for local in hit_files:
-            result.organisation_files[self.where[local]] = _rebuilt(
-                (r.start_line, r.text) for r in records if r.path == local)
+        for local, lines in self.workspace.file_lines(hit_files).items():
+            result.organisation_files[self.where[local]] = lines
         result.timings = self.timings | result.timings
         result.timings["total"] = sum(v for k, v in result.timings.items() if k != "total")
         if self.signal:
@@ -372,9 +364,14 @@ class CandidateRoot(Workspace):
     def chunk_records(self, keys) -> list[ChunkRecord]:
         return [self._records[key] for key in keys if key in self._records]
 
-    def held_keys(self):
-        """The keys of every chunk this root holds."""
-        return self._records.keys()
+    def file_lines(self, paths: set[str]) -> dict[str, list[str]]:
+        """These held files' lines, rebuilt from the chunks the search fetched (every chunk of a candidate
+        file: `_chunks_of`)."""
+        chunks: dict[str, list[tuple[int, str, str]]] = {path: [] for path in paths}
+        for record in self._records.values():
+            if record.path in chunks:
+                chunks[record.path].append((record.start_line, record.key, record.text))
+        return {path: _rebuilt((start, text) for start, _, text in sorted(found)) for path, found in chunks.items()}
 
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState:
         """Nothing of a local index: the candidates are a query's, embedded in the organisation index (whose
@@ -383,16 +380,14 @@ class CandidateRoot(Workspace):
         return IndexState(0, 0, 0, 0, stale, self.embedder_name, "not loaded")
 
 
-#: after the store failed to answer an organisation search, finds leave it out this long (an unreachable
-#: store cost every find its connect timeout), then ask it again
-ORG_RETRY_SECONDS = 60.0
-#: (when, why) the organisation search of a store last failed, by connection setting
+#: (when, why) a store could not be reached for an organisation search, by connection setting: finds leave
+#: it out for RETRY_SECONDS (an unreachable store cost every find its connect timeout)
 _UNANSWERED: dict[str, tuple[float, str]] = {}
 
 
 def find_with_org(roots: list, query: str, settings: Settings, **options) -> FindResult:
     """A find over the editor's roots and the organisation index together (the `team.org` setting). When
-    the shared store cannot answer, the roots answer alone and a note says why; for ORG_RETRY_SECONDS
+    the shared store cannot answer, the roots answer alone and a note says why; for RETRY_SECONDS
     after that, the store is not asked again."""
     from noul_lsp.retrieval.engine import find_across
     from noul_lsp.team.schema import ENVIRONMENT, configured_store
@@ -400,9 +395,9 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     url = configured_store(settings.team.shared_store)
     problem = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
     failed = _UNANSWERED.get(url)
-    if url and failed is not None and time.monotonic() - failed[0] < ORG_RETRY_SECONDS:
+    if url and failed is not None and time.monotonic() - failed[0] < RETRY_SECONDS:
         problem = (f"the organisation was not searched: {failed[1]} ({time.monotonic() - failed[0]:.0f} s ago; "
-                   f"asked again {ORG_RETRY_SECONDS:.0f} s after)")
+                   f"asked again {RETRY_SECONDS:.0f} s after)")
     elif url:
         try:
             with org_root(url, query, settings, options.get("include") or ()) as org:

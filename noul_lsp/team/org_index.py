@@ -58,10 +58,9 @@ def may_publish(url: str) -> None:
                                    "runs `noul org index`")
 
 
-def other_model(url: str, model_key: str) -> str | None:
+def other_model(connection, model_key: str) -> str | None:
     """Why `model_key`'s vectors cannot join the organisation index (it holds another model's), or None."""
-    with database_errors("looking up the organisation index's model", url), connect(url) as connection:
-        row = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1", (model_key,)).fetchone()
+    row = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1", (model_key,)).fetchone()
     if row is None:
         return None
     return (f"the organisation index holds {row[1]} vectors ({row[0]}), not {model_key}: one model per "
@@ -98,11 +97,8 @@ def publish_repository(url: str, workspace, repo: str, commit: str, *, leg: str 
     report = PublishReport(repo, commit, len(chunks), sum(v is not None for v in vectors))
     with connect(url, autocommit=False) as connection:
         try:
-            other = connection.execute("SELECT repo, model FROM noul.repos WHERE model <> %s LIMIT 1",
-                                       (model_key,)).fetchone()
-            if other:  # checked again in the transaction: another publisher may have come first
-                raise SharedStoreError(f"the organisation index holds {other[1]} vectors ({other[0]}), not "
-                                       f"{model_key}: one model per organisation index")
+            if refused := other_model(connection, model_key):  # again in the transaction: another may be first
+                raise SharedStoreError(refused)
             connection.execute("DELETE FROM noul.repos WHERE repo = %s", (repo,))  # cascades to its rows
             connection.execute("INSERT INTO noul.repos (repo, commit, model, dimensions, chunks, length) "
                                "VALUES (%s, %s, %s, %s, %s, %s)",
@@ -203,8 +199,11 @@ def index_organisation(url: str, mirrors: list[str], work: Path, settings: Setti
         workspace = Workspace(tree, _with_cache(settings, work))
         try:
             key = workspace.static_key if leg == "static" else workspace.model_key
-            if key and (refused := other_model(url, key)):  # before the work, not after it
-                raise SharedStoreError(refused)
+            if key:  # before the work, not after it
+                with database_errors("looking up the organisation index's model", url), connect(url) as connection:
+                    refused = other_model(connection, key)
+                if refused:
+                    raise SharedStoreError(refused)
             if published_commit(url, repo) == (commit, key):
                 reports.append(PublishReport(repo, commit, skipped="published at this commit"))
                 say(f"{repo}: already published at {commit[:12]}")

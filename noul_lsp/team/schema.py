@@ -101,6 +101,11 @@ class StoreUnreachable(SharedStoreError):
     """No connection to the shared store (down, a wrong host or port): it may answer again later."""
 
 
+#: a store that could not be reached is asked again after this long (finds and indexing passes alike; a
+#: server runs for days, an outage does not)
+RETRY_SECONDS = 60.0
+
+
 def configured_store(setting: str = "") -> str:
     """The connection the user asked for: the setting, else $NOUL_SHARED_STORE, else "" (no shared store)."""
     return setting or os.environ.get(ENVIRONMENT, "")
@@ -114,6 +119,14 @@ def _conninfo(url: str) -> dict[str, str] | None:
         return conninfo.conninfo_to_dict(url)
     except Exception:  # psycopg missing, or a malformed setting: say nothing of its contents
         return None
+
+
+def store_status(team) -> dict:
+    """What a status says of the team settings (`config.TeamSettings`): where vectors are fetched from and
+    offered to (user@host:port/database, never the password; None without a store), and whether finds
+    search the organisation index too."""
+    url = configured_store(team.shared_store)
+    return {"sharedStore": redacted(url) if url else None, "org": team.org}
 
 
 def setting_problem(url: str) -> str | None:
@@ -225,7 +238,7 @@ def connect(url: str, *, autocommit: bool = True, vectors: bool = True):
             connection.commit()
     except psycopg.Error as error:
         connection.close()
-        raise SharedStoreError(f"the shared store {redacted(url)} did not answer ({scrubbed(first_line(error), url)})") \
+        raise StoreUnreachable(f"the shared store {redacted(url)} did not answer ({scrubbed(first_line(error), url)})") \
             from None
     if not vectors:
         return connection

@@ -12,12 +12,10 @@ import time
 
 import numpy as np
 
-from noul_lsp.team.schema import SharedStoreError, as_array, connect, described
+from noul_lsp.team.schema import RETRY_SECONDS, SharedStoreError, StoreUnreachable, as_array, connect, described
 
 #: hashes per fetch call (one round trip each; a ~400 KB array of text at most)
 FETCH_BATCH = 5000
-#: a store that failed is tried again after this long (a language server runs for days; an outage does not)
-RETRY_SECONDS = 60.0
 
 
 class VectorShare:
@@ -43,7 +41,7 @@ class VectorShare:
                 self._connection = connect(self.url)
             except SharedStoreError as error:
                 self.problem, self._failed_at = str(error), time.monotonic()
-                self.transient = "unreachable" in self.problem or "did not answer" in self.problem
+                self.transient = isinstance(error, StoreUnreachable)
         return self._connection
 
     def _failed(self, what: str, error: Exception) -> None:
