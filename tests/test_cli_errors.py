@@ -107,3 +107,30 @@ def test_a_damaged_fused_default_runs_the_wheels_graph_with_the_same_vectors(sma
     assert found.returncode == 0, found.stderr.decode()
     answer = json.loads(found.stdout)
     assert answer["results"][0]["path"] == "src/retry.py" and answer["index"]["embedded"] == answer["index"]["chunks"]
+
+
+def test_a_damaged_fitted_file_is_one_error_line_and_a_wrong_folder_a_note(small, tmp_path):
+    """A team's calibration folder holding a damaged file named it in a JSON traceback; a variable naming
+    no folder had the shipped files used without a word."""
+    from noul_lsp.models.registry import _FITTED_BY
+
+    cache = tmp_path / "c"
+    assert noul("index", str(small), cache=cache).returncode == 0
+    damaged = tmp_path / "cal"
+    damaged.mkdir()
+    pair = "all-minilm-l6-v2-int8@128+none"
+    (damaged / f"{pair}.json").write_bytes(b"{broken\xff")
+    env = {**os.environ, "NOUL_CACHE_DIR": str(cache), "NOUL_CALIBRATION_DIR": str(damaged)}
+    found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small)],
+                           env=env, capture_output=True, timeout=120)
+    stderr = found.stderr.decode()
+    assert found.returncode == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"noul: error: {damaged / pair}.json: not a readable calibration file")
+    assert _FITTED_BY["calibration"] in stderr and stderr.count("\n") == 1
+
+    env["NOUL_CALIBRATION_DIR"] = "/etc/passwd"
+    found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small),
+                            "--json"], env=env, capture_output=True, timeout=120)
+    assert found.returncode == 0, found.stderr.decode()
+    notes = json.loads(found.stdout)["notes"]
+    assert "$NOUL_CALIBRATION_DIR /etc/passwd is not a folder: what ships is used instead" in notes

@@ -29,6 +29,7 @@ from noul_lsp.labels import hover_markdown, score_is_share
 from noul_lsp.lsp.convert import FileLines, line_range, path_of, to_find_result
 from noul_lsp.lsp.protocol import FIND_METHODS, NoulProtocol, SemanticFindParams, SemanticFindResult, serve
 from noul_lsp.lsp.settings import settings_from_client
+from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindCancelled, Hit, QueryError
 from noul_lsp.session.background import BackgroundIndexer, Progress
@@ -486,6 +487,8 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
                                REQUEST_FAILED) from None
     except FindCancelled:
         raise asyncio.CancelledError() from None
+    except ModelMissing as error:  # a damaged calibration or ranker file: its name and the cure, no traceback
+        raise JsonRpcException(str(error), REQUEST_FAILED) from None
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     lines_of = FileLines()
     converted = to_find_result(result, encoding, lines_of)

@@ -20,6 +20,7 @@ from pathlib import Path
 from noul_lsp import __version__
 from noul_lsp.config import Settings
 from noul_lsp.index.indexer import SETTINGS_KEY
+from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, agent_answer, lines_from_disk
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindResult, QueryError
@@ -245,6 +246,8 @@ class RootSet:
                 raise CallError(f"{damage}: it was set aside and is being rebuilt; search again in a moment") from None
             except (StoreError, OSError) as error:
                 raise CallError(f"the index could not be read: {error}") from None
+            except ModelMissing as error:  # a damaged calibration or ranker file: its name and the cure
+                raise CallError(str(error)) from None
         if relative and not include and not exclude:  # the filter is the call's path alone: say that
             result.notes[:] = [_NOT_INDEXED.format(path=relative + ("" if is_file else "/"))
                                if note.startswith(NO_FILE_PASSES) else note for note in result.notes]

@@ -39,12 +39,28 @@ class ModelMissing(RuntimeError):
     """The model is not on this machine; the message says how to get it."""
 
 
+class FittedFileUnreadable(ModelMissing):
+    """A file of fitted parameters (a calibration, a ranker) is there but damaged: the message names it and
+    how to make it again. Not passed over: the next folder's file was fitted for someone else's data."""
+
+
+#: the command that writes each kind of fitted parameters, for the message of a damaged file
+_FITTED_BY = {"calibration": "noul calibrate", "ranking": "noul rank-fit"}
+
+
+#: the folders a user may name, each looked in before the shipped one: the recipes (cards, fitted files),
+#: a team's fitted rankers, a team's calibrations
+MODELS_DIR = "NOUL_MODELS_DIR"
+RANKING_DIR = "NOUL_RANKING_DIR"
+CALIBRATION_DIR = "NOUL_CALIBRATION_DIR"
+
+
 def recipes_directory() -> Path:
     """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR, else the one
     beside this package's source tree (a checkout or an editable install), else the copy a wheel installs
     under <prefix>/share/noul-lsp/models."""
-    if os.environ.get("NOUL_MODELS_DIR"):
-        return Path(os.environ["NOUL_MODELS_DIR"])
+    if os.environ.get(MODELS_DIR):
+        return Path(os.environ[MODELS_DIR])
     beside_source = Path(__file__).resolve().parents[2] / "models"
     if (beside_source / "cards").is_dir():
         return beside_source
@@ -60,10 +76,22 @@ def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str) 
     for directory in directories:
         path = directory / fitted_file_name(name)
         if path.is_file():
-            data = json.loads(path.read_text())
-            if data.get(identity_key) == name:
+            try:
+                data = json.loads(path.read_bytes())
+            except (ValueError, OSError) as error:  # JSONDecodeError, UnicodeDecodeError, unreadable
+                raise FittedFileUnreadable(f"{path}: not a readable {kind} file ({error}); fit it again with "
+                                           f"`{_FITTED_BY.get(kind, 'noul')}` or remove it") from None
+            if isinstance(data, dict) and data.get(identity_key) == name:
                 return data
     return None
+
+
+def override_folder_notes() -> list[str]:
+    """A note for each folder a user may name for models and fitted files that names no folder: it is
+    passed over, and what the user meant to use would be replaced, without a word, by what ships."""
+    return [f"${name} {os.environ[name]} is not a folder: what ships is used instead"
+            for name in (MODELS_DIR, RANKING_DIR, CALIBRATION_DIR)
+            if os.environ.get(name) and not Path(os.environ[name]).is_dir()]
 
 
 def fitted_file_name(name: str) -> str:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from noul_lsp.models.registry import fitted_file_name, fitted_parameters
+from noul_lsp.models.registry import CALIBRATION_DIR, fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
 from noul_lsp.retrieval.bm25 import bm25_idf
@@ -260,7 +260,7 @@ def calibration_file_name(pair: str) -> str:
 def load_calibration(pair: str) -> Calibration | None:
     """The calibration fitted for exactly this pair ($NOUL_CALIBRATION_DIR, then models/calibration), or
     None (results then say it is uncalibrated)."""
-    data = fitted_parameters("calibration", pair, "NOUL_CALIBRATION_DIR", identity_key="pair")
+    data = fitted_parameters("calibration", pair, CALIBRATION_DIR, identity_key="pair")
     return Calibration.from_json(data) if data is not None else None
 
 

@@ -24,13 +24,14 @@ from typing import Protocol
 import numpy as np
 
 from noul_lsp.config import Settings
+from noul_lsp.models.registry import override_folder_notes
 from noul_lsp.retrieval import reference
 from noul_lsp.retrieval.aggregate import aggregate, build_hits
 from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
 from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.fusion import fuse
-from noul_lsp.retrieval.rank import RankModel, rank_candidates, ranking_dir_problem, untrained_model
+from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
@@ -123,7 +124,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     mode = search.mode if mode is None else mode
     _check(query, limit, mode, legs)
     timings: dict[str, float] = {}
-    notes: list[str] = [r.choice_problem for r in roots if r.choice_problem]
+    notes: list[str] = [r.choice_problem for r in roots if r.choice_problem] + override_folder_notes()
     signals: dict[str, str] = {}
 
     def stage(name: str, started: float) -> None:
@@ -170,7 +171,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         signals["ranking"] = "fusion"
         if rankable:
             notes.append(f"ranking: reciprocal rank fusion only, no fitted ranker for {ranking_key} "
-                         f"(run `noul rank-fit`{ranking_dir_problem()})")
+                         "(run `noul rank-fit`)")
             if record_candidates:  # the features a ranker would be fitted on; the answer stays the fusion's
                 ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)

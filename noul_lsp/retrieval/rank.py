@@ -13,13 +13,11 @@ Without a fitted file for the embedder in use the engine keeps reciprocal rank f
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.models.registry import fitted_file_name, fitted_parameters
+from noul_lsp.models.registry import RANKING_DIR, fitted_file_name, fitted_parameters
 from noul_lsp.retrieval.features import FEATURES, Blocks, root_features
 
 
@@ -150,19 +148,6 @@ def fit_rank_model(queries: list[RankingQuery], features: tuple[str, ...], *, em
 
 def ranking_file_name(embedder_key: str) -> str:
     return fitted_file_name(embedder_key)
-
-
-#: where a team's fitted rankers are looked up before models/ranking
-RANKING_DIR = "NOUL_RANKING_DIR"
-
-
-def ranking_dir_problem() -> str:
-    """What is wrong with $NOUL_RANKING_DIR, for the note that no fitted ranker was found: a folder that
-    does not exist was passed over with no word, and a team's fitted ranker silently not used."""
-    folder = os.environ.get(RANKING_DIR)
-    if not folder or Path(folder).is_dir():
-        return ""
-    return f"; ${RANKING_DIR} {folder} is not a folder"
 
 
 def load_rank_model(embedder_key: str | None) -> RankModel | None:
