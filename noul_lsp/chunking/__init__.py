@@ -14,7 +14,7 @@ __all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
 #: what decides how files are cut besides the settings: the grammars and a version of the rules. A new
 #: grammar or rule changes it, and an index made before it looks at every file again once (its vectors
 #: stay: they are keyed by content, so only the chunks whose text changed are embedded again)
-CHUNKING_IDENTITY = "9:" + ",".join(sorted(LANGUAGES))
+CHUNKING_IDENTITY = "10:" + ",".join(sorted(LANGUAGES))
 
 
 class FileChunker:
