@@ -16,7 +16,7 @@ from noul_lsp.retrieval.features import FEATURES, root_features
 from noul_lsp.retrieval.fusion import fuse
 from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, rank_candidates, untrained_model
 from noul_lsp.retrieval.retrieve import retrieve
-from noul_lsp.retrieval.roles import file_role, query_asks_for
+from noul_lsp.retrieval.roles import ROLES, file_role, query_asks_for, role_codes
 from noul_lsp.session.workspace import Workspace
 
 SOURCE = '''"""Cookie handling."""
@@ -116,8 +116,41 @@ def test_roles_come_from_paths():
     assert file_role("docs/conf.py") == "docs" and file_role("doc/en/example/assertion/failure_demo.py") == "example"
     assert file_role("doc/man_docs.go") == "source"  # the Go package `doc`: a generator, not documentation
     assert file_role("doc/man_docs_test.go") == "test"
+    # code named like a changelog is code (telescope's actions/history.lua, sphinx's builders/changes.py)
+    assert file_role("lua/telescope/actions/history.lua") == "source" and file_role("HISTORY.md") == "changelog"
+    assert file_role("sphinx/builders/changes.py") == "source" and file_role("hack/release") == "source"
+    # generators' names: Kubernetes' zz_generated, Go's *_gen.go (a Python data_gen.py is the generator)
+    assert file_role("api/v1/zz_generated.deepcopy.go") == "generated" and file_role("msg_gen.go") == "generated"
+    assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
+    assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
+
+
+def test_a_source_file_as_dense_as_minified_code_is_generated():
+    """A committed minified bundle under a plain path (`public/js/app.js`) was `source`, and first for
+    descriptions of the code it was built from: its density tells it, not its path."""
+    paths = ["lib/utils.js", "public/js/app.js", "deep/" * 40 + "tiny.js", "docs/long-lines.md"]
+    terms = np.array([900.0, 4000.0, 45.0, 5000.0])
+    lines = np.array([250.0, 1.0, 1.0, 10.0])
+    assert [ROLES[code] for code in role_codes(paths, terms, lines)] == ["source", "generated", "source", "docs"]
+
+
+def test_a_minified_copy_is_shown_and_ranked_as_generated(tmp_path):
+    root = tmp_path / "ws"
+    (root / "lib").mkdir(parents=True)
+    (root / "public" / "js").mkdir(parents=True)
+    functions = [f"function retryUpload{n}(file, attempts) {{\n  let delay = 100;\n  for (let i = 0; i < attempts; i++) "
+                 f"{{\n    if (send(file)) return true;\n    delay = delay * 2; // back off before the next try\n"
+                 f"    sleep(delay + {n});\n  }}\n  return false;\n}}\n" for n in range(30)]
+    (root / "lib" / "upload.js").write_text("\n".join(functions))
+    (root / "public" / "js" / "app.js").write_text(" ".join(" ".join(f.split()) for f in functions) + "\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    result = workspace.find("retry the upload with a delay that doubles", legs=("bm25",))
+    roles = {hit.path: hit.role for hit in result.hits}
+    assert roles == {"lib/upload.js": "source", "public/js/app.js": "generated"}
 
 
 def test_analysis_names_entities_and_shape():

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
 from noul_lsp.retrieval.retrieve import Candidates
-from noul_lsp.retrieval.roles import file_role
+from noul_lsp.retrieval.roles import ROLES
 from noul_lsp.store import ChunkRecord
 
 Scored = list[tuple[float, list[Key]]]
@@ -67,7 +67,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
                   bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
                   rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
-                  role=file_role(best.path), rank_score=before_rerank.get(keys[0]),
+                  role=ROLES[int(arrays.symbols.roles[arrays.row_file[row]])], rank_score=before_rerank.get(keys[0]),
                   static_rank=(static_rank or {}).get(keys[0]))
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])

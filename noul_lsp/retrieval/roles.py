@@ -38,10 +38,11 @@ _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "websit
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
-                                "thirdparty", "external", "generated", "gen", "node_modules", "bundle"})
+                                "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
+                                "__generated__", "umd"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
-_SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin"})
+_SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
 #: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
 #: (cobra's man and markdown generators, urfave/cli's `docs`), built and shipped with the rest; Go keeps its
 #: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
@@ -53,7 +54,10 @@ _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)
 #: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
 _CAMEL_TEST = re.compile(r"[a-z0-9]Test(?:s|Case)?$")
 _TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$")
-_GENERATED_FILE = re.compile(r".*(\.min|_pb2|_pb2_grpc|\.pb|\.generated|\.gen|_generated|\.bundle)$")
+#: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
+#: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
+_GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
+                             r"_generated|\.bundle)$")
 
 #: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
 _ASKS = {
@@ -80,10 +84,13 @@ def file_role(path: str) -> str:
         folders = [folder for folder, as_written in zip(folders, cased[:-1], strict=True) if folder == as_written]
     if suffix == ".ipynb":
         return "notebook"
-    if _GENERATED_FILE.match(stem) or any(f in _GENERATED_FOLDERS for f in folders):
+    if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
+            or any(f in _GENERATED_FOLDERS for f in folders)):
         return "generated"
-    if _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders):
-        return "changelog"
+    # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
+    script = not suffix and any(f in _SCRIPT_FOLDERS for f in folders)
+    if suffix not in _CODE_SUFFIXES and not script and (_CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders)):
+        return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)
                 or any(_CAMEL_TEST.search(part) for part in cased[:-1])
@@ -103,14 +110,25 @@ def file_role(path: str) -> str:
         return "docs"
     if any(f in _TEST_FOLDERS for f in folders):
         return "test"
-    if not suffix and any(f in _SCRIPT_FOLDERS for f in folders):
-        return "source"  # bin/bats, libexec/rbenv-init: commands are scripts with no extension
-    return "other"
+    return "source" if script else "other"
 
 
-def role_codes(paths: Sequence[str]) -> np.ndarray:
-    """int8 role index (ROLE_INDEX) per path."""
-    return np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
+#: a code file with more BM25 terms a line than this is minified or bundled onto long lines, whatever its
+#: path (a committed `public/js/app.js`): code people write averages 3 to 6 terms a line, its chunks' path
+#: and symbol terms included (the test of GitHub's linguist: more than 110 characters a line in .js or .css).
+#: Only past a few hundred terms: a one-line file deep in folders is dense with its path's terms alone
+MINIFIED_TERMS_PER_LINE = 40.0
+MINIFIED_TERMS_AT_LEAST = 400.0
+
+
+def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None) -> np.ndarray:
+    """int8 role index (ROLE_INDEX) per path; a source file as dense as minified code (its BM25 `terms` over
+    its `lines`, per path) is `generated`: the path cannot tell it from the code it was built from."""
+    codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
+    if terms is not None and lines is not None and len(codes):
+        minified = (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
+        codes[(codes == ROLE_INDEX["source"]) & minified] = ROLE_INDEX["generated"]
+    return codes
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:

@@ -137,7 +137,19 @@ class Segment:
         """Definitions, scopes, paths and roles of this segment (built on first use: only the ranking stage
         reads them)."""
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
-                                  codes=self.codes, file_bm25=self.file_bm25)
+                                  codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size())
+
+    def file_size(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each file's BM25 terms (its chunks' counts summed) and its last chunked line: how dense its
+        lines are (one pass over the term counts, no loop over rows)."""
+        terms = np.zeros(len(self.files), dtype=np.float64)
+        lines = np.zeros(len(self.files), dtype=np.float64)
+        if self.rows:
+            running = np.concatenate([[0.0], np.cumsum(self.term_counts, dtype=np.float64)])
+            row_terms = running[self.term_offsets[1:]] - running[self.term_offsets[:-1]]
+            terms = np.bincount(self.row_file, weights=row_terms, minlength=len(self.files))
+            np.maximum.at(lines, self.row_file, self.end_line.astype(np.float64))
+        return terms, lines
 
 
 #: one chunk as the store gives it, with its BM25 terms, before it becomes a segment row

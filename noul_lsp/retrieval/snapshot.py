@@ -28,8 +28,9 @@ from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 #: 2: the slots' code order and each table's mean vector; 3: the definitions' term codes; 4: a Go file under a
 #: docs folder is source (roles.py): the stored roles are computed again; 5: the symbols column holds the
 #: definitions nested in each chunk (segment.symbol_lines), and the symbol table knows them; 6: a symbol
-#: spread over lines is one line of that column, and Ruby's `save!` is defined as `save` too
-FORMAT = 6
+#: spread over lines is one line of that column, and Ruby's `save!` is defined as `save` too; 7: a source file
+#: as dense as minified code is generated, and roles.py reads more paths (the stored roles are computed again)
+FORMAT = 7
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
