@@ -171,12 +171,14 @@ def test_notebook_cells_land_on_their_source_lines_and_outputs_are_dropped():
     raw = (FIXTURE / "notebooks/sales.ipynb").read_text()
     chunks = FileChunker(IndexSettings()).chunk("notebooks/sales.ipynb", raw)
     lines = raw.split("\n")
+    # a code cell is cut by the Python grammar: its function is a definition, found by its name as in a .py
     assert [(c.symbol, c.kind) for c in chunks] == [("Sales analysis", "markdown-cell"), ("cell 2", "code-cell"),
-                                                    ("cell 3", "code-cell")]
-    code = chunks[1]
-    assert "def monthly_revenue_median(rows):" in code.text
-    assert json.loads(lines[code.start_line - 1].strip().rstrip(",")) == "import statistics\n"
-    assert "def monthly_revenue_median" in lines[code.start_line + 1]
+                                                    ("monthly_revenue_median", "function"), ("cell 3", "code-cell")]
+    imports, function = chunks[1], chunks[2]
+    assert json.loads(lines[imports.start_line - 1].strip().rstrip(",")) == "import statistics\n"
+    assert function.text.startswith("def monthly_revenue_median(rows):")
+    assert json.loads(lines[function.start_line - 1].strip().rstrip(",")).startswith("def monthly_revenue_median")
+    assert json.loads(lines[function.end_line - 1].strip().rstrip(",")).startswith("    return statistics.median")
     assert all("OUTPUT_SHOULD_NOT_BE_INDEXED" not in c.text for c in chunks)
 
 

@@ -57,6 +57,35 @@ def test_non_utf8_text_is_decoded_with_replacement(polyglot):
     assert text.startswith("def caf\ufffd_menu():")
 
 
+def test_utf16_with_its_mark_is_text_and_a_notebook_is_measured_without_its_outputs(polyglot):
+    """Windows editors and PowerShell write UTF-16 with a byte-order mark: its NUL bytes made it binary.
+    A notebook's outputs (base64 images) are most of its bytes, and they are never read."""
+    import json
+
+    from noul_lsp.lsp.convert import FileLines
+    from noul_lsp.retrieval.answer import lines_from_disk
+
+    source = "def registry_path():\n    return 'HKEY_CURRENT_USER\\\\Software'\n"
+    (polyglot / "src" / "winreg_env.py").write_bytes(source.encode("utf-16"))
+    (polyglot / "src" / "big_endian.py").write_bytes(b"\xfe\xff" + source.encode("utf-16-be"))
+    (polyglot / "src" / "odd.py").write_bytes(b"\xff\xfe\x00\xd8a")  # a mark, then a lone surrogate and no text
+    settings = IndexSettings(max_file_bytes=50_000)
+    notebook = {"cells": [{"cell_type": "code", "source": ["def report():\n", "    return 1\n"], "metadata": {},
+                           "outputs": [{"data": {"image/png": "A" * 200_000}}], "execution_count": 1}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (polyglot / "notebooks" / "report.ipynb").write_text(json.dumps(notebook, indent=1))
+    files = {f.path: f for f in discover(polyglot, settings)}
+    for path in ("src/winreg_env.py", "src/big_endian.py"):
+        _, text = read_text_file(files[path], settings)
+        assert text == source
+        assert lines_from_disk(str(polyglot), path)[0] == FileLines()(str(polyglot), path)[0] == "def registry_path():"
+    with pytest.raises(SkippedFile, match="binary"):
+        read_text_file(files["src/odd.py"], settings)
+    assert "def report()" in read_text_file(files["notebooks/report.ipynb"], settings)[1]
+    with pytest.raises(SkippedFile, match="over the 50000-byte cap"):
+        read_text_file(files["huge.txt"], settings)
+
+
 def test_unreadable_file_is_a_transient_skip(polyglot):
     files = {f.path: f for f in discover(polyglot, IndexSettings())}
     target = files["src/net/retry.py"]

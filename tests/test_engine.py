@@ -65,6 +65,10 @@ def test_chunk_mode_include_and_exclude(indexed):
     assert dotted and all(h.path.startswith("web/src/") and h.path.endswith(".ts") for h in dotted)
     nothing = indexed.find("token bucket refill", include=["no/such/folder/*.py"])
     assert not nothing.hits and any("no indexed file passes the filter" in note for note in nothing.notes)
+    assert not any("left out of the index" in note for note in nothing.notes)
+    # a filter naming what the scan leaves out (a default exclude) says where those files went
+    built = indexed.find("token bucket refill", include=["dist/**", "./go.sum"])
+    assert any("dist/**, ./go.sum: left out of the index by the excludes" in note for note in built.notes)
 
 
 

@@ -14,7 +14,7 @@ __all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
 #: what decides how files are cut besides the settings: the grammars and a version of the rules. A new
 #: grammar or rule changes it, and an index made before it looks at every file again once (its vectors
 #: stay: they are keyed by content, so only the chunks whose text changed are embedded again)
-CHUNKING_IDENTITY = "10:" + ",".join(sorted(LANGUAGES))
+CHUNKING_IDENTITY = "11:" + ",".join(sorted(LANGUAGES))
 
 
 class FileChunker:
@@ -42,7 +42,7 @@ class FileChunker:
                        max_chars=settings.chunk_max_chars)
         if path.lower().endswith(".ipynb"):
             try:
-                return chunk_notebook(path, text, **windows)
+                return chunk_notebook(path, text, code=self._code_chunker("python"), **windows)
             except (ValueError, TypeError, AttributeError):
                 return chunk_lines(path, text, language="json", **windows)  # not valid notebook JSON
         spec = language_for_path(path) or language_for_script(path, text)

@@ -8,8 +8,10 @@ an editor that opens the raw file, and a notebook editor can map the line to its
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.code import CodeChunker
 from noul_lsp.chunking.text import chunk_lines
 
 
@@ -35,11 +37,26 @@ def notebook_cells(raw: str) -> list[tuple[str, str, int]]:
     return found
 
 
-def chunk_notebook(path: str, raw: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+def chunk_notebook(path: str, raw: str, *, window_lines: int, overlap: int, max_chars: int,
+                   code: CodeChunker | None = None) -> list[Chunk]:
+    """Each cell's chunks on the file's lines: a code cell cut by the Python grammar (`code`) so that its
+    functions and classes are definitions a name finds, as in a .py file (else, and for a cell the grammar
+    cannot read, line windows); a markdown cell in line windows."""
     chunks: list[Chunk] = []
     for number, (cell_type, text, first_line) in enumerate(notebook_cells(raw), 1):
         if not text.strip() or cell_type not in ("code", "markdown"):
             continue
+        if cell_type == "code" and code is not None:
+            try:
+                cut = code.chunk(path, text)
+            except Exception:  # a definition reader's slip on one cell: its lines stay findable in windows
+                cut = None
+            if cut:
+                chunks.extend(replace(chunk, start_line=chunk.start_line + first_line - 1,
+                                      end_line=chunk.end_line + first_line - 1,
+                                      symbol=chunk.symbol or f"cell {number}",
+                                      kind="code-cell" if chunk.kind == "module" else chunk.kind) for chunk in cut)
+                continue
         language = "python" if cell_type == "code" else "markdown"
         chunks.extend(chunk_lines(path, text, language=language, window_lines=window_lines, overlap=overlap,
                                   max_chars=max_chars, first_line=first_line, symbol=f"cell {number}",

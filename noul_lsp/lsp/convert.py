@@ -11,6 +11,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from noul_lsp.lsp.protocol import FindHit, FindIndexState, FindSignals, SemanticFindResult
 from noul_lsp.retrieval.result import FindResult
+from noul_lsp.text.decode import source_text
 
 
 def uri_of(root: str, path: str) -> str:
@@ -65,7 +66,7 @@ class FileLines:
         absolute = Path(root) / path
         if absolute not in self._read:
             try:
-                self._read[absolute] = absolute.read_text("utf-8", errors="replace").split("\n")
+                self._read[absolute] = source_text(absolute.read_bytes()).split("\n")
             except OSError:
                 self._read[absolute] = []
         return self._read[absolute]

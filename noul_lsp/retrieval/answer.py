@@ -25,6 +25,7 @@ from pathlib import Path
 
 from noul_lsp.labels import LOW_HERE, score_is_share
 from noul_lsp.retrieval.result import FindResult
+from noul_lsp.text.decode import source_text
 
 #: the default size of an answer, in approximate tokens
 DEFAULT_TOKEN_BUDGET = 2000
@@ -318,8 +319,8 @@ def _add_code(answer_range: AnswerRange, lines: Sequence[str], fits: Callable[[]
 
 
 def lines_from_disk(root: str, path: str) -> list[str] | None:
-    """A file's lines as the index saw them (UTF-8, undecodable bytes replaced), or None."""
+    """A file's lines as the index saw them (`source_text`), or None."""
     try:
-        return (Path(root) / path).read_text(encoding="utf-8", errors="replace").split("\n")
+        return source_text((Path(root) / path).read_bytes()).split("\n")
     except OSError:
         return None

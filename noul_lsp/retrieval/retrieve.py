@@ -11,12 +11,15 @@ changed since the last compaction are dead (corpus.py): they are masked like row
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from noul_lsp.config import IndexSettings
 from noul_lsp.retrieval.analyse import QueryAnalysis
 from noul_lsp.retrieval.bm25 import bm25_idf, repeated_term_weights
 from noul_lsp.retrieval.corpus import CorpusArrays
@@ -24,7 +27,7 @@ from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.dense import search as vector_search
 from noul_lsp.retrieval.fusion import top_k
 from noul_lsp.text.terms import query_terms
-from noul_lsp.workspace.discovery import gitignore_spec
+from noul_lsp.workspace.discovery import exclusion_spec, gitignore_spec
 
 Stage = Callable[[str, float], None]
 
@@ -122,7 +125,23 @@ def filter_note(candidates: Sequence[Candidates], include: Sequence[str], exclud
     if any(c.allowed is None or c.allowed.any() for c in candidates if c.arrays.rows):
         return None
     readings = "; ".join(dict.fromkeys(c.root.row_filter.PATTERNS_ARE for c in candidates if c.arrays.rows))
-    return f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; {readings})"
+    left_out = list(dict.fromkeys(pattern for c in candidates if c.arrays.rows
+                                  for pattern in left_out_by_scan(c.root.root, c.root.settings.index, include)))
+    why = (f"; {', '.join(left_out)}: left out of the index by the excludes (the defaults, .noulignore or "
+           "the settings; a `!pattern` line in .noulignore takes a default back)") if left_out else ""
+    return f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; {readings}){why}"
+
+
+def left_out_by_scan(root: Path, settings: IndexSettings, include: Sequence[str]) -> list[str]:
+    """The include patterns whose literal start names what the scan leaves out (`dist/**`, `go.sum`):
+    no filter can find those files, and a note that only says none passes sends the user looking."""
+    spec = exclusion_spec(root, settings)
+    found = []
+    for pattern in include:
+        literal = re.split(r"[*?\[]", workspace_pattern(pattern), maxsplit=1)[0].lstrip("/")
+        if literal and spec.match_file(literal + ("x" if literal.endswith("/") else "")):
+            found.append(pattern)
+    return found
 
 
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],

@@ -22,6 +22,7 @@ from pathlib import Path
 import pathspec
 
 from noul_lsp.config import DEFAULT_EXCLUDES, IndexSettings
+from noul_lsp.text.decode import UTF16_MARKS, source_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,19 +299,30 @@ def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None 
     return files
 
 
+#: a notebook may be this many times the byte cap: its outputs (base64 images, tables) are most of its bytes,
+#: and the chunker reads its cells' sources alone
+NOTEBOOK_CAP_FACTOR = 20
+
+
 def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes, str]:
-    """The raw bytes and their text (invalid UTF-8 replaced). Raises SkippedFile with the reason."""
-    if file.size > settings.max_file_bytes:
-        raise SkippedFile(f"{file.path}: {file.size} bytes is over the {settings.max_file_bytes}-byte cap")
+    """The raw bytes and their text (invalid UTF-8 replaced; UTF-16 with its byte-order mark decoded).
+    Raises SkippedFile with the reason."""
+    cap = settings.max_file_bytes * (NOTEBOOK_CAP_FACTOR if file.path.lower().endswith(".ipynb") else 1)
+    if file.size > cap:
+        raise SkippedFile(f"{file.path}: {file.size} bytes is over the {cap}-byte cap")
     try:
         with open(file.absolute, "rb") as handle:
-            data = handle.read(settings.max_file_bytes + 1)
+            data = handle.read(cap + 1)
     except OSError as error:
         raise SkippedFile(f"{file.path}: unreadable ({error.strerror or error})", transient=True) from error
-    if len(data) > settings.max_file_bytes:
-        raise SkippedFile(f"{file.path}: grew over the {settings.max_file_bytes}-byte cap while read")
+    if len(data) > cap:
+        raise SkippedFile(f"{file.path}: grew over the {cap}-byte cap while read")
+    if data.startswith(UTF16_MARKS):  # its NUL bytes are no binary: Windows editors and PowerShell write it
+        text = source_text(data)
+        if "\0" not in text and "\ufffd" not in text:
+            return data, text
     # anywhere, not in the first 8 KB alone (git's test): a PDF or an Illustrator file opens with kilobytes
     # of text metadata, and its compressed streams were indexed as code and ranked (one search of memchr)
     if (nul := data.find(b"\0")) >= 0:
         raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
-    return data, data.decode("utf-8", errors="replace")
+    return data, source_text(data)
