@@ -180,3 +180,26 @@ def test_whether_a_root_lists_a_folder_inside_it(layout, request):
         (root / "scratch" / "notes.py").write_text("x = 1\n")
         assert not lists_folder(root, root / "scratch", settings)
         assert not any(f.path.startswith("scratch/") for f in discover(root, settings))
+
+
+def test_a_checkouts_thousands_of_changed_paths_are_listed_by_git_rules(tmp_path):
+    """A branch switch names thousands of paths at once: in one `git ls-files` command line they passed the
+    system's argument limit, git did not start, and the walk's .gitignore rules alone decided (a folder
+    ignored by .git/info/exclude was indexed, a tracked file matching a .gitignore dropped)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kept.py").write_text("x = 1\n")
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "config.py").write_text("y = 2\n")
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("gen/\n")  # tracked before it was ignored: git still lists it
+    (tmp_path / ".git" / "info" / "exclude").write_text("scratch/\n")
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "notes.py").write_text("z = 3\n")
+    # 9,000 changed paths of 250 bytes (deleted files: git lists none of them) are past 2 MB of arguments
+    changed = ["src/kept.py", "gen/config.py", "scratch/notes.py",
+               *(f"old/{'d' * 240}/{n}.py" for n in range(9000))]
+    found = {f.path for f in discover(tmp_path, IndexSettings(), paths=changed)}
+    assert found == {"src/kept.py", "gen/config.py"}

@@ -72,13 +72,23 @@ def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None
     # core.fsmonitor could name a program from the workspace's config: never let git run it.
     command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
                "--cached", "--others", "--exclude-standard"]
-    if paths is not None:
-        command += ["--", *(f":(literal){p}" for p in paths)]
-    try:
-        done = subprocess.run(command, cwd=root, capture_output=True, timeout=120, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+    # the paths in batches: a checkout's thousands of changed paths in one command line passed the system's
+    # argument limit, git did not start, and the walk's .gitignore rules alone then decided (files ignored by
+    # .git/info/exclude indexed, tracked files matching a .gitignore dropped)
+    batches = [None] if paths is None else [paths[i:i + _PATHS_A_CALL] for i in range(0, len(paths), _PATHS_A_CALL)]
+    listed: set[str] = set()
+    for batch in batches:
+        arguments = [] if batch is None else ["--", *(f":(literal){p}" for p in batch)]
+        try:
+            done = subprocess.run(command + arguments, cwd=root, capture_output=True, timeout=120, check=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        listed.update(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+    return sorted(listed)
+
+
+#: changed paths given to one `git ls-files` (a deep path is ~300 bytes; Linux allows 2 MB of arguments)
+_PATHS_A_CALL = 1000
 
 
 def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
