@@ -387,13 +387,16 @@ def cmd_find(args: argparse.Namespace) -> int:
 
     def work(workspace: Workspace) -> int:
         notes = [f"searched the index of {workspace.root}, within {within}/"] if within is not None else []
+        stale = False
         try:
             with workspace.store.indexing_lock():
                 _update(workspace, embed=not args.no_wait, quiet=args.json, always_report=False,
                         static_seconds=NO_WAIT_STATIC_SECONDS if args.no_wait else None)
-        except IndexLocked as busy:
+        except IndexLocked as busy:  # another process is bringing the index up to date: say it is behind
             notes.append(f"answered from the current index: {busy}")
-        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=include, exclude=exclude)
+            stale = True
+        result = workspace.find(args.query, limit=args.limit, mode=args.mode, include=include, exclude=exclude,
+                                stale=stale)
         result.notes[:0] = notes
         if args.json:
             _print_json(result.report())

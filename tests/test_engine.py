@@ -200,3 +200,20 @@ def test_a_file_of_two_nested_roots_is_shown_once(polyglot_git, settings):
     finally:
         outer.close()
         inner.close()
+
+
+def test_a_file_gone_from_disk_is_left_out_and_a_changed_one_noted(indexed):
+    """Right after a checkout the index still holds the files it removed: every hit pointed at a deleted
+    file, and the answer said it was not stale."""
+    query = "retry failed uploads with exponential backoff"
+    before = [hit.path for hit in indexed.find(query).hits]
+    assert before[0] == "src/net/retry.py" and not indexed.find(query).index.stale
+    (indexed.root / "src/net/retry.py").unlink()
+    changed = indexed.root / before[1]
+    changed.write_text(changed.read_text() + "\n# edited after indexing\n")
+    result = indexed.find(query)
+    assert [hit.path for hit in result.hits][: len(before) - 1] == before[1:]  # the rest, in their order
+    assert result.index.stale
+    note = next(note for note in result.notes if note.startswith("the index is catching up"))
+    assert "1 left out: gone from disk (src/net/retry.py)" in note
+    assert f"1 changed on disk since, their lines may be off ({before[1]})" in note

@@ -42,10 +42,11 @@ def file_order(ranking: list[Key], candidates: list[Candidates]) -> list[str]:
 def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25_rank: dict[Key, int],
                dense_rank: dict[Key, int], logits: dict[Key, float],
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
-               per_file: bool = True) -> list[Hit]:
+               per_file: bool = True, moved: dict[str, list[str]] | None = None) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
-    from the store."""
+    from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
+    with) is left out, and one changed on disk kept: each is listed in `moved` ("gone", "changed")."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit]] = []
     shown: set[tuple] = set()
@@ -62,6 +63,10 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         if place in shown:
             continue
         shown.add(place)
+        if moved is not None and (state := candidates[index].root.disk_state(best.path)):
+            moved[state].append(best.path)
+            if state == "gone":
+                continue
         rank = len(hits) + 1
         ranges = [(c.start_line, c.end_line) for c in (arrays.chunk(r) for _, r in keys[:3])]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
@@ -74,6 +79,18 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     for key, hit in hits:
         hit.preview = record_preview(records[key]) if key in records else ""
     return [hit for _, hit in hits]
+
+
+def moved_note(moved: dict[str, list[str]]) -> str:
+    """The note for hits whose files changed on disk since they were indexed."""
+    parts = []
+    if moved["gone"]:
+        parts.append(f"{len(moved['gone'])} left out: gone from disk ({', '.join(moved['gone'][:3])}"
+                     f"{', ...' if len(moved['gone']) > 3 else ''})")
+    if moved["changed"]:
+        parts.append(f"{len(moved['changed'])} changed on disk since, their lines may be off "
+                     f"({', '.join(moved['changed'][:3])}{', ...' if len(moved['changed']) > 3 else ''})")
+    return "the index is catching up with files changed on disk: of the files found, " + "; ".join(parts)
 
 
 #: the marker the chunker gives each window of a definition too long for one chunk (chunking/code.py)

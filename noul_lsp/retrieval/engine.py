@@ -26,7 +26,7 @@ import numpy as np
 from noul_lsp.config import Settings
 from noul_lsp.models.registry import override_folder_notes
 from noul_lsp.retrieval import reference
-from noul_lsp.retrieval.aggregate import aggregate, build_hits
+from noul_lsp.retrieval.aggregate import aggregate, build_hits, moved_note
 from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
 from noul_lsp.retrieval.corpus import CorpusArrays
@@ -67,6 +67,7 @@ class SearchRoot(Protocol):
     def ranking_key_for(self, *, static: bool) -> str | None: ...
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState: ...
     def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel: ...
+    def disk_state(self, path: str) -> str: ...
 
 
 def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
@@ -199,10 +200,14 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         stage("aggregate", started)
 
     started = time.perf_counter()
+    moved: dict[str, list[str]] = {"gone": [], "changed": []}
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
-                      per_file=mode == "files")
+                      per_file=mode == "files", moved=moved)
     stage("aggregate", started)
+    if moved["gone"] or moved["changed"]:  # a checkout the index has not caught up with: say so, and that it is
+        stale = True
+        notes.append(moved_note(moved))
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")
     calibration = roots[0].calibration(pair)

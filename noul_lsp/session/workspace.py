@@ -317,6 +317,18 @@ class Workspace:
         """Ranked files (or chunks) for a description: `find_across` over this root alone."""
         return find_across([self], query, **options)
 
+    def disk_state(self, path: str) -> str:
+        """"gone" when the file is no longer on disk, "changed" when its size or time differ from what was
+        indexed, "" when it is as indexed: a hit must not send the user to a file a checkout just removed."""
+        try:
+            info = (self.root / path).stat()
+        except OSError:
+            return "gone"
+        record = self.store.files_at([path]).get(path)
+        if record is None or record.mtime_ns != info.st_mtime_ns or record.size != info.st_size:
+            return "changed"
+        return ""
+
     def prepare_level(self) -> None:
         """Measure the default find's level (reference.py) at the end of an indexing pass, so that the first
         description asked does not wait for it: one find, which measures the level where its calibration

@@ -342,6 +342,10 @@ class CandidateRoot(Workspace):
         self.row_filter = RepositoryRowFilter()
         self._records: dict[str, ChunkRecord] = {}
 
+    def disk_state(self, path: str) -> str:
+        """"" always: the candidates are the organisation index's, at their published commit, not files here."""
+        return ""
+
     def hold(self, rows: list[tuple], leg: str) -> dict[str, tuple[str, str]]:
         """Take the database's rows (paths become `repo/path`); returns each local path's (repo, path)."""
         where: dict[str, tuple[str, str]] = {}
