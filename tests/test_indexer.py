@@ -149,3 +149,35 @@ def test_an_index_another_process_updates_is_waited_for_quietly_then_caught_up(p
         holder.kill()
         indexer.stop()
         workspace.close()
+
+
+def test_an_ignore_rule_or_a_branch_switch_asks_for_a_whole_pass(polyglot_git, small_settings):
+    """A folder newly written to .noulignore stayed in results for the whole editor session: only the
+    changed paths were looked at, and the rule decides about files that did not change. A branch switch
+    reported as a few folders' events (or as .git/HEAD) left the files under them unread."""
+    from noul_lsp.session.background import BackgroundIndexer
+    from noul_lsp.workspace.watch import asks_full_scan, worth_telling
+
+    assert asks_full_scan(".noulignore") and asks_full_scan("web/.gitignore") and asks_full_scan(".git/HEAD")
+    assert worth_telling(".git/HEAD") and not worth_telling(".git/objects/ab/cdef") and worth_telling("src/a.py")
+    assert not asks_full_scan("src/net/retry.py") and not asks_full_scan(".git/index")
+
+    workspace = Workspace(polyglot_git, small_settings)
+    indexer = BackgroundIndexer()
+    try:
+        indexer.add(workspace)
+        indexer.scan(workspace.root)
+        assert indexer.idle.wait(120)
+        assert "docs/deploy.md" in workspace.store.files()
+        (polyglot_git / ".noulignore").write_text((polyglot_git / ".noulignore").read_text() + "\ndocs/\n")
+        indexer.changed(workspace.root, {".noulignore"})
+        assert indexer.idle.wait(120)
+        assert not any(path.startswith("docs/") for path in workspace.store.files())
+        # files changed behind a watcher's back are read again when git's HEAD moves
+        (polyglot_git / "src" / "net" / "retry.py").write_text("def geodesic_span(a, b):\n    return 0\n")
+        indexer.changed(workspace.root, {".git/HEAD"})
+        assert indexer.idle.wait(120)
+        assert workspace.find("geodesic_span").hits[0].path == "src/net/retry.py"
+    finally:
+        indexer.stop()
+        workspace.close()

@@ -37,7 +37,7 @@ from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
 from noul_lsp.team.schema import store_status, without_passwords
 from noul_lsp.workspace.discovery import serving_root
-from noul_lsp.workspace.watch import RootWatcher
+from noul_lsp.workspace.watch import RootWatcher, worth_telling
 
 logger = logging.getLogger(__name__)
 PROGRESS_TOKEN = "noul/indexing"
@@ -439,7 +439,7 @@ def did_change_watched_files(ls: NoulServer, params: types.DidChangeWatchedFiles
     for change in params.changes:
         path = path_of(change.uri)
         located = ls.root_of(path) if path is not None else None
-        if located is not None and not located[1].startswith(".git/"):
+        if located is not None and worth_telling(located[1]):
             by_root.setdefault(located[0], set()).add(located[1])
     for root, paths in by_root.items():
         ls.indexer.changed(root, paths)

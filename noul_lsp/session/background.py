@@ -20,6 +20,7 @@ from pathlib import Path
 
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError
+from noul_lsp.workspace.watch import asks_full_scan
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,11 @@ class BackgroundIndexer:
         self._queue.put(_Job(root))
 
     def changed(self, root: Path, paths: set[str]) -> None:
+        """Queue a look at these root-relative paths; a whole pass when one of them is an ignore rule or
+        tells of a branch switch (`asks_full_scan`)."""
+        if any(asks_full_scan(path) for path in paths):
+            self.scan(root)
+            return
         self.idle.clear()
         self._queue.put(_Job(root, set(paths)))
 

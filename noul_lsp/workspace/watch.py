@@ -8,6 +8,23 @@ from pathlib import Path
 
 from watchfiles import watch
 
+#: changes after which a root is listed whole again, not only at the paths named: an ignore rule decides about
+#: files that did not change (a folder newly ignored stayed in results for the session), and a branch switch
+#: or a reset may reach a watcher as a few folders' events (files changed and never looked at)
+_RESCAN_GIT_FILES = frozenset({".git/HEAD", ".git/ORIG_HEAD", ".git/info/exclude"})
+_RESCAN_NAMES = frozenset({".gitignore", ".noulignore"})
+
+
+def asks_full_scan(relative: str) -> bool:
+    """Whether a change at this root-relative path calls for a whole pass (stat-only for what is unchanged)."""
+    return relative in _RESCAN_GIT_FILES or relative.rsplit("/", 1)[-1] in _RESCAN_NAMES
+
+
+def worth_telling(relative: str) -> bool:
+    """Whether a change at this path is news to the indexer: git's own files are not, but those that tell of
+    a branch switch or an ignore rule."""
+    return not relative.startswith(".git/") or relative in _RESCAN_GIT_FILES
+
 
 class RootWatcher:
     """Calls `on_change(relative paths)` from its own thread for every batch of changes under `root`."""
@@ -28,7 +45,7 @@ class RootWatcher:
                     relative = Path(absolute).relative_to(self.root).as_posix()
                 except ValueError:
                     continue
-                if not relative.startswith(".git/"):
+                if worth_telling(relative):
                     paths.add(relative)
             if paths:
                 self._on_change(paths)
