@@ -66,7 +66,8 @@ class SearchRoot(Protocol):
     def rank_model(self, key: str | None = None) -> RankModel | None: ...
     def ranking_key_for(self, *, static: bool) -> str | None: ...
     def state(self, *, stale: bool = False, sync: bool = True) -> IndexState: ...
-    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel: ...
+    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]], *,
+                   stale: bool = False) -> WorkspaceLevel: ...
     def disk_state(self, path: str) -> str: ...
 
 
@@ -219,7 +220,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         started = time.perf_counter()
         measured = roots[0].here_level(
             f"{pair} {'+'.join(legs)} {static_aside} {rank}", loaded[0].live_rows, lambda text: find_across(
-                roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features)
+                roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features,
+            stale=stale)
         features.update(measured.levelled(features))
         stage("level", started)
     here = apply_calibration(calibration, pair, legs, features, hits, notes,

@@ -197,11 +197,14 @@ class Workspace:
             self._calibrations[pair] = load_calibration(pair)
         return self._calibrations[pair]
 
-    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]]) -> WorkspaceLevel:
+    def here_level(self, key: str, chunks: int, measure: Callable[[str], dict[str, float]], *,
+                   stale: bool = False) -> WorkspaceLevel:
         """This workspace's level for `key` (a pair and its legs): kept, or read from beside the index,
         while the corpus (now `chunks` chunks) has about as many as when it was measured; else measured
         again by asking each reference query (`measure`: a query's P(here) features) and written back. An
-        unreadable or unwritable file costs a measurement, never the find."""
+        unreadable or unwritable file costs a measurement, never the find. While the index is `stale` (being
+        brought up to date) a kept level stands: after a branch switch the first finds each measured it
+        again (1-3 s), and the pass's end measures it once (`prepare_level`)."""
         if self._levels is None:
             self._levels = {}
             try:
@@ -211,7 +214,7 @@ class Workspace:
             except (OSError, ValueError, AttributeError):
                 pass
         level = self._levels.get(key)
-        if level is None or not level.fresh(chunks):
+        if level is None or not (level.fresh(chunks) or stale):
             level = WorkspaceLevel.measure([measure(text) for text in REFERENCE_QUERIES], chunks)
             self._levels[key] = level
             path = self.store.directory / LEVELS_FILE
