@@ -16,7 +16,7 @@ from noul_lsp.retrieval.features import FEATURES, root_features
 from noul_lsp.retrieval.fusion import fuse
 from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, rank_candidates, untrained_model
 from noul_lsp.retrieval.retrieve import retrieve
-from noul_lsp.retrieval.roles import ROLES, file_role, query_asks_for, role_codes
+from noul_lsp.retrieval.roles import ROLES, file_role, query_asks_for, role_codes, roles_read_as_source
 from noul_lsp.session.workspace import Workspace
 
 SOURCE = '''"""Cookie handling."""
@@ -123,6 +123,10 @@ def test_roles_come_from_paths():
     assert file_role("api/v1/zz_generated.deepcopy.go") == "generated" and file_role("msg_gen.go") == "generated"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
+    # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
+    assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
+    assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
+    assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
 

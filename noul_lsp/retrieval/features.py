@@ -39,7 +39,7 @@ from noul_lsp.retrieval.bm25 import members as members_of
 from noul_lsp.retrieval.bm25 import repeated_term_weights
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.fusion import SAMPLE_STEP, SAMPLED_FROM, sampled_threshold
-from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for
+from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for, roles_read_as_source
 from noul_lsp.retrieval.segment import expand_ranges
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.retrieval.vocabulary import get_many, key_codes
@@ -340,6 +340,8 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
     file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
     roles = table.roles[files]
+    for role in roles_read_as_source(analysis.terms, analysis.shape):  # asked for by name: no prior against it
+        roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)
     for role in ROLES:
         if role != "source":
             file_part[:, fcol[f"role_{role}"]] = roles == ROLE_INDEX[role]
