@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+#: the kind of every chunk of a file a tool wrote (the role of such a file is `generated`: roles.py)
+GENERATED_KIND = "generated"
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:

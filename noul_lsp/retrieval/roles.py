@@ -129,13 +129,18 @@ MINIFIED_TERMS_PER_LINE = 40.0
 MINIFIED_TERMS_AT_LEAST = 400.0
 
 
-def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None) -> np.ndarray:
+def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None,
+               tool_written: np.ndarray | None = None) -> np.ndarray:
     """int8 role index (ROLE_INDEX) per path; a source file as dense as minified code (its BM25 `terms` over
-    its `lines`, per path) is `generated`: the path cannot tell it from the code it was built from."""
+    its `lines`, per path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO
+    NOT EDIT`) is `generated`: the path cannot tell it from the code people write."""
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
-    if terms is not None and lines is not None and len(codes):
-        minified = (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
-        codes[(codes == ROLE_INDEX["source"]) & minified] = ROLE_INDEX["generated"]
+    if not len(codes):
+        return codes
+    written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
+    if terms is not None and lines is not None:
+        written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
+    codes[(codes == ROLE_INDEX["source"]) & written] = ROLE_INDEX["generated"]
     return codes
 
 

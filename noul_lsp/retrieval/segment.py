@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from noul_lsp.chunking.chunk import GENERATED_KIND
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
@@ -137,7 +138,15 @@ class Segment:
         """Definitions, scopes, paths and roles of this segment (built on first use: only the ranking stage
         reads them)."""
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
-                                  codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size())
+                                  codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size(),
+                                  tool_written=self.tool_written())
+
+    def tool_written(self) -> np.ndarray:
+        """Per file, whether the chunker marked its chunks as a tool's (`chunking.GENERATED_KIND`)."""
+        marked = np.array([kind == GENERATED_KIND for kind in self.kinds], dtype=bool)
+        if not self.rows or not marked.any():
+            return np.zeros(len(self.files), dtype=bool)
+        return np.bincount(self.row_file, weights=marked[self.kind_codes], minlength=len(self.files)) > 0
 
     def file_size(self) -> tuple[np.ndarray, np.ndarray]:
         """Each file's BM25 terms (its chunks' counts summed) and its last chunked line: how dense its
