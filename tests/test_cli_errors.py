@@ -134,3 +134,17 @@ def test_a_damaged_fitted_file_is_one_error_line_and_a_wrong_folder_a_note(small
     assert found.returncode == 0, found.stderr.decode()
     notes = json.loads(found.stdout)["notes"]
     assert "$NOUL_CALIBRATION_DIR /etc/passwd is not a folder: what ships is used instead" in notes
+    # a models folder that is no folder: what ships is read (cards, rankers, calibrations), as the note says
+    env["NOUL_CALIBRATION_DIR"], env["NOUL_MODELS_DIR"] = "", str(tmp_path / "no-such-models")
+    found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small),
+                            "--json"], env=env, capture_output=True, timeout=120)
+    answer = json.loads(found.stdout)
+    assert f"$NOUL_MODELS_DIR {tmp_path / 'no-such-models'} is not a folder: what ships is used instead" in answer["notes"]
+    assert answer["signals"]["ranking"].startswith("fitted") and answer["hereProbability"] is not None
+
+    # JSON of the pair that is no calibration: the same one line, not a KeyError's traceback
+    env["NOUL_MODELS_DIR"], env["NOUL_CALIBRATION_DIR"] = "", str(damaged)
+    (damaged / f"{pair}.json").write_text(json.dumps({"pair": pair}))
+    found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small)],
+                           env=env, capture_output=True, timeout=120)
+    assert found.returncode == 1 and "not a readable calibration file (KeyError" in found.stderr.decode()

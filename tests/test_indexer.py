@@ -3,6 +3,7 @@ how many texts went through the model."""
 
 import os
 import shutil
+import time
 from dataclasses import replace
 
 import pytest
@@ -178,6 +179,37 @@ def test_an_ignore_rule_or_a_branch_switch_asks_for_a_whole_pass(polyglot_git, s
         indexer.changed(workspace.root, {".git/HEAD"})
         assert indexer.idle.wait(120)
         assert workspace.find("geodesic_span").hits[0].path == "src/net/retry.py"
+    finally:
+        indexer.stop()
+        workspace.close()
+
+
+def test_a_damaged_fitted_file_is_a_problem_said_and_indexing_goes_on(polyglot, small_settings, tmp_path,
+                                                                       monkeypatch):
+    """The end of a pass measures the P(here) level with a find, which read a damaged calibration file and
+    ended the indexer's thread without a word: nothing was indexed for the rest of the session."""
+    from noul_lsp.session.background import BackgroundIndexer
+
+    damaged = tmp_path / "cal"
+    damaged.mkdir()
+    workspace = Workspace(polyglot, small_settings)
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(damaged))
+    (damaged / f"{workspace.model_pair}.json").write_text("{broken")
+    problems: list[str] = []
+    indexer = BackgroundIndexer(on_problem=problems.append)
+    try:
+        indexer.add(workspace)
+        indexer.scan(workspace.root)
+        assert indexer.idle.wait(120)
+        deadline = time.monotonic() + 30
+        while not problems and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any("not a readable calibration file" in problem for problem in problems), problems
+        (polyglot / "src" / "geo.py").write_text("def haversine_distance(a, b):\n    return 0\n")
+        indexer.changed(workspace.root, {"src/geo.py"})
+        time.sleep(0.5)
+        assert indexer.idle.wait(120)
+        assert "src/geo.py" in workspace.store.files()
     finally:
         indexer.stop()
         workspace.close()

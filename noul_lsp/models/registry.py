@@ -59,7 +59,7 @@ def recipes_directory() -> Path:
     """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR, else the one
     beside this package's source tree (a checkout or an editable install), else the copy a wheel installs
     under <prefix>/share/noul-lsp/models."""
-    if os.environ.get(MODELS_DIR):
+    if os.environ.get(MODELS_DIR) and Path(os.environ[MODELS_DIR]).is_dir():  # else a note on every find
         return Path(os.environ[MODELS_DIR])
     beside_source = Path(__file__).resolve().parents[2] / "models"
     if (beside_source / "cards").is_dir():
@@ -79,11 +79,16 @@ def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str) 
             try:
                 data = json.loads(path.read_bytes())
             except (ValueError, OSError) as error:  # JSONDecodeError, UnicodeDecodeError, unreadable
-                raise FittedFileUnreadable(f"{path}: not a readable {kind} file ({error}); fit it again with "
-                                           f"`{_FITTED_BY.get(kind, 'noul')}` or remove it") from None
+                raise FittedFileUnreadable(unreadable_fitted_file(path, kind, error)) from None
             if isinstance(data, dict) and data.get(identity_key) == name:
                 return data
     return None
+
+
+def unreadable_fitted_file(path: Path, kind: str, error: Exception) -> str:
+    """The message for a fitted file that is damaged or not of its kind: which, and the cure."""
+    return (f"{path}: not a readable {kind} file ({type(error).__name__}: {error}); remove it, or write it "
+            f"again there with `{_FITTED_BY.get(kind, 'noul')}`")
 
 
 def override_folder_notes() -> list[str]:

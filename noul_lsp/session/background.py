@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from noul_lsp.models.registry import ModelMissing
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError
 from noul_lsp.workspace.watch import asks_full_scan
@@ -172,14 +173,24 @@ class BackgroundIndexer:
             first = self._queue.get()
             if first is None:
                 break
-            for job in self._next_batch(first):
-                with self._busy():
-                    self._update(job)
-            finished = self._embed()
-            if finished and self._queue.empty() and not self.waiting:
-                self.idle.set()
-                self.on_progress(Progress("idle"))
-                self._prepare_levels()
+            try:
+                self._work(first)
+            except Exception as error:  # a slip of ours must not end indexing for the session: said, logged, on
+                logger.exception("the background indexer failed")
+                self.on_problem(f"background indexing failed ({type(error).__name__}: {error}); it goes on with "
+                                "the next change")
+                if self._queue.empty():
+                    self.idle.set()
+
+    def _work(self, first: _Job) -> None:
+        for job in self._next_batch(first):
+            with self._busy():
+                self._update(job)
+        finished = self._embed()
+        if finished and self._queue.empty() and not self.waiting:
+            self.idle.set()
+            self.on_progress(Progress("idle"))
+            self._prepare_levels()
 
     def _workspace(self, root: Path) -> Workspace | None:
         with self._lock:
@@ -269,7 +280,7 @@ class BackgroundIndexer:
                     workspace.prepare_level()
                 except IndexDamaged as damage:
                     self.on_damage(workspace, damage)
-                except (StoreError, OSError) as error:
+                except (StoreError, OSError, ModelMissing) as error:  # ModelMissing: a damaged fitted file
                     self.on_problem(f"measuring the level of {workspace.root} failed: {error}")
 
     def _embed_one(self, workspace: Workspace) -> bool:
