@@ -179,6 +179,11 @@ def test_an_ignore_rule_or_a_branch_switch_asks_for_a_whole_pass(polyglot_git, s
         indexer.changed(workspace.root, {".git/HEAD"})
         assert indexer.idle.wait(120)
         assert workspace.find("geodesic_span").hits[0].path == "src/net/retry.py"
+        # an ignore file in a folder the scan leaves out (a virtualenv's own .gitignore) is no rule of the root
+        indexer.rescanned.clear()
+        indexer.changed(workspace.root, {".venv/.gitignore", "node_modules/left-pad/.gitignore"})
+        time.sleep(0.5)
+        assert indexer.idle.wait(120) and workspace.root not in indexer.rescanned
     finally:
         indexer.stop()
         workspace.close()
@@ -213,3 +218,26 @@ def test_a_damaged_fitted_file_is_a_problem_said_and_indexing_goes_on(polyglot, 
     finally:
         indexer.stop()
         workspace.close()
+
+
+def test_the_watcher_tells_of_a_branch_switch_and_an_ignore_rule(polyglot_git):
+    """watchfiles' default filter drops all of .git/: a checkout reached the indexer as its files' events
+    alone, never as git's HEAD (what asks for a whole pass)."""
+    import subprocess
+
+    from noul_lsp.workspace.watch import RootWatcher
+
+    seen: list[set[str]] = []
+    watcher = RootWatcher(polyglot_git, seen.append)
+    try:
+        time.sleep(0.5)  # the watch is set up
+        subprocess.run(["git", "checkout", "-q", "-b", "feature"], cwd=polyglot_git, check=True)
+        (polyglot_git / "web" / ".gitignore").write_text("*.tmp\n")
+        deadline = time.monotonic() + 20
+        while not ({".git/HEAD", "web/.gitignore"} <= set().union(*seen, set())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        told = set().union(*seen, set())
+        assert {".git/HEAD", "web/.gitignore"} <= told, told
+        assert not any(path.startswith(".git/") and path != ".git/HEAD" for path in told), told
+    finally:
+        watcher.stop()

@@ -21,6 +21,7 @@ from pathlib import Path
 from noul_lsp.models.registry import ModelMissing
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError
+from noul_lsp.workspace.discovery import exclusion_spec
 from noul_lsp.workspace.watch import asks_full_scan
 
 logger = logging.getLogger(__name__)
@@ -139,7 +140,12 @@ class BackgroundIndexer:
     def changed(self, root: Path, paths: set[str]) -> None:
         """Queue a look at these root-relative paths; a whole pass when one of them is an ignore rule or
         tells of a branch switch (`asks_full_scan`)."""
-        if any(asks_full_scan(path) for path in paths):
+        asking = [path for path in paths if asks_full_scan(path)]
+        if asking and (workspace := self._workspace(root)) is not None:
+            # not an ignore file in a folder the scan leaves out (.venv/.gitignore, node_modules/*/.gitignore)
+            excluded = exclusion_spec(root, workspace.settings.index)
+            asking = [path for path in asking if path.startswith(".git/") or not excluded.match_file(path)]
+        if asking:
             self.scan(root)
             return
         self.idle.clear()

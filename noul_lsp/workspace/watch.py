@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from watchfiles import watch
+from watchfiles import Change, DefaultFilter, watch
 
 #: changes after which a root is listed whole again, not only at the paths named: an ignore rule decides about
 #: files that did not change (a folder newly ignored stayed in results for the session), and a branch switch
@@ -26,6 +26,18 @@ def worth_telling(relative: str) -> bool:
     return not relative.startswith(".git/") or relative in _RESCAN_GIT_FILES
 
 
+class _TellingFilter(DefaultFilter):
+    """watchfiles' default filter (no .git/, caches, editors' swap files), but git's files that tell of a
+    branch switch or an ignore rule (`asks_full_scan`), which the default drops with the rest of .git/."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self._git_files = {str(root / relative) for relative in _RESCAN_GIT_FILES}
+
+    def __call__(self, change: Change, path: str) -> bool:
+        return path in self._git_files or super().__call__(change, path)
+
+
 class RootWatcher:
     """Calls `on_change(relative paths)` from its own thread for every batch of changes under `root`."""
 
@@ -37,8 +49,8 @@ class RootWatcher:
         self._thread.start()
 
     def _run(self) -> None:
-        for changes in watch(self.root, stop_event=self._stop, debounce=100, step=50, recursive=True,
-                             raise_interrupt=False):
+        for changes in watch(self.root, watch_filter=_TellingFilter(self.root), stop_event=self._stop, debounce=100,
+                             step=50, recursive=True, raise_interrupt=False):
             paths = set()
             for _change, absolute in changes:
                 try:
