@@ -199,7 +199,7 @@ def test_a_checkouts_thousands_of_changed_paths_are_listed_by_git_rules(tmp_path
     (tmp_path / "scratch").mkdir()
     (tmp_path / "scratch" / "notes.py").write_text("z = 3\n")
     # 9,000 changed paths of 250 bytes (deleted files: git lists none of them) are past 2 MB of arguments
-    changed = ["src/kept.py", "gen/config.py", "scratch/notes.py",
+    changed = ["src/kept.py", "gen", "scratch/notes.py",  # a folder named: the files under it
                *(f"old/{'d' * 240}/{n}.py" for n in range(9000))]
     found = {f.path for f in discover(tmp_path, IndexSettings(), paths=changed)}
     assert found == {"src/kept.py", "gen/config.py"}

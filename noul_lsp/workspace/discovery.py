@@ -15,7 +15,7 @@ import functools
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,23 +72,31 @@ def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None
     # core.fsmonitor could name a program from the workspace's config: never let git run it.
     command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
                "--cached", "--others", "--exclude-standard"]
-    # the paths in batches: a checkout's thousands of changed paths in one command line passed the system's
-    # argument limit, git did not start, and the walk's .gitignore rules alone then decided (files ignored by
-    # .git/info/exclude indexed, tracked files matching a .gitignore dropped)
-    batches = [None] if paths is None else [paths[i:i + _PATHS_A_CALL] for i in range(0, len(paths), _PATHS_A_CALL)]
-    listed: set[str] = set()
-    for batch in batches:
-        arguments = [] if batch is None else ["--", *(f":(literal){p}" for p in batch)]
-        try:
-            done = subprocess.run(command + arguments, cwd=root, capture_output=True, timeout=120, check=True)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        listed.update(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+    # a checkout's thousands of changed paths in one command line passed the system's argument limit, git did
+    # not start, and the walk's .gitignore rules alone then decided (files ignored by .git/info/exclude
+    # indexed, tracked files matching a .gitignore dropped): past a batch, the whole listing, narrowed here
+    whole = paths is None or len(paths) > _PATHS_A_CALL
+    arguments = [] if whole else ["--", *(f":(literal){p}" for p in paths)]
+    try:
+        done = subprocess.run(command + arguments, cwd=root, capture_output=True, timeout=120, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    listed = {p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    if paths is not None and whole:
+        asked = {path.rstrip("/") for path in paths}
+        listed = {p for p in listed if p in asked or any(folder in asked for folder in _folders_of(p))}
     return sorted(listed)
 
 
-#: changed paths given to one `git ls-files` (a deep path is ~300 bytes; Linux allows 2 MB of arguments)
+#: changed paths given to one `git ls-files` as arguments (a deep path is ~300 bytes; Linux allows 2 MB)
 _PATHS_A_CALL = 1000
+
+
+def _folders_of(path: str) -> Iterator[str]:
+    """`a`, `a/b` of `a/b/c.py`: the folders a path lies in."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        yield "/".join(parts[:depth])
 
 
 def _walk_listing(root: Path, paths: list[str] | None = None) -> list[str]:
