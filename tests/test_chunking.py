@@ -292,3 +292,20 @@ def test_a_rust_items_attributes_belong_to_it():
               'pub struct Point { x: f64, y: f64 }\n\n#[cfg(feature = "nightly")]\nmod nightly;\n')
     chunks = FileChunker(IndexSettings()).chunk("src/lib.rs", source)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 2), ("Point", 4, 6), ("nightly", 8, 9)]
+
+
+def test_a_notebook_cell_saved_as_one_string_is_located_on_its_line():
+    """Some tools save a cell's source as one string: its definitions landed on the JSON lines after it
+    (`"execution_count"`, another cell)."""
+    notebook = {"cells": [{"cell_type": "code", "source": "import os\n\ndef expire_sessions(db):\n    return db\n",
+                           "metadata": {}, "outputs": [], "execution_count": 1},
+                          {"cell_type": "markdown", "source": ["# Notes\n", "more\n"], "metadata": {}}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(notebook, indent=1)
+    lines = raw.split("\n")
+    chunks = FileChunker(IndexSettings()).chunk("n.ipynb", raw)
+    source_line = next(number for number, line in enumerate(lines, 1) if '"source": "import os' in line)
+    definition = next(chunk for chunk in chunks if chunk.symbol == "expire_sessions")
+    assert definition.start_line == definition.end_line == source_line
+    notes = next(chunk for chunk in chunks if chunk.kind == "markdown-cell")
+    assert json.loads(lines[notes.start_line - 1].strip().rstrip(",")) == "# Notes\n"

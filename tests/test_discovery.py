@@ -203,3 +203,13 @@ def test_a_checkouts_thousands_of_changed_paths_are_listed_by_git_rules(tmp_path
                *(f"old/{'d' * 240}/{n}.py" for n in range(9000))]
     found = {f.path for f in discover(tmp_path, IndexSettings(), paths=changed)}
     assert found == {"src/kept.py", "gen/config.py"}
+
+
+def test_a_notebook_past_the_cap_is_read_only_as_a_notebook(polyglot):
+    """A notebook may be 20 times the cap because its outputs are never read; one that is not JSON (a merge
+    conflict's markers) would be cut whole, base64 outputs and all."""
+    settings = IndexSettings(max_file_bytes=50_000)
+    (polyglot / "notebooks" / "conflicted.ipynb").write_text("<<<<<<< HEAD\n" + '{"cells": []}' + "A" * 200_000)
+    files = {f.path: f for f in discover(polyglot, settings)}
+    with pytest.raises(SkippedFile, match="over the 50000-byte cap and not a notebook's JSON"):
+        read_text_file(files["notebooks/conflicted.ipynb"], settings)

@@ -12,6 +12,7 @@ read (`read_text_file`) so that discovery stays a cheap stat-only pass.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import stat
 import subprocess
@@ -335,6 +336,12 @@ def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes
         raise SkippedFile(f"{file.path}: unreadable ({error.strerror or error})", transient=True) from error
     if len(data) > cap:
         raise SkippedFile(f"{file.path}: grew over the {cap}-byte cap while read")
+    if len(data) > settings.max_file_bytes:  # a notebook past the cap: only as JSON, whose outputs are not read
+        try:
+            json.loads(data)
+        except ValueError:  # (a merge conflict's markers): it would be cut whole, outputs and all
+            raise SkippedFile(f"{file.path}: {len(data)} bytes is over the {settings.max_file_bytes}-byte cap "
+                              "and not a notebook's JSON") from None
     if data.startswith(UTF16_MARKS):  # its NUL bytes are no binary: Windows editors and PowerShell write it
         text = source_text(data)
         if "\0" not in text and "\ufffd" not in text:
