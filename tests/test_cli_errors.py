@@ -139,7 +139,8 @@ def test_a_damaged_fitted_file_is_one_error_line_and_a_wrong_folder_a_note(small
     found = subprocess.run([sys.executable, "-m", "noul_lsp.cli", "find", "retry the upload", "--path", str(small),
                             "--json"], env=env, capture_output=True, timeout=120)
     answer = json.loads(found.stdout)
-    assert f"$NOUL_MODELS_DIR {tmp_path / 'no-such-models'} is not a folder: what ships is used instead" in answer["notes"]
+    missing = tmp_path / "no-such-models"
+    assert f"$NOUL_MODELS_DIR {missing} is not a folder: what ships is used instead" in answer["notes"]
     assert answer["signals"]["ranking"].startswith("fitted") and answer["hereProbability"] is not None
 
     # JSON of the pair that is no calibration: the same one line, not a KeyError's traceback

@@ -155,6 +155,9 @@ def test_a_minified_copy_is_shown_and_ranked_as_generated(tmp_path):
     result = workspace.find("retry the upload with a delay that doubles", legs=("bm25",))
     roles = {hit.path: hit.role for hit in result.hits}
     assert roles == {"lib/upload.js": "source", "public/js/app.js": "generated"}
+    workspace.indexer.embed_pending(workspace.embedder())
+    ranked = workspace.find("retry the upload with a delay that doubles")  # the fitted ranker reads the role
+    assert ranked.signals["ranking"].startswith("fitted") and ranked.hits[0].path == "lib/upload.js"
 
 
 def test_analysis_names_entities_and_shape():

@@ -102,8 +102,8 @@ class CorpusArrays:
 
     @cached_property
     def symbols(self) -> SymbolTable:
-        """Definitions, scopes, paths, roles and whole-file BM25 of this state (built on first use: only the
-        ranking stage reads them; the base's part is built once per base)."""
+        """Definitions, scopes, paths, roles and whole-file BM25 of this state (built on first use: the ranking
+        stage reads them, and the hits their roles; the base's part is built once per base)."""
         if self.delta is None:
             return self.base.symbol_table
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),

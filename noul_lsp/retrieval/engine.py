@@ -206,6 +206,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved)
     stage("aggregate", started)
+    moved = {state: list(dict.fromkeys(paths)) for state, paths in moved.items()}  # chunk mode: a file once
     if moved["gone"] or moved["changed"]:  # a checkout the index has not caught up with: say so, and that it is
         stale = True
         notes.append(moved_note(moved))

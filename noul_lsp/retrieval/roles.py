@@ -2,9 +2,11 @@
 
 The role is a ranking feature, never a filter: a query about tests must still find tests, so the ranker
 learns how much each role is worth for each kind of query (`query_asks_for`). Roles come from the path
-(the conventions of the chunked languages and their ecosystems); a file whose chunks are mostly
-verbatim copies of chunks elsewhere in the workspace (a committed bundle, a vendored copy) is measured
-separately by the ranker from content hashes, since the path alone cannot tell which copy is the original.
+(the conventions of the chunked languages and their ecosystems), and two from content: a source file as
+dense as minified code, or whose head says a tool wrote it, is generated (`role_codes`). A file whose
+chunks are mostly verbatim copies of chunks elsewhere in the workspace (a committed bundle, a vendored
+copy) is measured separately by the ranker from content hashes, since neither can tell which copy is the
+original.
 """
 
 from __future__ import annotations
@@ -96,8 +98,10 @@ def file_role(path: str) -> str:
             or any(f in _GENERATED_FOLDERS for f in folders)):
         return "generated"
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
-    script = not suffix and any(f in _SCRIPT_FOLDERS for f in folders)
-    if suffix not in _CODE_SUFFIXES and not script and (_CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders)):
+    # (not scripts/README or LICENSE: a command is not named in capitals)
+    script = not suffix and not cased[-1].isupper() and any(f in _SCRIPT_FOLDERS for f in folders)
+    changelog = _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders)
+    if suffix not in _CODE_SUFFIXES and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)

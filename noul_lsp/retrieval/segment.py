@@ -135,8 +135,8 @@ class Segment:
 
     @cached_property
     def symbol_table(self) -> SymbolTable:
-        """Definitions, scopes, paths and roles of this segment (built on first use: only the ranking stage
-        reads them)."""
+        """Definitions, scopes, paths and roles of this segment (built on first use: the ranking stage reads
+        them, and the hits their roles; persisted with the base, so built at the end of an indexing pass)."""
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
                                   codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size(),
                                   tool_written=self.tool_written())

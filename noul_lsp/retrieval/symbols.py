@@ -167,7 +167,8 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
     shares = duplicate_share(codes, row_file, len(files))
-    return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, role_codes(files, *(file_size or (None, None)), tool_written),
+    roles = role_codes(files, *(file_size or (None, None)), tool_written)
+    return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, roles,
                        file_start, file_rows, shares, file_bm25, depths, definition_codes)
 
 
