@@ -307,11 +307,25 @@ def _rate_part(report, unit: str = "") -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+#: how often `noul index --wait` tries a locked index again (as the language server does)
+LOCKED_RETRY_SECONDS = 2.0
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     def work(workspace: Workspace) -> int:
-        with workspace.store.indexing_lock():
-            _update(workspace, embed=not args.no_embed, quiet=args.quiet)
-        return 0
+        said = False
+        while True:
+            try:
+                with workspace.store.indexing_lock():
+                    _update(workspace, embed=not args.no_embed, quiet=args.quiet)
+                return 0
+            except IndexLocked as busy:
+                if not args.wait:
+                    raise CliError(f"{busy} (or pass --wait)") from None
+                if not said and not args.quiet:  # an editor's server may embed for minutes: say it once
+                    print(f"{busy}; waiting (Ctrl-C stops, nothing is lost)", file=sys.stderr)
+                    said = True
+                time.sleep(LOCKED_RETRY_SECONDS)
 
     return _on_workspace(args.path, _settings(args), work, rebuild=args.rebuild)
 
@@ -991,6 +1005,9 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("path", nargs="?", default=".")
     index.add_argument("--rebuild", action="store_true", help="delete the index and build it again")
     index.add_argument("--no-embed", action="store_true", help="update files and BM25 only")
+    index.add_argument("--wait", action="store_true",
+                       help="when another process (an editor's language server) is updating the index, wait for "
+                            "it and then do what it left, instead of exiting")
     index.add_argument("--quiet", "-q", action="store_true")
     index.set_defaults(handler=cmd_index)
 

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,15 @@ def test_a_busy_index_still_answers_find_and_refuses_a_second_indexer(polyglot, 
         assert found.returncode == 0
         assert any("being updated" in n for n in json.loads(found.stdout)["notes"])
         indexing = noul("index", str(polyglot), cache=cache)
-        assert indexing.returncode == 1 and "being updated by pid" in indexing.stderr
+        assert indexing.returncode == 1 and "being updated by pid" in indexing.stderr and "--wait" in indexing.stderr
+        # with --wait it waits for the other process (an editor's server embedding), then does what is left
+        waiting = subprocess.Popen([sys.executable, "-m", "noul_lsp.cli", "index", str(polyglot), "--wait",
+                                    "--no-embed"], env={**os.environ, "NOUL_CACHE_DIR": str(cache)},
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        assert waiting.poll() is None
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0 and "waiting (Ctrl-C stops" in err and err.count("waiting") == 1, err
 
 
 def test_models_list_shows_the_bundled_default_and_pull_offline_fails_clearly(tmp_path):
