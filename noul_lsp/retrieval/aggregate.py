@@ -64,7 +64,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
             continue
         shown.add(place)
         if moved is not None and (state := candidates[index].root.disk_state(best.path)):
-            moved[state].append(best.path)
+            if best.path not in moved[state]:  # (chunk mode: a file once)
+                moved[state].append(best.path)
             if state == "gone":
                 continue
         rank = len(hits) + 1
@@ -72,7 +73,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
                   bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
                   rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
-                  role=ROLES[int(arrays.symbols.roles[arrays.row_file[row]])], rank_score=before_rerank.get(keys[0]),
+                  role=ROLES[int(arrays.symbols.roles[arrays.row_file[row]])],
+                  rank_score=before_rerank.get(keys[0]),
                   static_rank=(static_rank or {}).get(keys[0]))
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])
@@ -81,8 +83,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     return [hit for _, hit in hits]
 
 
-def moved_note(moved: dict[str, list[str]]) -> str:
-    """The note for hits whose files changed on disk since they were indexed."""
+def moved_note(moved: dict[str, list[str]]) -> str | None:
+    """The note for hits whose files changed on disk since they were indexed; None when none did."""
     parts = []
     if moved["gone"]:
         parts.append(f"{len(moved['gone'])} left out: gone from disk ({', '.join(moved['gone'][:3])}"
@@ -90,6 +92,8 @@ def moved_note(moved: dict[str, list[str]]) -> str:
     if moved["changed"]:
         parts.append(f"{len(moved['changed'])} changed on disk since, their lines may be off "
                      f"({', '.join(moved['changed'][:3])}{', ...' if len(moved['changed']) > 3 else ''})")
+    if not parts:
+        return None
     return "the index is catching up with files changed on disk: of the files found, " + "; ".join(parts)
 
 

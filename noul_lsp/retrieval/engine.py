@@ -206,10 +206,9 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved)
     stage("aggregate", started)
-    moved = {state: list(dict.fromkeys(paths)) for state, paths in moved.items()}  # chunk mode: a file once
-    if moved["gone"] or moved["changed"]:  # a checkout the index has not caught up with: say so, and that it is
+    if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True
-        notes.append(moved_note(moved))
+        notes.append(catching_up)
     # the pair this answer was made with: a configured reranker that did not run is not part of it
     pair = pair_name(ranking_key, signals["rerank"] if logits else "")
     calibration = roots[0].calibration(pair)
