@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from noul_lsp.chunking import FileChunker
@@ -132,7 +133,7 @@ def test_a_magic_comment_alone_is_no_chunk_but_a_comment_that_says_something_is(
     ruby = "# frozen_string_literal: true\n\nmodule Grape\n  class SameAsValidator\n    def check(a, b)\n" \
            "      a == b\n    end\n  end\nend\n"
     chunks = FileChunker(IndexSettings()).chunk("lib/grape/same_as.rb", ruby)
-    assert [(c.symbol, c.start_line) for c in chunks] == [("Grape", 3)]
+    assert [(c.symbol, c.start_line) for c in chunks] == [("Grape.SameAsValidator", 3)]  # (the namespace it is in)
     python = "# -*- coding: utf-8 -*-\n#!/usr/bin/env python\n\n\ndef f():\n    return 1\n"
     assert [c.symbol for c in FileChunker(IndexSettings()).chunk("a.py", python)] == ["f"]
     said = "# encoding: utf-8\n# Parses the retry settings of a job.\n\nmodule Jobs\n  X = 1\nend\n"
@@ -309,3 +310,37 @@ def test_a_notebook_cell_saved_as_one_string_is_located_on_its_line():
     assert definition.start_line == definition.end_line == source_line
     notes = next(chunk for chunk in chunks if chunk.kind == "markdown-cell")
     assert json.loads(lines[notes.start_line - 1].strip().rstrip(",")) == "# Notes\n"
+
+
+def test_namespaces_enum_states_and_private_names_are_named_as_people_type_them():
+    """grape's files (`module Grape; module Validations; class SameAsValidator`) were each one chunk named
+    `Grape`; jsoup's tokenizer states (`enum TokeniserState { Data { void read(...) } }`) were 70 chunks all
+    named `TokeniserState.read`; ky's `#parseJson` was defined under a name no query produces."""
+    chunker = FileChunker(IndexSettings())
+    ruby = ("module Grape\n  module Validations\n    # Checks that two fields are equal.\n"
+            "    class SameAsValidator < Base\n      def validate_param!(a, b)\n        a == b\n      end\n"
+            "    end\n  end\nend\n")
+    [whole] = chunker.chunk("lib/grape/validations/same_as_validator.rb", ruby)
+    assert (whole.symbol, whole.kind) == ("Grape.Validations.SameAsValidator", "class")
+    assert "Grape.Validations.SameAsValidator.validate_param!" in whole.names
+    # a module with more than the one class it wraps keeps its own name
+    more = "module Jobs\n  LIMIT = 3\n  TIMEOUT = 5\n  RETRIES = 2\n  BACKOFF = 1.5\n  JITTER = 0.1\n" \
+           "  class Runner\n    def go\n    end\n  end\nend\n"
+    assert [c.symbol for c in chunker.chunk("lib/jobs.rb", more)] == ["Jobs"]
+    body = "\n".join(f"            x{n} = reader.consume({n});" for n in range(60))
+    java = ("enum TokeniserState {\n    Data {\n        void read(Tokeniser t, CharacterReader r) {\n" + body +
+            "\n        }\n    },\n    TagOpen {\n        void read(Tokeniser t, CharacterReader r) {\n" + body +
+            "\n        }\n    },\n    Plain;\n    abstract void read(Tokeniser t, CharacterReader r);\n}\n")
+    symbols = {c.symbol for c in chunker.chunk("TokeniserState.java", java)}
+    # each state's method under the state's name (a plain constant, `Plain;`, stays part of its enum)
+    assert symbols == {"TokeniserState", "TokeniserState.Data.read", "TokeniserState.TagOpen.read",
+                       "TokeniserState.read"}
+
+
+def test_a_private_name_is_defined_as_people_type_it(tmp_path):
+    from noul_lsp.retrieval.symbols import build_symbol_table
+
+    table = build_symbol_table(symbols=["Ky.#parseJson", "Ky.retry"], files=["source/core/Ky.ts"],
+                               row_file=np.zeros(2, dtype=np.int32), codes=np.arange(2, dtype=np.uint64),
+                               file_bm25=None)
+    assert "parsejson" in table.definitions and "#parsejson" not in table.definitions

@@ -27,6 +27,10 @@ _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
 _UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
+#: kinds that may only wrap another definition (a Ruby namespace module, a C++ namespace), and the kinds
+#: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
+_NAMESPACE_KINDS = frozenset({"module", "namespace"})
+_WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
 #: nested definitions a chunk lists at most (a class of a few hundred one-line methods stops there)
 MAX_NESTED = 64
 #: a line that only instructs the interpreter or an editor: a shebang, an Emacs mode line
@@ -154,7 +158,9 @@ class CodeChunker:
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
             start, end = (attached if attached is not None else child.start_point.row), child.end_point.row
             if child.end_byte - child.start_byte <= self.max_chars:
-                out.append(_Segment(start, end, symbol, kind, scope_header, names=tuple(self._nested(inner, symbol))))
+                names = tuple(self._nested(inner, symbol))
+                symbol, kind = self._through_namespaces(inner, symbol, kind)
+                out.append(_Segment(start, end, symbol, kind, scope_header, names=names))
             elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
                 members: list[_Segment] = []
                 signature = _signature(inner)
@@ -171,6 +177,39 @@ class CodeChunker:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature.
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header))
+
+    def _through_namespaces(self, node: tree_sitter.Node, symbol: str, kind: str) -> tuple[str, str]:
+        """(symbol, kind) of a definition kept whole, named through the namespaces that only wrap another:
+        grape's files are `module Grape; module Validations; class SameAsValidator`, and each was one chunk
+        named `Grape` (a name 127 chunks shared, and the hit said `module Grape`)."""
+        while kind in _NAMESPACE_KINDS:
+            inside = self._nested(node, symbol)
+            depth = symbol.count(".") + 1
+            outer = [(name, row) for name, row in inside if name.count(".") == depth]
+            if len(outer) != 1:
+                break
+            wrapped = self._definition_at(node, outer[0][1])
+            if wrapped is None or wrapped[1] not in _WRAPPED_KINDS:
+                break
+            rows = node.end_point.row - node.start_point.row
+            if wrapped[0].end_point.row - wrapped[0].start_point.row < rows - 4:  # more than a wrapper's lines
+                break
+            node, kind, symbol = wrapped[0], wrapped[1], outer[0][0]
+        return symbol, kind
+
+    def _definition_at(self, node: tree_sitter.Node, row: int) -> tuple[tree_sitter.Node, str, str] | None:
+        """The definition under `node` (below non-definition nodes) that starts on `row`."""
+        pending = list(node.named_children)
+        while pending:
+            child = pending.pop()
+            if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
+                continue
+            found = self._definition(child)
+            if found is not None and child.start_point.row == row:
+                return found
+            if found is None and child.start_point.row <= row <= child.end_point.row:
+                pending.extend(child.named_children)
+        return None
 
     def _nested(self, node: tree_sitter.Node, scope: str) -> list[tuple[str, int]]:
         """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first

@@ -122,6 +122,16 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     return node, "function", node_text(names)
 
 
+def _java_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """An enum constant with a body of its own (`Data { void read(...) {...} }`) is a definition: jsoup's
+    tokenizer states were 70 chunks all named `TokeniserState.read`, the states' names in two-line leftovers.
+    A plain constant (`RED,`) stays part of its enum."""
+    if node.type == "enum_constant" and node.child_by_field_name("body") is not None:
+        name = node.child_by_field_name("name")
+        return node, "constant", node_text(name) if name is not None else ""
+    return None
+
+
 _ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
                    "opaque_declaration": "opaque"}
 
@@ -166,7 +176,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
                       "record_declaration": "record", "annotation_type_declaration": "annotation",
                       "method_declaration": "method", "constructor_declaration": "constructor"},
-                     frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"})),
+                     frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+                                "enum_constant"}),
+                     named_definition=_java_definition),
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type"}),

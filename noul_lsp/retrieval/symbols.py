@@ -123,7 +123,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         # last part here, in the scopes of the others
         for line, symbol in enumerate(entry.split("\n")):
             parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol else []
-            key = parts[-1].strip().lower() if parts else ""
+            key = parts[-1].strip().lower().lstrip("#") if parts else ""  # JS `#parseJson` is typed parseJson
             if line == 0:
                 own_keys.append(key)
             definition_keys.append(key)
