@@ -344,3 +344,12 @@ def test_a_private_name_is_defined_as_people_type_it(tmp_path):
                                row_file=np.zeros(2, dtype=np.int32), codes=np.arange(2, dtype=np.uint64),
                                file_bm25=None)
     assert "parsejson" in table.definitions and "#parsejson" not in table.definitions
+
+
+def test_a_helper_inside_a_function_too_large_for_one_chunk_is_defined_in_its_window():
+    """got's `asPromise` (five windows) defines `makeRequest`: no chunk held that name."""
+    body = "\n".join(f"    x{n} = compute({n})" for n in range(150))
+    text = f"def outer(a):\n{body}\n    def helper_inside(b):\n        return b * 2\n    return helper_inside(a)\n"
+    windows = FileChunker(IndexSettings()).chunk("m.py", text)
+    assert [(c.symbol, c.names) for c in windows] == [("outer", ()), ("outer", ("outer.helper_inside",))]
+    assert "def helper_inside" in windows[1].text

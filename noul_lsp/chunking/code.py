@@ -174,9 +174,11 @@ class CodeChunker:
                     header = scope_header if run_start == start else signature
                     out.append(_Segment(run_start, run_end, symbol, kind, header, filler=True))
             else:
-                # Too large and not a container: `_emit` cuts it into windows that all carry its signature.
+                # Too large and not a container: `_emit` cuts it into windows that all carry its signature,
+                # each listing the helpers defined inside it that start in it (got's `asPromise` defines
+                # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
-                out.append(_Segment(start, end, symbol, kind, header))
+                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol))))
 
     def _through_namespaces(self, node: tree_sitter.Node, symbol: str, kind: str) -> tuple[str, str]:
         """(symbol, kind) of a definition kept whole, named through the namespaces that only wrap another:
