@@ -28,7 +28,8 @@ CHUNKING_IDENTITY = "15:" + ",".join(sorted(LANGUAGES))
 _GENERATED_MARK = re.compile(
     r"^\s*(?://|#|/\*|\*|--|;)[^\n]*(?:\bcode generated\b[^\n]*\bdo not edit\b|@generated\b"
     r"|\bgenerated\b[^\n]*\bdo not (?:edit|modify)\b|\bdo not (?:edit|modify)\b[^\n]*\bgenerated\b"
-    r"|\bthis (?:file|code) (?:is|was|has been) (?:automatically |auto-?)?generated\b)", re.IGNORECASE | re.MULTILINE)
+    r"|\bthis (?:file|code) (?:is|was|has been) (?:automatically |auto-?)?generated\b)",
+    re.IGNORECASE | re.MULTILINE)
 _HEAD_LINES = 12
 
 

@@ -56,9 +56,9 @@ CALIBRATION_DIR = "NOUL_CALIBRATION_DIR"
 
 
 def recipes_directory() -> Path:
-    """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR, else the one
-    beside this package's source tree (a checkout or an editable install), else the copy a wheel installs
-    under <prefix>/share/noul-lsp/models."""
+    """The top-level `models/` folder of recipes (cards, calibration files): $NOUL_MODELS_DIR when it names a
+    folder (else `override_folder_notes` says so on every find), else the one beside this package's source
+    tree (a checkout or an editable install), else the copy a wheel installs under <prefix>/share/noul-lsp/models."""
     if os.environ.get(MODELS_DIR) and Path(os.environ[MODELS_DIR]).is_dir():  # else a note on every find
         return Path(os.environ[MODELS_DIR])
     beside_source = Path(__file__).resolve().parents[2] / "models"
