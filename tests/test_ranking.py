@@ -515,6 +515,10 @@ def test_a_later_window_of_a_long_definition_previews_its_signature_first():
     first = ChunkRecord("k", "a.py", 1, 20, "Session.request", "python", "method", header.replace("2 of", "1 of"),
                         "    def request(self, method, url):\n        \"\"\"Send it.\"\"\"", "h")
     assert record_preview(first) == "def request(self, method, url):\nSend it."
+    # a signature too long for the line keeps its part (two windows read as one hit twice without it)
+    long_header = "def request(" + ", ".join(f"argument_{n}=None" for n in range(20)) + ") (part 3 of 4)"
+    shown = record_preview(ChunkRecord("k", "a.py", 80, 99, "request", "python", "function", long_header, "x = 1", "h"))
+    assert shown.split("\n")[0].endswith("… (part 3 of 4)") and len(shown.split("\n")[0]) <= 160
 
 
 def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():

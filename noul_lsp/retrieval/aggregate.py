@@ -104,10 +104,15 @@ _PART = re.compile(r"\(part (\d+) of \d+\)$")
 def record_preview(record: ChunkRecord) -> str:
     """A chunk's preview (`result.preview`). A later window of a long definition starts in its middle: its
     preview leads with the definition's signature and part, from the header every window carries."""
-    part = _PART.search(record.header)
+    line = record.header.rsplit("\n", 1)[-1]
+    part = _PART.search(line)
     if part is None or part.group(1) == "1":
         return preview(record.text)
-    return f"{record.header.rsplit(chr(10), 1)[-1][:160]}\n{preview(record.text, lines=1)}"
+    # a long signature is cut before its part, never the part: without it two windows read as one hit twice
+    signature = line[: part.start()].rstrip()
+    room = 160 - len(part.group(0)) - 1
+    signature = signature if len(signature) <= room else signature[: room - 1].rstrip() + "…"
+    return f"{signature} {part.group(0)}\n{preview(record.text, lines=1)}"
 
 
 def chunk_records(candidates: list[Candidates], keys: list[Key]) -> dict[Key, ChunkRecord]:
