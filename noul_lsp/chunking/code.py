@@ -185,33 +185,30 @@ class CodeChunker:
         grape's files are `module Grape; module Validations; class SameAsValidator`, and each was one chunk
         named `Grape` (a name 127 chunks shared, and the hit said `module Grape`)."""
         while kind in _NAMESPACE_KINDS:
-            inside = self._nested(node, symbol)
-            depth = symbol.count(".") + 1
-            outer = [(name, row) for name, row in inside if name.count(".") == depth]
-            if len(outer) != 1:
+            inside = self._outermost_definitions(node)
+            if len(inside) != 1:
                 break
-            wrapped = self._definition_at(node, outer[0][1])
-            if wrapped is None or wrapped[1] not in _WRAPPED_KINDS:
-                break
+            child, (inner, inner_kind, name) = inside[0]
             rows = node.end_point.row - node.start_point.row
-            if wrapped[0].end_point.row - wrapped[0].start_point.row < rows - 4:  # more than a wrapper's lines
-                break
-            node, kind, symbol = wrapped[0], wrapped[1], outer[0][0]
+            if inner_kind not in _WRAPPED_KINDS or child.end_point.row - child.start_point.row < rows - 4:
+                break  # another kind of definition, or more in the namespace than a wrapper's lines
+            node, kind, symbol = inner, inner_kind, f"{symbol}.{name or inner_kind}"
         return symbol, kind
 
-    def _definition_at(self, node: tree_sitter.Node, row: int) -> tuple[tree_sitter.Node, str, str] | None:
-        """The definition under `node` (below non-definition nodes) that starts on `row`."""
-        pending = list(node.named_children)
+    def _outermost_definitions(self, node: tree_sitter.Node) -> list[tuple[tree_sitter.Node, tuple]]:
+        """The definitions under `node` not inside another one (through non-definition nodes), each as (its
+        node, `_definition`'s answer)."""
+        found, pending = [], list(reversed(node.named_children))
         while pending:
             child = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
-            found = self._definition(child)
-            if found is not None and child.start_point.row == row:
-                return found
-            if found is None and child.start_point.row <= row <= child.end_point.row:
-                pending.extend(child.named_children)
-        return None
+            definition = self._definition(child)
+            if definition is not None:
+                found.append((child, definition))
+            else:
+                pending.extend(reversed(child.named_children))
+        return found
 
     def _nested(self, node: tree_sitter.Node, scope: str) -> list[tuple[str, int]]:
         """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first
