@@ -146,20 +146,17 @@ class Segment:
         marked = np.array([kind == GENERATED_KIND for kind in self.kinds], dtype=bool)
         if not self.rows or not marked.any():
             return np.zeros(len(self.files), dtype=bool)
-        return np.bincount(self.row_file, weights=marked[self.kind_codes], minlength=len(self.files)) > 0
+        return np.logical_or.reduceat(marked[self.kind_codes], self.file_spans[0])
 
     def file_size(self) -> tuple[np.ndarray, np.ndarray]:
         """Each file's BM25 terms (its chunks' counts summed) and its last chunked line: how dense its
-        lines are (one pass over the term counts, no loop over rows)."""
-        terms = np.zeros(len(self.files), dtype=np.float64)
-        lines = np.zeros(len(self.files), dtype=np.float64)
-        if self.rows:
-            running = np.concatenate([[0.0], np.cumsum(self.term_counts, dtype=np.float64)])
-            row_terms = running[self.term_offsets[1:]] - running[self.term_offsets[:-1]]
-            terms = np.bincount(self.row_file, weights=row_terms, minlength=len(self.files))
-            np.maximum.at(lines, self.row_file, self.end_line.astype(np.float64))
-        return terms, lines
-
+        lines are (one pass over the term counts and one over the rows, by `file_spans`)."""
+        if not self.rows:
+            return np.zeros(len(self.files)), np.zeros(len(self.files))
+        running = np.concatenate([[0.0], np.cumsum(self.term_counts, dtype=np.float64)])
+        row_terms = running[self.term_offsets[1:]] - running[self.term_offsets[:-1]]
+        starts = self.file_spans[0]
+        return np.add.reduceat(row_terms, starts), np.maximum.reduceat(self.end_line, starts).astype(np.float64)
 
 #: one chunk as the store gives it, with its BM25 terms, before it becomes a segment row
 Row = tuple[ChunkRecord, dict[str, int]]
