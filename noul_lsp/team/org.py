@@ -397,40 +397,39 @@ def find_with_org(roots: list, query: str, settings: Settings, **options) -> Fin
     from noul_lsp.team.schema import ENVIRONMENT, configured_store
 
     url = configured_store(settings.team.shared_store)
-    problem = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
+    # why the organisation was not searched, and the note saying so beside the roots' answer
+    reason = note = f"team.org is on, but no shared store is configured (team.sharedStore or ${ENVIRONMENT})"
     failed = _UNANSWERED.get(url)
     if url and failed is not None and time.monotonic() - failed[0] < RETRY_SECONDS:
-        problem = (f"the organisation was not searched: {failed[1]} ({time.monotonic() - failed[0]:.0f} s ago; "
-                   f"asked again {RETRY_SECONDS:.0f} s after)")
+        reason = f"{failed[1]} ({time.monotonic() - failed[0]:.0f} s ago; asked again {RETRY_SECONDS:.0f} s after)"
+        note = f"the organisation was not searched: {reason}"
     elif url:
         try:
             with org_root(url, query, settings, options.get("include") or ()) as org:
-                if not org.where:  # nothing granted, or nothing published: the roots alone, with their legs
-                    result = find_across(roots, query, **options) if roots else None
-                    if result is None:
-                        raise SharedStoreError(org.note or "the organisation index has no candidates")
-                    if org.note:
-                        result.notes.append(org.note)
-                    return result
-                # idf over the roots and every organisation chunk the reader may see, not over the few
-                # candidates (chosen for holding the query's terms) the scratch root holds
-                idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
-                                other_frequency=org.frequency)
-                limit, deeper = _deeper(options, settings)
-                _UNANSWERED.pop(url, None)
-                # each root with its own legs: over 72 dev descriptions the organisation's legs (BM25 + static)
-                # in every root put the right file first 0.47 of the time when it was the workspace's (0.71 with
-                # the roots' own legs), 0.32 when it was another repository's (0.18): docs/benchmarks.md
-                result = org.label(find_across([*roots, org.workspace], query, term_idf=idf, **deeper))
-                return _coherent(result, limit)
+                if org.where:
+                    # idf over the roots and every organisation chunk the reader may see, not over the few
+                    # candidates (chosen for holding the query's terms) the scratch root holds
+                    idf = union_idf(query, [r.loaded() for r in roots], other_documents=org.documents,
+                                    other_frequency=org.frequency)
+                    limit, deeper = _deeper(options, settings)
+                    # each root with its own legs: over 72 dev descriptions the organisation's legs (BM25 +
+                    # static) in every root put the right file first 0.47 of the time when it was the
+                    # workspace's (0.71 with the roots' own legs), 0.32 when it was another repository's (0.18):
+                    # docs/benchmarks.md. The organisation alone is asked with its legs, as `find_org` asks it
+                    legs = {} if roots else {"legs": org.legs}
+                    result = org.label(find_across([*roots, org.workspace], query, term_idf=idf, **legs, **deeper))
+                    return _coherent(result, limit)
+                # nothing granted, or nothing published: the roots alone, with their legs
+                reason, note = org.note or "the organisation index has no candidates", org.note
         except SharedStoreError as error:
             if isinstance(error, StoreUnreachable):  # (not a slow statement, nor another model's index)
                 _UNANSWERED[url] = (time.monotonic(), str(error))
-            problem = f"the organisation was not searched: {error}"
+            reason, note = str(error), f"the organisation was not searched: {error}"
     if not roots:  # the organisation alone was asked (`noul mcp --org` before any root)
-        raise SharedStoreError(problem.removeprefix("the organisation was not searched: "))
+        raise SharedStoreError(reason)
     result = find_across(roots, query, **options)
-    result.notes.append(problem)
+    if note:
+        result.notes.append(note)
     return result
 
 
