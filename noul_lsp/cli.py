@@ -41,7 +41,8 @@ from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
 from noul_lsp.retrieval.result import FindResult, QueryError
-from noul_lsp.retrieval.retrieve import glob_escaped, glob_within
+from noul_lsp.retrieval.retrieve import glob_escaped, glob_within, scoped_globs
+from noul_lsp.session.background import LOCKED_RETRY_SECONDS
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
@@ -307,10 +308,6 @@ def _rate_part(report, unit: str = "") -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-#: how often `noul index --wait` tries a locked index again (as the language server does)
-LOCKED_RETRY_SECONDS = 2.0
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     def work(workspace: Workspace) -> int:
         said = False
@@ -396,8 +393,8 @@ def cmd_find(args: argparse.Namespace) -> int:
     root, within = _enclosing_index(Path(args.path), settings)
     include, exclude = list(args.include or ()), list(args.exclude or ())
     if within is not None:  # a folder inside an indexed workspace: its index, narrowed to the folder
-        include = [_within(within, pattern) for pattern in include] if include else [f"/{glob_escaped(within)}/"]
-        exclude = [_within(within, pattern) for pattern in exclude]
+        include = scoped_globs(include, within, is_file=False)
+        exclude = [glob_within("/" + glob_escaped(within), pattern) for pattern in exclude]
 
     def work(workspace: Workspace) -> int:
         notes = [f"searched the index of {workspace.root}, within {within}/"] if within is not None else []
@@ -419,11 +416,6 @@ def cmd_find(args: argparse.Namespace) -> int:
         return 0
 
     return _on_workspace(str(root), settings, work)
-
-
-def _within(folder: str, pattern: str) -> str:
-    """A glob given in `folder` as one of its workspace."""
-    return glob_within("/" + glob_escaped(folder), pattern)
 
 
 def _enclosing_index(folder: Path, settings: Settings) -> tuple[Path, str | None]:

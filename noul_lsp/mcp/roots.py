@@ -24,7 +24,7 @@ from noul_lsp.models.registry import ModelMissing
 from noul_lsp.retrieval.answer import DEFAULT_TOKEN_BUDGET, MIN_TOKEN_BUDGET, agent_answer, lines_from_disk
 from noul_lsp.retrieval.engine import find_across
 from noul_lsp.retrieval.result import FindResult, QueryError
-from noul_lsp.retrieval.retrieve import NO_FILE_PASSES, glob_escaped, glob_within
+from noul_lsp.retrieval.retrieve import NO_FILE_PASSES, scoped_globs
 from noul_lsp.session.background import BackgroundIndexer
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import IndexDamaged, StoreError, set_aside
@@ -58,19 +58,6 @@ def _too_broad(folder: Path) -> bool:
 
 class CallError(Exception):
     """A call that cannot be answered as asked; the message says why and what to do instead."""
-
-
-def scoped_globs(include: Sequence[str], relative: str, *, is_file: bool) -> list[str]:
-    """Include globs (gitignore syntax, relative to the root) narrowed to `relative`, a folder or file
-    inside the root ("" for the whole root)."""
-    if not relative:
-        return list(include)
-    base = "/" + glob_escaped(relative)
-    if is_file:
-        return [base]
-    if not include:
-        return [base + "/**"]
-    return [glob_within(base, g) for g in include]
 
 
 class RootSet:

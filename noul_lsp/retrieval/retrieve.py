@@ -114,6 +114,19 @@ def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str])
 
 
 #: how the note for a filter that no indexed file passes begins (noul mcp words it for a call's path)
+def scoped_globs(include: Sequence[str], relative: str, *, is_file: bool) -> list[str]:
+    """Include globs (gitignore syntax, relative to the root) narrowed to `relative`, a folder or file
+    inside the root ("" for the whole root)."""
+    if not relative:
+        return list(include)
+    base = "/" + glob_escaped(relative)
+    if is_file:
+        return [base]
+    if not include:
+        return [base + "/**"]
+    return [glob_within(base, g) for g in include]
+
+
 NO_FILE_PASSES = "no indexed file passes the filter"
 
 
