@@ -20,8 +20,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import TypeVar
 
 from noul_lsp.models.cross_encoder import RerankerSpec
 from noul_lsp.models.embedder import EmbedderSpec
@@ -44,6 +46,7 @@ class FittedFileUnreadable(ModelMissing):
     how to make it again. Not passed over: the next folder's file was fitted for someone else's data."""
 
 
+T = TypeVar("T")
 #: the command that writes each kind of fitted parameters, for the message of a damaged file
 _FITTED_BY = {"calibration": "noul calibrate", "ranking": "noul rank-fit"}
 
@@ -67,10 +70,11 @@ def recipes_directory() -> Path:
     return Path(sys.prefix) / "share" / "noul-lsp" / "models"
 
 
-def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str) -> dict | None:
-    """The JSON parameters fitted for exactly `name` (a model pair, an embedder): looked up as
+def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str, parse: Callable[[dict], T]) -> T | None:
+    """The parameters fitted for exactly `name` (a model pair, an embedder), read by `parse` from the JSON
     `<name with / as -->.json` in $<env_var>, then in models/<kind> of the recipes folder. A file whose
-    `identity_key` field names another model is skipped: a renamed file must never be applied."""
+    `identity_key` field names another model is skipped: a renamed file must never be applied. A damaged
+    file, or one `parse` cannot read, is FittedFileUnreadable naming it."""
     directories = [Path(os.environ[env_var])] if os.environ.get(env_var) else []
     directories.append(recipes_directory() / kind)
     for directory in directories:
@@ -78,17 +82,13 @@ def fitted_parameters(kind: str, name: str, env_var: str, *, identity_key: str) 
         if path.is_file():
             try:
                 data = json.loads(path.read_bytes())
-            except (ValueError, OSError) as error:  # JSONDecodeError, UnicodeDecodeError, unreadable
-                raise FittedFileUnreadable(unreadable_fitted_file(path, kind, error)) from None
-            if isinstance(data, dict) and data.get(identity_key) == name:
-                return data
+                if isinstance(data, dict) and data.get(identity_key) == name:
+                    return parse(data)
+            # JSONDecodeError, UnicodeDecodeError, unreadable; or JSON of the name that is not of the kind
+            except (ValueError, OSError, KeyError, TypeError, AttributeError) as error:
+                raise FittedFileUnreadable(f"{path}: not a readable {kind} file ({type(error).__name__}: {error}); "
+                                           f"remove it, or write it again there with `{_FITTED_BY[kind]}`") from None
     return None
-
-
-def unreadable_fitted_file(path: Path, kind: str, error: Exception) -> str:
-    """The message for a fitted file that is damaged or not of its kind: which, and the cure."""
-    return (f"{path}: not a readable {kind} file ({type(error).__name__}: {error}); remove it, or write it "
-            f"again there with `{_FITTED_BY.get(kind, 'noul')}`")
 
 
 def override_folder_notes() -> list[str]:

@@ -35,10 +35,8 @@ import numpy as np
 
 from noul_lsp.models.registry import (
     CALIBRATION_DIR,
-    FittedFileUnreadable,
     fitted_file_name,
     fitted_parameters,
-    unreadable_fitted_file,
 )
 from noul_lsp.retrieval.aggregate import file_order
 from noul_lsp.retrieval.analyse import LONG_QUERY_TERMS
@@ -266,11 +264,7 @@ def calibration_file_name(pair: str) -> str:
 def load_calibration(pair: str) -> Calibration | None:
     """The calibration fitted for exactly this pair ($NOUL_CALIBRATION_DIR, then models/calibration), or
     None (results then say it is uncalibrated)."""
-    data = fitted_parameters("calibration", pair, CALIBRATION_DIR, identity_key="pair")
-    try:
-        return Calibration.from_json(data) if data is not None else None
-    except (KeyError, TypeError, ValueError, AttributeError) as error:  # JSON of the pair, not a calibration
-        raise FittedFileUnreadable(unreadable_fitted_file(fitted_file_name(pair), "calibration", error)) from None
+    return fitted_parameters("calibration", pair, CALIBRATION_DIR, identity_key="pair", parse=Calibration.from_json)
 
 
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,

@@ -19,10 +19,8 @@ import numpy as np
 
 from noul_lsp.models.registry import (
     RANKING_DIR,
-    FittedFileUnreadable,
     fitted_file_name,
     fitted_parameters,
-    unreadable_fitted_file,
 )
 from noul_lsp.retrieval.features import FEATURES, Blocks, root_features
 
@@ -161,11 +159,7 @@ def load_rank_model(embedder_key: str | None) -> RankModel | None:
     models/ranking; None without one."""
     if not embedder_key:
         return None
-    data = fitted_parameters("ranking", embedder_key, RANKING_DIR, identity_key="embedder")
-    try:
-        return RankModel.from_json(data) if data is not None else None
-    except (KeyError, TypeError, ValueError, AttributeError) as error:  # JSON of the embedder, not a ranker
-        raise FittedFileUnreadable(unreadable_fitted_file(ranking_file_name(embedder_key), "ranking", error)) from None
+    return fitted_parameters("ranking", embedder_key, RANKING_DIR, identity_key="embedder", parse=RankModel.from_json)
 
 
 @dataclass
