@@ -23,7 +23,7 @@ def notebook_cells(raw: str) -> list[tuple[str, str, int, bool]]:
     raw_lines = raw.split("\n")
     source_rows = [row for row, line in enumerate(raw_lines) if line.lstrip().startswith('"source"')]
     located = len(source_rows) == len(cells)
-    found: list[tuple[str, str, int]] = []
+    found: list[tuple[str, str, int, bool]] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue

@@ -29,7 +29,7 @@ def line_pieces(line: str, max_chars: int) -> list[str]:
 
 
 def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overlap: int,
-                max_chars: int, first_line: int = 1, symbol: str = "", kind: str = "text") -> list[Chunk]:
+                max_chars: int, symbol: str = "", kind: str = "text") -> list[Chunk]:
     """Overlapping windows of about `window_lines` lines (cut earlier at `max_chars`), blank ones dropped.
 
     Markdown windows take the nearest heading above them as their symbol and header, so a section is
@@ -65,7 +65,7 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
             # a long line is a window of its own (cut before it, and it is past the budget): its pieces
             bodies = line_pieces(lines[first], max_chars) if first == last and is_long(lines[first], max_chars) \
                 else ["\n".join(lines[first : last + 1])]
-            chunks.extend(Chunk(path, first + first_line, last + first_line, body, title, language, kind,
+            chunks.extend(Chunk(path, first + 1, last + 1, body, title, language, kind,
                                 header=title if is_markdown and title else "") for body in bodies)
         if end >= len(lines) - 1:
             break

@@ -57,8 +57,7 @@ class RootWatcher:
                     relative = Path(absolute).relative_to(self.root).as_posix()
                 except ValueError:
                     continue
-                if worth_telling(relative):
-                    paths.add(relative)
+                paths.add(relative)  # (the filter let through only what is worth telling)
             if paths:
                 self._on_change(paths)
 
