@@ -201,10 +201,12 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         stage("aggregate", started)
 
     started = time.perf_counter()
+    # files gone or changed on disk since indexed; not looked at by a reference find measuring the level
+    # (level False), whose hits nobody sees
     moved: dict[str, list[str]] = {"gone": [], "changed": []}
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
-                      per_file=mode == "files", moved=moved)
+                      per_file=mode == "files", moved=moved if level is not False else None)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True
