@@ -353,3 +353,37 @@ def test_a_helper_inside_a_function_too_large_for_one_chunk_is_defined_in_its_wi
     windows = FileChunker(IndexSettings()).chunk("m.py", text)
     assert [(c.symbol, c.names) for c in windows] == [("outer", ()), ("outer", ("outer.helper_inside",))]
     assert "def helper_inside" in windows[1].text
+
+
+def test_a_test_frameworks_titled_blocks_are_tests_named_by_their_titles():
+    """ky's, got's and grape's tests were 1,800-character windows cut between tests, 37-42% of their chunks
+    with no symbol, and an option set inside a test (`hooks: {parseJson(text) {...}}`) defined `parseJson` 21
+    times there, never in the source. A titled `test`/`it`/`describe` block is a test now, named by its title
+    in quotes, which keeps the title and what is nested in it out of the symbol table."""
+    from noul_lsp.retrieval.symbols import build_symbol_table
+
+    chunker = FileChunker(IndexSettings())
+    cases = "\n".join(f"\tit('case {n}', async () => {{\n\t\tawait check({n}, {{retries: {n}}});\n\t\texpect(value).toBe({n});\n\t}});"
+                      for n in range(40))
+    ts = ("import test from 'ava';\n\ntest('hooks can be async', async t => {\n\tconst ky = create({hooks: {\n"
+          "\t\tparseJson(text) {\n\t\t\treturn JSON.parse(text);\n\t\t},\n\t}});\n\tt.true(await ky.get('x'));\n});\n\n"
+          f"describe.only('retry', () => {{\n{cases}\n}});\n\nconst pattern = /a/;\npattern.test('abc');\n")
+    chunks = chunker.chunk("test/hooks.ts", ts)
+    by_symbol = {c.symbol: c for c in chunks}
+    assert by_symbol['test "hooks can be async"'].kind == "test"
+    assert by_symbol['test "hooks can be async"'].names == ('test "hooks can be async".parseJson',)
+    # a group too large for one chunk: each test its own chunk under the group's line, named within it
+    case = by_symbol['describe "retry".it "case 7"']
+    assert case.kind == "test" and case.header == "describe.only('retry', () =>" and "check(7," in case.text
+    assert not any("pattern.test" in c.symbol for c in chunks)  # a regular expression's `.test` is a call
+    table = build_symbol_table(symbols=["\n".join((c.symbol, *c.names)) for c in chunks], files=["test/hooks.ts"],
+                               row_file=np.zeros(len(chunks), dtype=np.int32),
+                               codes=np.arange(len(chunks), dtype=np.uint64), file_bm25=None)
+    assert "parsejson" not in table.definitions and not any(" " in key for key in table.definitions)
+    ruby = ("RSpec.describe Grape::Endpoint do\n  it 'answers 404 when nothing matches' do\n    get '/none'\n"
+            "    expect(last_response.status).to eq 404\n  end\nend\n")
+    [spec] = chunker.chunk("spec/grape/endpoint_spec.rb", ruby)
+    assert (spec.symbol, spec.kind) == ('describe "Grape::Endpoint"', "describe")
+    assert spec.names == ('describe "Grape::Endpoint".it "answers 404 when nothing matches"',)
+    lua = 'describe("sorter", function()\n  it("keeps the best", function()\n    assert(true)\n  end)\nend)\n'
+    assert [c.symbol for c in chunker.chunk("lua/tests/sorter_spec.lua", lua)] == ['describe "sorter"']

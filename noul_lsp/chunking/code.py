@@ -89,6 +89,12 @@ def _signature(node: tree_sitter.Node) -> str:
     body = node.child_by_field_name("body")
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
+    if body is None:  # a test call's block (Ruby's `it 'x' { }`) or callback (`test('x', async t => {`)
+        block = node.child_by_field_name("block")
+        arguments = node.child_by_field_name("arguments")
+        callback = next((c for c in reversed(arguments.named_children) if c.child_by_field_name("body") is not None),
+                        None) if arguments is not None and block is None else None
+        body = block if block is not None else callback.child_by_field_name("body") if callback is not None else None
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
     head = node.text[: end - node.start_byte] if node.text is not None else b""
     head_text = head.decode("utf-8", "replace").split("\n")

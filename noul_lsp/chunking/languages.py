@@ -107,7 +107,12 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
 
 
 def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`M.setup = function(opts) ... end` and `local f = function() ... end`."""
+    """`M.setup = function(opts) ... end`, `local f = function() ... end`, and busted's `describe("x",
+    function() ... end)` and `it("y", function() ... end)`."""
+    if node.type == "function_call":
+        arguments = node.child_by_field_name("arguments")
+        return _test_call(node, node.child_by_field_name("name"),
+                          list(arguments.named_children) if arguments is not None else [], False)
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
@@ -131,6 +136,73 @@ def _java_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
         return node, "constant", node_text(name) if name is not None else ""
     return None
 
+
+#: the calls of a test framework that name a test or a group of tests by a title and hold it in a block
+#: (jest, mocha, ava, vitest, RSpec, minitest's spec DSL, busted): verb -> kind, "describe" a container
+_TEST_VERBS = {"describe": "describe", "context": "describe", "suite": "describe", "feature": "describe",
+               "shared_examples": "describe", "shared_examples_for": "describe", "shared_context": "describe",
+               "it": "test", "test": "test", "specify": "test", "example": "test", "scenario": "test"}
+_CALLBACKS = frozenset({"arrow_function", "function_expression", "function", "function_definition"})
+_TITLE_SPACE = re.compile(r"\s+")
+_TITLES = frozenset({"string", "template_string", "constant", "scope_resolution", "simple_symbol", "identifier",
+                     "member_expression"})
+
+
+def _test_title(verb: str, title: tree_sitter.Node | None) -> str:
+    """`it "returns 404 when missing"`: the verb and the title in double quotes (`it ""` untitled). The quotes keep a title
+    out of the symbol table (symbols.py): `describe('parseJson')` describes parseJson, it does not define
+    it, and a title's words are not a definition's."""
+    text = node_text(title) if title is not None else ""
+    if title is not None and title.type in ("string", "template_string"):
+        text = text[1:-1] if len(text) >= 2 else text
+    text = _TITLE_SPACE.sub(" ", text.replace('"', "'")).strip()[:80]
+    return f'{verb} "{text}"'
+
+
+def _test_call(node: tree_sitter.Node, callee: tree_sitter.Node | None, arguments: list[tree_sitter.Node],
+               has_block: bool) -> tuple[tree_sitter.Node, str, str] | None:
+    """A test framework's titled block: the callee's root name is a test verb (`test.serial`, `it.each(rows)`,
+    `RSpec.describe`), a title comes first and a block or a function holds the test."""
+    while callee is not None and callee.type in ("member_expression", "call_expression"):
+        callee = callee.child_by_field_name("object" if callee.type == "member_expression" else "function")
+    if callee is None or callee.type not in ("identifier", "constant"):
+        return None
+    verb = node_text(callee)
+    if callee.type == "constant" and verb == "RSpec":  # RSpec.describe: the receiver, the verb is the method
+        return None
+    kind = _TEST_VERBS.get(verb)
+    if kind is None or not (has_block or any(a.type in _CALLBACKS for a in arguments)):
+        return None
+    title = arguments[0] if arguments and arguments[0].type in _TITLES else None
+    if title is None and not has_block:  # `test(fn)` in a library: a call, not a test
+        return None
+    return node, kind, _test_title(verb, title)
+
+
+def _js_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`test('hooks can be async', async t => {...})`, `describe.only('x', () => {...})`, `it.each(rows)('y', fn)`."""
+    if node.type != "expression_statement" or not node.named_children or node.named_children[0].type != "call_expression":
+        return None
+    call = node.named_children[0]
+    arguments = call.child_by_field_name("arguments")
+    return _test_call(call, call.child_by_field_name("function"),
+                      list(arguments.named_children) if arguments is not None else [], False)
+
+
+def _ruby_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`describe Grape::Endpoint do`, `RSpec.describe '...' do`, `it 'works' do`, `context 'x' { }`."""
+    if node.type != "call" or node.child_by_field_name("block") is None:
+        return None
+    receiver = node.child_by_field_name("receiver")
+    if receiver is not None and node_text(receiver) != "RSpec":
+        return None
+    arguments = node.child_by_field_name("arguments")
+    return _test_call(node, node.child_by_field_name("method"),
+                      list(arguments.named_children) if arguments is not None else [], True)
+
+
+#: the kind of a test group, whose tests are chunked on their own when the group is too large
+_TEST_GROUPS = frozenset({"describe"})
 
 _ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
                    "opaque_declaration": "opaque"}
@@ -158,11 +230,13 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      frozenset({"class_definition"}), {"decorated_definition": "definition"}),
         LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"),
                      _JS_DEFINITIONS, frozenset({"class_declaration"}), {"export_statement": "declaration"},
-                     variable_functions=True),
+                     variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
         LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"),
-                     _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True),
+                     _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
+                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
         LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",),
-                     _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True),
+                     _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
+                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
                      {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"}),
         LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",),
@@ -189,7 +263,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"template_declaration": None}),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
-                     frozenset({"class", "module"})),
+                     frozenset({"class", "module"}), named_definition=_ruby_test_definition,
+                     container_kinds=_TEST_GROUPS),
         LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"),
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
                       "function_declaration": "function", "secondary_constructor": "constructor"},
@@ -213,7 +288,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
                      frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"})),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
-                     {"function_declaration": "function"}, named_definition=_lua_definition),
+                     {"function_declaration": "function"}, named_definition=_lua_definition,
+                     container_kinds=_TEST_GROUPS),
         LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), {},
                      named_definition=_elixir_definition,
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),

@@ -122,7 +122,8 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         # the chunk's own symbol, then the definitions nested in it (segment.symbol_lines): each defines its
         # last part here, in the scopes of the others
         for line, symbol in enumerate(entry.split("\n")):
-            parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol else []
+            # a test's title in quotes (`describe "Endpoint".it "works"`, chunking/languages.py) names no code
+            parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol and '"' not in symbol else []
             key = parts[-1].strip().lower().lstrip("#") if parts else ""  # JS `#parseJson` is typed parseJson
             if line == 0:
                 own_keys.append(key)
