@@ -41,7 +41,7 @@ _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo"
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
-                                "__generated__", "umd"})
+                                "__generated__", "umd", "bundled"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
@@ -55,7 +55,10 @@ _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)
 #: `SessionTests.swift`, `FtpAdapterTestCase.php`; folders `Polly.Core.Tests`, `commonTest`), matched on the
 #: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
 _CAMEL_TEST = re.compile(r"[a-z0-9]Test(?:s|Case)?$")
-_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$")
+_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$|.*test[-_]?(utils?|utilities|helpers?|support)$")
+#: test doubles named as such (flysystem's `S3ClientStub.php`, `StubZipArchive.php`): a CamelCase part of
+#: the file's own name, so that `stubs.py` or `mock.py` (a library's public mocking API) stay what they are
+_CAMEL_DOUBLE = re.compile(r"(^|[a-z0-9])(Stub|Fake|Mock)([A-Z0-9]|$)")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
@@ -106,12 +109,15 @@ def file_role(path: str) -> str:
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)
                 or any(_CAMEL_TEST.search(part) for part in cased[:-1])
-                or _CAMEL_TEST.search(cased[-1][: len(stem)])):
+                or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
                for i, f in enumerate(folders)):
             return "example"  # but com/example/... is a Java package named after a domain, not examples
-        if suffix not in _PACKAGE_FOLDER_SUFFIXES and any(f in _DOC_FOLDERS for f in folders):
+        if name.startswith("package@swift"):  # `Package@swift-5.9.swift`: the manifest for one Swift version
+            return "config"
+        if (suffix not in _PACKAGE_FOLDER_SUFFIXES and any(f in _DOC_FOLDERS for f in folders)) \
+                or any(f.endswith(".docc") for f in folders):  # a DocC catalogue's tutorial steps
             return "docs"  # code shown in documentation (doc examples, sphinx extensions of the docs)
         return "source"
     if name == "conftest.py":
