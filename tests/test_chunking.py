@@ -46,9 +46,9 @@ EXPECTED = {
         ("", "module", 1, 2), ("setting", "struct", 4, 7), ("parse_ini_line", "function", 9, 20),
         ("parse_ini_line", "function", 21, 24)],
     "native/lru.cpp": [
-        ("", "module", 1, 3), ("cache", "namespace", 5, 5), ("cache.LruCache", "class", 7, 9),
+        ("", "module", 1, 5), ("cache.LruCache", "class", 7, 9),
         ("cache.LruCache.LruCache", "method", 10, 10), ("cache.LruCache.get", "method", 12, 18),
-        ("cache.LruCache.put", "method", 20, 27), ("cache.LruCache", "class", 29, 33), ("cache", "namespace", 35, 35)],
+        ("cache.LruCache.put", "method", 20, 27), ("cache.LruCache", "class", 29, 33)],
     "scripts/markdown.rb": [("Markup", "module", 1, 2), ("Markup.Renderer", "class", 3, 20)],
 }
 
@@ -78,10 +78,10 @@ MORE_EXPECTED = {
         ("M.render_section", "function", 3, 10), ("mode_name", "function", 12, 14), ("M.refresh", "function", 16, 19),
         ("M:setup", "function", 21, 24)],
     "php/MountManager.php": [
-        ("", "module", 1, 3), ("MountManager", "class", 5, 10), ("MountManager.mount", "method", 12, 15),
+        ("MountManager", "class", 5, 10), ("MountManager.mount", "method", 12, 15),
         ("MountManager.read", "method", 17, 24), ("mount_all", "function", 27, 32)],
     "scala/OptionParser.scala": [
-        ("", "module", 1, 1), ("Read", "trait", 3, 6), ("Read", "object", 8, 11), ("OptionParser", "class", 13, 25),
+        ("Read", "trait", 3, 6), ("Read", "object", 8, 11), ("OptionParser", "class", 13, 25),
         ("Config", "class", 27, 27)],
     "swift/ImageCache.swift": [
         ("", "module", 1, 1), ("ImageCache", "class", 3, 7), ("ImageCache.init", "init", 9, 11),
@@ -387,3 +387,88 @@ def test_a_test_frameworks_titled_blocks_are_tests_named_by_their_titles():
     assert spec.names == ('describe "Grape::Endpoint".it "answers 404 when nothing matches"',)
     lua = 'describe("sorter", function()\n  it("keeps the best", function()\n    assert(true)\n  end)\nend)\n'
     assert [c.symbol for c in chunker.chunk("lua/tests/sorter_spec.lua", lua)] == ['describe "sorter"']
+
+
+@pytest.mark.parametrize(("path", "head", "kept"), [
+    ("src/Polly/CircuitBreaker/CircuitBreakerConstants.cs",
+     "// Licensed to the .NET Foundation under one or more agreements.\n\nnamespace Polly.CircuitBreaker;\n", ""),
+    ("src/Filesystem.php", "<?php\n\ndeclare(strict_types=1);\n\nnamespace League\\Flysystem;\n", ""),
+    ("src/main/kotlin/TypeSpec.kt", "/*\n * Copyright (C) 2015 Square, Inc.\n *\n * Licensed under the Apache License, "
+     "Version 2.0\n */\npackage com.squareup.kotlinpoet\n\nimport java.io.Closeable\n", "package com.squareup.kotlinpoet"),
+    ("cJSON.h", "/*\n  Copyright (c) 2009-2017 Dave Gamble and cJSON contributors\n*/\n\n#ifndef cJSON__h\n#define cJSON__h\n"
+     "\n#include <stddef.h>\n", "#ifndef cJSON__h"),
+    ("lib/router.js", "'use strict'\n", ""),
+])
+def test_licences_and_directives_that_name_nothing_are_no_chunk(path, head, kept):
+    """Polly's 386 chunks of only `namespace X;`, flysystem's `<?php declare(strict_types=1); namespace X;`
+    head, kotlinpoet's licence opening every file: each made its file look half copied to the ranker and
+    was a chunk nobody searches. Imports stay: they say what a file works with."""
+    code = {"cs": "public static class Constants\n{\n    public const int Threshold = 5;\n}\n",
+            "php": "function mount(string $name): void\n{\n    echo $name;\n}\n",
+            "js": "function route(path) {\n  return path;\n}\n", "kt": "class TypeSpec {\n  fun build() = 1\n}\n",
+            "h": "typedef struct cJSON {\n    int type;\n} cJSON;\n"}[path.rsplit(".", 1)[1]]
+    chunks = FileChunker(IndexSettings()).chunk(path, head + "\n" + code)
+    heads = [c for c in chunks if c.start_line <= head.count("\n")]
+    if kept:
+        assert [c.text.split("\n")[0] for c in heads] == [kept]  # the licence cut off, the imports kept
+    else:
+        assert heads == []
+    prose = FileChunker(IndexSettings()).chunk(path, "// How the pieces fit together, for a reader new to them.\n\n"
+                                                     + head + "\n" + code)
+    assert prose[0].start_line == 1  # a comment that is no licence is kept with the lines below it
+
+
+def test_swift_and_kotlin_types_are_of_the_kind_their_keyword_says():
+    """Every Swift struct, enum, extension and actor, and every Kotlin interface and enum class, was `class`."""
+    chunker = FileChunker(IndexSettings())
+    swift = "struct Size { var width: Int }\nenum Mode { case fit }\nextension String { func trimmed() -> String { self } }\n"
+    assert [(c.symbol, c.kind) for c in chunker.chunk("Sources/Types.swift", swift)] == [
+        ("Size", "struct"), ("Mode", "enum"), ("String", "extension")]
+    kotlin = "interface Naming { fun name(): String }\nenum class Mode { FIT }\nclass Spec\n"
+    assert [(c.symbol, c.kind) for c in chunker.chunk("src/Types.kt", kotlin)] == [
+        ("Naming", "interface"), ("Mode", "enum"), ("Spec", "class")]
+
+
+def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():
+    """leveldb's `.h` files went through the C grammar: `namespace leveldb {` read as a function named
+    `leveldb`, one of 74 classes found; a namespace held in one chunk was named by the namespace, and every
+    test was `leveldb.TEST`."""
+    chunker = FileChunker(IndexSettings())
+    header = ("// Copyright (c) 2011 The LevelDB Authors. All rights reserved.\n#ifndef STORAGE_LEVELDB_DB_H_\n"
+              "#define STORAGE_LEVELDB_DB_H_\n\n#include <string>\n\nnamespace leveldb {\n\n"
+              "// A DB is a persistent ordered map from keys to values.\nclass LEVELDB_EXPORT DB {\n public:\n"
+              "  virtual Status Put(const WriteOptions& options, const Slice& key) = 0;\n};\n\n"
+              "}  // namespace leveldb\n\n#endif  // STORAGE_LEVELDB_DB_H_\n")
+    chunks = chunker.chunk("include/leveldb/db.h", header)
+    assert [(c.symbol, c.kind, c.language) for c in chunks if c.symbol] == [("leveldb.DB", "class", "cpp")]
+    assert "Copyright" not in chunks[0].text and "#include <string>" in chunks[0].text
+    c_header = "#ifndef cJSON__h\n#define cJSON__h\n\ntypedef struct cJSON {\n    int type;\n} cJSON;\n\n#endif\n"
+    assert [(c.symbol, c.language) for c in chunker.chunk("cJSON.h", c_header)] == [("cJSON", "c")]
+    source = ("namespace leveldb {\nnamespace {\nint Helper(int x) { return x + 1; }\n}  // namespace\n\n"
+              "const Slice& Key(const Slice& s) { return s; }\n\nTEST(SkipTest, InsertAndLookup) {\n"
+              "  ASSERT_TRUE(true);\n}\n\n}  // namespace leveldb\n")
+    assert [(c.symbol, c.kind) for c in chunker.chunk("db/skiplist_test.cc", source)] == [
+        ("leveldb.Helper", "method"), ("leveldb.Key", "method"), ("leveldb.SkipTest.InsertAndLookup", "test")]
+    # a struct named in a parameter or a forward declaration defines nothing
+    uses = "struct inst;\nint run(struct jv_parser *parser, struct inst *code) {\n  return 0;\n}\n"
+    assert [(c.symbol, c.names) for c in chunker.chunk("src/execute.c", uses)] == [("run", ())]
+
+
+def test_c_whose_conditionals_break_the_parse_is_read_by_its_first_branches():
+    """`#if` inside an initializer list made leveldb's `class Limiter` run to the end of env_posix.cc, and
+    jq's `jv_dtoa.c` was one error node: the rows are read with the first branch of each conditional."""
+    text = ("class Limiter {\n public:\n  Limiter(int max)\n#if !defined(NDEBUG)\n      : max_(max), acquires_(0) {\n"
+            "#else\n      : acquires_(0) {\n#endif\n  }\n  int max_;\n  int acquires_;\n};\n\n"
+            "Status PosixEnv::Schedule(void (*function)(void*)) {\n  return Status::OK();\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("util/env_posix.cc", text)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("Limiter", 1, 12), ("PosixEnv::Schedule", 14, 16)]
+    assert "#else" in chunks[0].text  # the chunk shows the file as it is
+
+
+def test_a_members_header_starts_at_its_types_name_not_its_attributes():
+    """`#if !NETCOREAPP [Serializable] #endif` was the whole header of BrokenCircuitException's members (43
+    of Polly's headers lacked the class's name); jsoup's 228 began with `@SuppressWarnings(...)`."""
+    methods = "\n".join(f"    public int Attempt{n}() {{ return {n} * 2; }}" for n in range(80))
+    csharp = f"#if !NETCOREAPP\n[Serializable]\n#endif\npublic class BrokenCircuitException : Exception\n{{\n{methods}\n}}\n"
+    members = [c for c in FileChunker(IndexSettings()).chunk("src/BrokenCircuitException.cs", csharp) if c.kind == "method"]
+    assert members and {c.header for c in members} == {"public class BrokenCircuitException : Exception"}

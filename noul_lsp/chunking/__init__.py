@@ -7,7 +7,13 @@ from dataclasses import replace
 
 from noul_lsp.chunking.chunk import GENERATED_KIND, Chunk, hash_text
 from noul_lsp.chunking.code import CodeChunker
-from noul_lsp.chunking.languages import LANGUAGES, GrammarUnavailable, language_for_path, language_for_script
+from noul_lsp.chunking.languages import (
+    LANGUAGES,
+    GrammarUnavailable,
+    holds_cpp,
+    language_for_path,
+    language_for_script,
+)
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.config import IndexSettings
@@ -77,6 +83,8 @@ class FileChunker:
             except (ValueError, TypeError, AttributeError):
                 return chunk_lines(path, text, language="json", **windows)  # not valid notebook JSON
         spec = language_for_path(path) or language_for_script(path, text)
+        if spec is not None and spec.name == "c" and holds_cpp(text):  # a `.h` of a C++ project
+            spec = LANGUAGES["cpp"]
         if spec is not None:
             chunker = self._code_chunker(spec.name)
             if chunker is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
 from noul_lsp.chunking.text import is_long, line_pieces
@@ -25,6 +26,8 @@ _IDENTIFIER_TYPES = frozenset({
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
 #: a definition's body where its grammar names no `body` field (Kotlin, Elixir's `do` block)
 _UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
+#: C and C++ type specifiers, definitions only with a body
+_TYPE_SPECIFIERS = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
 #: kinds that may only wrap another definition (a Ruby namespace module, a C++ namespace), and the kinds
@@ -80,12 +83,16 @@ def _name(node: tree_sitter.Node) -> str:
             break
         if declarator.type in _IDENTIFIER_TYPES:
             return node_text(declarator)
-        declarator = declarator.child_by_field_name("declarator")
+        if declarator.type == "reference_declarator":  # `const Slice& Key(...)`: no field names what it holds
+            declarator = declarator.named_children[-1] if declarator.named_children else None
+        else:
+            declarator = declarator.child_by_field_name("declarator")
     return ""
 
 
 def _signature(node: tree_sitter.Node) -> str:
-    """The definition's head (up to its body), whitespace-collapsed, at most 200 characters."""
+    """The definition's head (from the line of its name up to its body), whitespace-collapsed, at most 200
+    characters."""
     body = node.child_by_field_name("body")
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
@@ -96,7 +103,13 @@ def _signature(node: tree_sitter.Node) -> str:
                         None) if arguments is not None and block is None else None
         body = block if block is not None else callback.child_by_field_name("body") if callback is not None else None
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
-    head = node.text[: end - node.start_byte] if node.text is not None else b""
+    # from the line that names it: attributes, annotations and `#if` lines above (`[Serializable]`, `@MainActor`,
+    # `@SuppressWarnings(...)`) took the three lines, and 43 of Polly's headers lacked the class's name
+    name = node.child_by_field_name("name")
+    start = node.start_byte
+    if name is not None and name.start_point.row > node.start_point.row and name.start_byte < end:
+        start = name.start_byte - name.start_point.column
+    head = node.text[start - node.start_byte: end - node.start_byte] if node.text is not None else b""
     head_text = head.decode("utf-8", "replace").split("\n")
     signature = _WHITESPACE.sub(" ", " ".join(head_text[:3])).strip()
     return signature[:200]
@@ -119,6 +132,8 @@ class CodeChunker:
             if named is not None:
                 return named
         if node.type in spec.definitions:
+            if node.type in _TYPE_SPECIFIERS and node.child_by_field_name("body") is None:
+                return None  # `struct jv_parser *p`, `struct inst;`: a use or a forward declaration
             return node, spec.definitions[node.type], _name(node)
         if node.type in spec.wrappers:
             field_name = spec.wrappers[node.type]
@@ -157,6 +172,12 @@ class CodeChunker:
                     self._collect(child, scope, scope_header, out)
                 continue
             inner, kind, name = found
+            if inner.type == "namespace_definition":  # C++: a scope for what it holds, never a chunk of its own
+                if name:
+                    self._collect(inner, f"{scope}.{name}" if scope else name, _signature(inner), out)
+                else:  # `namespace {`: file-local definitions, named as if it were not there
+                    self._collect(inner, scope, scope_header, out)
+                continue
             if kind == "function" and scope:
                 kind = "method"
             name = name or kind
@@ -235,8 +256,7 @@ class CodeChunker:
         return found
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
-        data = text.encode("utf-8", "surrogatepass")
-        tree = self.parser.parse(data)
+        tree = self._parse(text)
         lines = text.split("\n")
         segments: list[_Segment] = []
         self._collect(tree.root_node, "", "", segments)
@@ -254,6 +274,19 @@ class CodeChunker:
             chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return chunks
+
+    def _parse(self, text: str) -> tree_sitter.Tree:
+        """The file's tree; for C and C++ whose conditional compilation breaks the parse (a `#if` inside an
+        initializer list, a function's head in two `#ifdef` branches), the tree of its first branches: the
+        same rows with the directives and the other branches blanked, when that has fewer rows in error.
+        jq's `jv_dtoa.c` was one error node, leveldb's `env_posix.cc` a class running to the end of the file."""
+        if self.spec.name == "cpp":  # `class LEVELDB_EXPORT DB {`: the export macro blanked, or DB is a function
+            text = _EXPORT_MACRO.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        tree = self.parser.parse(text.encode("utf-8", "surrogatepass"))
+        if self.spec.name not in ("c", "cpp") or not tree.root_node.has_error or "#if" not in text:
+            return tree
+        first_branches = self.parser.parse(_first_branches(text).encode("utf-8", "surrogatepass"))
+        return first_branches if _rows_in_error(first_branches) < _rows_in_error(tree) else tree
 
     def _join_on_long_lines(self, segments: list[_Segment], lines: list[str]) -> list[_Segment]:
         """Definitions that share a long line (`text.is_long`: a minified bundle's thousands on one line) as
@@ -279,9 +312,14 @@ class CodeChunker:
             end -= 1
         if start > end:
             return []
+        if segment.filler:  # a licence opening the lines between definitions is nothing to find
+            start += leading_licence(lines[start : end + 1])
+            if start > end:
+                return []
         body = "\n".join(lines[start : end + 1])
-        if segment.filler and (len(body.strip()) < 16 or _directives_only(lines[start : end + 1])):
-            return []  # a lone brace, a short comment or a magic comment between definitions carries nothing to find
+        if segment.filler and (len(body.strip()) < 16 or _directives_only(lines[start : end + 1])
+                               or carries_nothing(lines[start : end + 1], self.spec.name)):
+            return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
             return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
                           tuple(name for name, _ in segment.names))]
@@ -302,6 +340,51 @@ class CodeChunker:
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks
+
+
+#: an all-capitals macro between `class`/`struct` and the name (an export or alignment attribute)
+_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)(?=\s+\w+\s*(?:final\b|[:{]))")
+_CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
+
+
+def _first_branches(text: str) -> str:
+    """C source as the compiler would see it with the first branch of every conditional taken (the `#else`
+    of an `#if 0`): the directives and the other branches blanked, every line where it was."""
+    kept: list[str] = []
+    active: list[bool] = []  # per open conditional: whether its current branch is kept
+    taken: list[bool] = []  # per open conditional: whether a branch of it was kept
+    continued = ""  # what the line before continued with a backslash: "" none, "if" a conditional, "#" another directive
+    for line in text.split("\n"):
+        directive = None if continued else _CONDITIONAL.match(line)
+        if directive is not None:
+            keyword, rest = directive.group(1), directive.group(2).strip()
+            if keyword in ("if", "ifdef", "ifndef"):
+                active.append(not (keyword == "if" and re.match(r"0\b", rest)))
+                taken.append(active[-1])
+            elif keyword in ("elif", "else") and active:  # the branch after `#if 0`, no other
+                active[-1] = not taken[-1]
+                taken[-1] = True
+            elif keyword == "endif" and active:
+                active.pop()
+                taken.pop()
+        kept.append("" if directive is not None or continued == "if" or not all(active) else line)
+        if line.rstrip().endswith("\\"):
+            continued = continued or ("if" if directive is not None else "#" if line.lstrip().startswith("#") else "")
+        else:
+            continued = ""
+    return "\n".join(kept)
+
+
+def _rows_in_error(tree: tree_sitter.Tree) -> int:
+    """Rows covered by the tree's outermost error nodes."""
+    rows, pending = 0, [tree.root_node]
+    while pending:
+        node = pending.pop()
+        if node.type == "ERROR" or node.is_missing:
+            rows += node.end_point.row - node.start_point.row + 1
+        elif node.has_error:
+            pending.extend(node.children)
+    return rows
 
 
 def _directives_only(lines: list[str]) -> bool:
