@@ -448,7 +448,7 @@ def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():
               "const Slice& Key(const Slice& s) { return s; }\n\nTEST(SkipTest, InsertAndLookup) {\n"
               "  ASSERT_TRUE(true);\n}\n\n}  // namespace leveldb\n")
     assert [(c.symbol, c.kind) for c in chunker.chunk("db/skiplist_test.cc", source)] == [
-        ("leveldb.Helper", "method"), ("leveldb.Key", "method"), ("leveldb.SkipTest.InsertAndLookup", "test")]
+        ("leveldb.Helper", "function"), ("leveldb.Key", "function"), ("leveldb.SkipTest.InsertAndLookup", "test")]
     # a struct named in a parameter or a forward declaration defines nothing
     uses = "struct inst;\nint run(struct jv_parser *parser, struct inst *code) {\n  return 0;\n}\n"
     assert [(c.symbol, c.names) for c in chunker.chunk("src/execute.c", uses)] == [("run", ())]
@@ -472,3 +472,41 @@ def test_a_members_header_starts_at_its_types_name_not_its_attributes():
     csharp = f"#if !NETCOREAPP\n[Serializable]\n#endif\npublic class BrokenCircuitException : Exception\n{{\n{methods}\n}}\n"
     members = [c for c in FileChunker(IndexSettings()).chunk("src/BrokenCircuitException.cs", csharp) if c.kind == "method"]
     assert members and {c.header for c in members} == {"public class BrokenCircuitException : Exception"}
+
+
+def test_what_the_review_of_the_c_and_test_rules_found():
+    """A function-like macro ended on the next line (each of a run of macros held the next one's line); an
+    export macro's rule took `struct RGB` for one; a conditional with no error was read by its first branch
+    all the same, and an `#else` branch's function lost its name; `context.on(...)` was a test group."""
+    chunker = FileChunker(IndexSettings())
+    macros = "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunker.chunk("util.h", macros)] == [
+        ("MIN", "macro", 1, 1), ("MAX", "macro", 2, 2)]
+    cpp = ("struct RGB c{1, 2, 3};\nclass FOO final : public Base {\n  int x;\n};\n"
+           "class FMT_API format_error : public std::runtime_error {\n  int code;\n};\n")
+    assert [c.symbol for c in chunker.chunk("colour.cpp", cpp) if c.kind == "class"] == ["FOO", "format_error"]
+    platform = ("#ifdef _WIN32\nstatic int helper_windows(void) {\n  return 1;\n}\n#else\n"
+                "static int helper_posix(void) {\n  return 2;\n}\n#endif\n\nint broken( {\n")
+    assert {"helper_windows", "helper_posix"} <= {c.symbol for c in chunker.chunk("src/platform.c", platform)}
+    js = ("context.on('close', () => {\n  cleanup();\n});\nsuite.add('RegExp#test', function () {\n  /o/.test('Hello');\n});\n"
+          "test.describe.parallel('uploads', () => {\n  test('retries', async () => {\n    await upload();\n  });\n});\n")
+    chunks = chunker.chunk("tests/upload.spec.ts", js)
+    assert [(c.symbol, c.kind) for c in chunks if c.symbol] == [('describe "uploads"', "describe")]
+    from noul_lsp.chunking.languages import holds_cpp
+    assert holds_cpp("namespace absl {\nint f();\n}\n") and holds_cpp("template <typename T>\nT max(T a);\n")
+    assert not holds_cpp("/* a class of errors, see namespace docs */\nint f(void);\n")
+    assert not holds_cpp('const char *s = "a/*";\n' * 20000)  # an unclosed `/*` ends the text, quickly
+
+
+def test_a_files_licence_is_cut_and_what_follows_it_stays():
+    """The licence cut took a class's doc saying "license" anywhere, C's `#include` lines right after a
+    licence (read as `#` comments) and Go's package doc under a copyright line."""
+    chunker = FileChunker(IndexSettings())
+    c = "/* Copyright (c) 2009 Dave Gamble */\n#include <string.h>\n#include <stdio.h>\n\nint f(void) {\n  return 0;\n}\n"
+    assert "#include <string.h>" in chunker.chunk("cJSON.c", c)[0].text
+    go = "// Copyright 2013 The Cobra Authors\n// Package cobra is a commander for modern CLI apps.\npackage cobra\n\nimport \"fmt\"\n"
+    assert chunker.chunk("cobra.go", go)[0].start_line == 1
+    doc = ("// Validates license keys against the issuing server.\n\nimport java.util.List;\nimport java.util.Map;\n\n"
+           "class Keys {\n  int n;\n}\n")
+    assert chunker.chunk("Keys.java", doc)[0].start_line == 1
+

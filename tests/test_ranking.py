@@ -128,6 +128,9 @@ def test_roles_come_from_paths():
     assert file_role("src/AwsS3V3/S3ClientStub.php") == "test" and file_role("src/Stub/StubZipArchive.php") == "test"
     assert file_role("lib/test-helpers/context.js") == "test" and file_role("httpx/_transports/mock.py") == "source"
     assert file_role("src/Faker.php") == "source" and file_role("src/MockingBird.php") == "source"
+    assert file_role("src/main/java/org/mockito/Mock.java") == "source" and file_role("src/modernFakeTimers.ts") == "source"
+    assert file_role("latest_helpers/x.py") == "source" and file_role("bundled/tool/lsp_server.py") == "source"
+    assert file_role("src/AdapterTestUtilities/RetryOnTestException.php") == "test"
     assert file_role("Sources/Documentation.docc/Resources/code-files/01-ViewController-1.swift") == "docs"
     assert file_role("Package@swift-5.9.swift") == "config"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)

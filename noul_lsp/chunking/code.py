@@ -36,13 +36,6 @@ _NAMESPACE_KINDS = frozenset({"module", "namespace"})
 _WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
 #: nested definitions a chunk lists at most (a class of a few hundred one-line methods stops there)
 MAX_NESTED = 64
-#: a line that only instructs the interpreter or an editor: a shebang, an Emacs mode line
-#: (`# -*- coding: utf-8 -*-`) or a one-word `key: value` pragma (Ruby's `# frozen_string_literal: true`,
-#: `# encoding: utf-8`, Sorbet's `# typed: strict`). Nobody searches for one, and as a chunk of its own it
-#: is the same text in every file of a project that writes it: 164 of grape's 167 source files began with
-#: such a chunk, which made each of them look half copied (the ranking stage's `duplicate_share`) and
-#: halved a small file's mean cosine (docs/benchmarks.md)
-_DIRECTIVE = re.compile(r"^\s*(#!.*|(#|//|--|;+)\s*-\*-.*-\*-\s*|(#|//)\s*[\w.-]+\s*[:=]\s*[\w.-]+\s*)$")
 
 
 @dataclass(slots=True)
@@ -88,6 +81,13 @@ def _name(node: tree_sitter.Node) -> str:
         else:
             declarator = declarator.child_by_field_name("declarator")
     return ""
+
+
+def _last_row(node: tree_sitter.Node) -> int:
+    """The node's last row: a preprocessor line (`#define MIN(a, b) ...`) ends at the start of the next,
+    which is not its own."""
+    row = node.end_point.row
+    return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
 def _signature(node: tree_sitter.Node) -> str:
@@ -153,7 +153,8 @@ class CodeChunker:
                     return declarator, "function" if value.type != "class" else "class", _name(declarator)
         return None
 
-    def _collect(self, node: tree_sitter.Node, scope: str, scope_header: str, out: list[_Segment]) -> None:
+    def _collect(self, node: tree_sitter.Node, scope: str, scope_header: str, out: list[_Segment],
+                 scope_is_type: bool = True) -> None:
         comment_start: int | None = None  # first row of the comment run just above the current child
         previous_end = -2
         for child in node.named_children:
@@ -163,27 +164,27 @@ class CodeChunker:
                 previous_end = child.end_point.row
                 continue
             attached = comment_start if comment_start is not None and child.start_point.row <= previous_end + 1 else None
-            comment_start, previous_end = None, child.end_point.row
+            comment_start, previous_end = None, _last_row(child)
             if child.type in _SKIP_RECURSION:
                 continue
             found = self._definition(child)
             if found is None:
                 if child.end_point.row > child.start_point.row:
-                    self._collect(child, scope, scope_header, out)
+                    self._collect(child, scope, scope_header, out, scope_is_type)
                 continue
             inner, kind, name = found
             if inner.type == "namespace_definition":  # C++: a scope for what it holds, never a chunk of its own
                 if name:
-                    self._collect(inner, f"{scope}.{name}" if scope else name, _signature(inner), out)
+                    self._collect(inner, f"{scope}.{name}" if scope else name, _signature(inner), out, False)
                 else:  # `namespace {`: file-local definitions, named as if it were not there
-                    self._collect(inner, scope, scope_header, out)
+                    self._collect(inner, scope, scope_header, out, scope_is_type)
                 continue
-            if kind == "function" and scope:
+            if kind == "function" and scope and scope_is_type:
                 kind = "method"
             name = name or kind
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
-            start, end = (attached if attached is not None else child.start_point.row), child.end_point.row
+            start, end = (attached if attached is not None else child.start_point.row), _last_row(child)
             if child.end_byte - child.start_byte <= self.max_chars:
                 names = tuple(self._nested(inner, symbol))
                 symbol, kind = self._through_namespaces(inner, symbol, kind)
@@ -277,16 +278,20 @@ class CodeChunker:
 
     def _parse(self, text: str) -> tree_sitter.Tree:
         """The file's tree; for C and C++ whose conditional compilation breaks the parse (a `#if` inside an
-        initializer list, a function's head in two `#ifdef` branches), the tree of its first branches: the
-        same rows with the directives and the other branches blanked, when that has fewer rows in error.
-        jq's `jv_dtoa.c` was one error node, leveldb's `env_posix.cc` a class running to the end of the file."""
+        initializer list, a function's head in two `#ifdef` branches), the tree with those conditionals
+        read by their first branch (the directives and the other branches blanked, every line where it
+        was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
+        Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
+        branch is then part of the lines around it; the other conditionals are read as they are."""
         if self.spec.name == "cpp":  # `class LEVELDB_EXPORT DB {`: the export macro blanked, or DB is a function
             text = _EXPORT_MACRO.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
         tree = self.parser.parse(text.encode("utf-8", "surrogatepass"))
         if self.spec.name not in ("c", "cpp") or not tree.root_node.has_error or "#if" not in text:
             return tree
-        first_branches = self.parser.parse(_first_branches(text).encode("utf-8", "surrogatepass"))
-        return first_branches if _rows_in_error(first_branches) < _rows_in_error(tree) else tree
+        errors = _error_rows(tree)
+        first_branches = self.parser.parse(_first_branches(text, errors).encode("utf-8", "surrogatepass"))
+        return first_branches if sum(b - a + 1 for a, b in _error_rows(first_branches)) < \
+            sum(b - a + 1 for a, b in errors) else tree
 
     def _join_on_long_lines(self, segments: list[_Segment], lines: list[str]) -> list[_Segment]:
         """Definitions that share a long line (`text.is_long`: a minified bundle's thousands on one line) as
@@ -312,13 +317,12 @@ class CodeChunker:
             end -= 1
         if start > end:
             return []
-        if segment.filler:  # a licence opening the lines between definitions is nothing to find
-            start += leading_licence(lines[start : end + 1])
+        if segment.filler and segment.start == 0:  # the file's licence is nothing to find
+            start += leading_licence(lines[start : end + 1], self.spec.name)
             if start > end:
                 return []
         body = "\n".join(lines[start : end + 1])
-        if segment.filler and (len(body.strip()) < 16 or _directives_only(lines[start : end + 1])
-                               or carries_nothing(lines[start : end + 1], self.spec.name)):
+        if segment.filler and (len(body.strip()) < 16 or carries_nothing(lines[start : end + 1], self.spec.name)):
             return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
             return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
@@ -342,54 +346,73 @@ class CodeChunker:
         return chunks
 
 
-#: an all-capitals macro between `class`/`struct` and the name (an export or alignment attribute)
-_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)(?=\s+\w+\s*(?:final\b|[:{]))")
+#: an all-capitals macro with an underscore between `class`/`struct` and the name (`LEVELDB_EXPORT`, `FMT_API`,
+#: `ABSL_MUST_USE_RESULT`): an export or alignment attribute, not a type (`struct RGB c{1, 2, 3};`)
+_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)"
+                           r"(?=\s+(?!final\b)\w+\s*(?:final\b|[:{]))")
 _CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
 
 
-def _first_branches(text: str) -> str:
-    """C source as the compiler would see it with the first branch of every conditional taken (the `#else`
-    of an `#if 0`): the directives and the other branches blanked, every line where it was."""
-    kept: list[str] = []
-    active: list[bool] = []  # per open conditional: whether its current branch is kept
-    taken: list[bool] = []  # per open conditional: whether a branch of it was kept
-    continued = ""  # what the line before continued with a backslash: "" none, "if" a conditional, "#" another directive
-    for line in text.split("\n"):
-        directive = None if continued else _CONDITIONAL.match(line)
-        if directive is not None:
+@dataclass(slots=True)
+class _Conditional:
+    """One `#if`/`#ifdef`/`#ifndef` ... `#endif` of a file: the rows of its directives and where each branch
+    starts."""
+
+    dead_first: bool  # `#if 0`: its `#else` is the branch to read
+    branches: list[int]  # the row of each of its directives but `#endif`
+    directive_rows: list[int]
+    end: int = -1
+
+
+def _first_branches(text: str, errors: list[tuple[int, int]]) -> str:
+    """C source with each conditional that holds a row in error read by its first branch (the `#else` of an
+    `#if 0`): its directives and other branches blanked, every line where it was."""
+    lines = text.split("\n")
+    closed: list[_Conditional] = []
+    open_: list[_Conditional] = []
+    continued: _Conditional | None = None  # the conditional whose directive the line before continued
+    for row, line in enumerate(lines):
+        if continued is not None:
+            continued.directive_rows.append(row)
+        elif (directive := _CONDITIONAL.match(line)) is not None:
             keyword, rest = directive.group(1), directive.group(2).strip()
             if keyword in ("if", "ifdef", "ifndef"):
-                active.append(not (keyword == "if" and re.match(r"0\b", rest)))
-                taken.append(active[-1])
-            elif keyword in ("elif", "else") and active:  # the branch after `#if 0`, no other
-                active[-1] = not taken[-1]
-                taken[-1] = True
-            elif keyword == "endif" and active:
-                active.pop()
-                taken.pop()
-        kept.append("" if directive is not None or continued == "if" or not all(active) else line)
-        if line.rstrip().endswith("\\"):
-            continued = continued or ("if" if directive is not None else "#" if line.lstrip().startswith("#") else "")
-        else:
-            continued = ""
-    return "\n".join(kept)
+                open_.append(_Conditional(keyword == "if" and re.match(r"0\b", rest) is not None, [row], [row]))
+            elif open_:
+                open_[-1].directive_rows.append(row)
+                if keyword == "endif":
+                    open_[-1].end = row
+                    closed.append(open_.pop())
+                else:
+                    open_[-1].branches.append(row)
+            continued = (open_[-1] if keyword != "endif" and open_ else closed[-1] if closed else None) \
+                if line.rstrip().endswith("\\") else None
+            continue
+        if not line.rstrip().endswith("\\"):
+            continued = None
+    blank = set()
+    for conditional in closed:
+        if not any(start <= conditional.end and conditional.branches[0] <= end for start, end in errors):
+            continue
+        blank.update(conditional.directive_rows)
+        bounds = [*conditional.branches, conditional.end]
+        read = 1 if conditional.dead_first else 0
+        for index, (first, after) in enumerate(zip(bounds, bounds[1:], strict=False)):
+            if index != read:
+                blank.update(range(first + 1, after))
+    return "\n".join("" if row in blank else line for row, line in enumerate(lines))
 
 
-def _rows_in_error(tree: tree_sitter.Tree) -> int:
-    """Rows covered by the tree's outermost error nodes."""
-    rows, pending = 0, [tree.root_node]
+def _error_rows(tree: tree_sitter.Tree) -> list[tuple[int, int]]:
+    """(first, last) rows of the tree's outermost error nodes."""
+    found, pending = [], [tree.root_node]
     while pending:
         node = pending.pop()
         if node.type == "ERROR" or node.is_missing:
-            rows += node.end_point.row - node.start_point.row + 1
+            found.append((node.start_point.row, node.end_point.row))
         elif node.has_error:
             pending.extend(node.children)
-    return rows
-
-
-def _directives_only(lines: list[str]) -> bool:
-    """Whether every non-blank line is a directive comment (`_DIRECTIVE`)."""
-    return all(_DIRECTIVE.match(line) for line in lines if line.strip())
+    return found
 
 
 def _join_clauses(segments: list[_Segment]) -> list[_Segment]:

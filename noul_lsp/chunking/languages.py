@@ -142,6 +142,9 @@ def _java_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
 _TEST_VERBS = {"describe": "describe", "context": "describe", "suite": "describe", "feature": "describe",
                "shared_examples": "describe", "shared_examples_for": "describe", "shared_context": "describe",
                "it": "test", "test": "test", "specify": "test", "example": "test", "scenario": "test"}
+#: what a test verb may be followed by (`it.only`, `test.each(...)`, `describe.skip`, `test.describe.serial`)
+_TEST_MODIFIERS = frozenset({"only", "skip", "each", "serial", "todo", "concurrent", "failing", "fixme", "parallel",
+                             "sequential", "skipIf", "runIf", "fails", "step"})
 _CALLBACKS = frozenset({"arrow_function", "function_expression", "function", "function_definition"})
 _TITLE_SPACE = re.compile(r"\s+")
 _TITLES = frozenset({"string", "template_string", "constant", "scope_resolution", "simple_symbol", "identifier",
@@ -161,16 +164,21 @@ def _test_title(verb: str, title: tree_sitter.Node | None) -> str:
 
 def _test_call(node: tree_sitter.Node, callee: tree_sitter.Node | None, arguments: list[tree_sitter.Node],
                has_block: bool) -> tuple[tree_sitter.Node, str, str] | None:
-    """A test framework's titled block: the callee's root name is a test verb (`test.serial`, `it.each(rows)`,
-    `RSpec.describe`), a title comes first and a block or a function holds the test."""
+    """A test framework's titled block: the callee is a test verb, bare or with the framework's modifiers
+    (`test.serial`, `it.each(rows)`, Playwright's `test.describe.parallel`: a group, as its last verb
+    says), a title comes first and a block or a function holds the test. `context.on('close', fn)` or
+    `suite.add('x', fn)` is a call."""
+    words: list[str] = []
     while callee is not None and callee.type in ("member_expression", "call_expression"):
-        callee = callee.child_by_field_name("object" if callee.type == "member_expression" else "function")
-    if callee is None or callee.type not in ("identifier", "constant"):
+        if callee.type == "member_expression":
+            words.append(node_text(callee.child_by_field_name("property")))
+            callee = callee.child_by_field_name("object")
+        else:
+            callee = callee.child_by_field_name("function")
+    if callee is None or callee.type != "identifier" or any(w not in _TEST_MODIFIERS and w not in _TEST_VERBS for w in words):
         return None
-    verb = node_text(callee)
-    if callee.type == "constant" and verb == "RSpec":  # RSpec.describe: the receiver, the verb is the method
-        return None
-    kind = _TEST_VERBS.get(verb)
+    verb = next((w for w in words if w in _TEST_VERBS), node_text(callee))  # the verb nearest the call
+    kind = _TEST_VERBS.get(verb) if node_text(callee) in _TEST_VERBS else None
     if kind is None or not (has_block or any(a.type in _CALLBACKS for a in arguments)):
         return None
     title = arguments[0] if arguments and arguments[0].type in _TITLES else None
@@ -345,14 +353,14 @@ LANGUAGES: dict[str, LanguageSpec] = {
 }
 
 _BY_EXTENSION = {ext: spec for spec in LANGUAGES.values() for ext in spec.extensions}
-_COMMENTED = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_COMMENTED = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)  # an unclosed `/*` ends the text (linear)
 _CPP_MARK = re.compile(r"^[ \t]*(namespace\b[\w \t:]*\{|template[ \t]*<|class[ \t]+\w+|(public|private|protected)[ \t]*:)|"
                        r"\bstd::", re.MULTILINE)
 
 
 def holds_cpp(text: str) -> bool:
-    """Whether a header (`.h`, read as C by its extension) is C++: a namespace, a template, a class or an
-    access label outside comments. Parsed as C, leveldb's headers were runs of errors: `namespace leveldb {`
+    """Whether a header (`.h`, read as C by its extension) is C++: a namespace, a template, a class, an
+    access label or `std::` outside comments. Parsed as C, leveldb's headers were runs of errors: `namespace leveldb {`
     read as a function named `leveldb`, one of their 74 classes found (docs/benchmarks.md)."""
     return _CPP_MARK.search(_COMMENTED.sub("", text[:200_000])) is not None
 

@@ -41,7 +41,7 @@ _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo"
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
-                                "__generated__", "umd", "bundled"})
+                                "__generated__", "umd"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
@@ -55,10 +55,12 @@ _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)
 #: `SessionTests.swift`, `FtpAdapterTestCase.php`; folders `Polly.Core.Tests`, `commonTest`), matched on the
 #: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
 _CAMEL_TEST = re.compile(r"[a-z0-9]Test(?:s|Case)?$")
-_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$|.*test[-_]?(utils?|utilities|helpers?|support)$")
-#: test doubles named as such (flysystem's `S3ClientStub.php`, `StubZipArchive.php`): a CamelCase part of
-#: the file's own name, so that `stubs.py` or `mock.py` (a library's public mocking API) stay what they are
-_CAMEL_DOUBLE = re.compile(r"(^|[a-z0-9])(Stub|Fake|Mock)([A-Z0-9]|$)")
+_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$|(.*[-_.])?test[-_]?(utils?|utilities|helpers?|support)$")
+#: test-support folders written in CamelCase (flysystem's `AdapterTestUtilities/`), on the path's own case
+_CAMEL_TEST_SUPPORT = re.compile(r"(^|[a-z0-9])Test(Utils?|Utilities|Helpers?|Support)$")
+#: test doubles named as such in a class-named file (flysystem's `S3ClientStub.php`, `StubZipArchive.php`);
+#: not "Mock": Mockito's `Mock.java` and WireMock's `WireMockServer.java` are those libraries' product
+_CAMEL_DOUBLE = re.compile(r"^[A-Z]\w*?(Stub|Fake)$|^(Stub|Fake)[A-Z]")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
@@ -108,7 +110,7 @@ def file_role(path: str) -> str:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)
-                or any(_CAMEL_TEST.search(part) for part in cased[:-1])
+                or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)

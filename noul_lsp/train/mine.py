@@ -50,7 +50,7 @@ from noul_lsp.train.pairs import Pair, pairs_file
 
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "Zlib")
 DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "impl",
-                              "type", "module_definition"})
+                              "type", "module_definition", "extension", "actor", "union", "macro"})
 
 
 class MiningRefused(RuntimeError):
