@@ -110,9 +110,7 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     """`M.setup = function(opts) ... end`, `local f = function() ... end`, and busted's `describe("x",
     function() ... end)` and `it("y", function() ... end)`."""
     if node.type == "function_call":
-        arguments = node.child_by_field_name("arguments")
-        return _test_call(node, node.child_by_field_name("name"),
-                          list(arguments.named_children) if arguments is not None else [], False)
+        return _test_call(node, node.child_by_field_name("name"))
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
@@ -162,12 +160,14 @@ def _test_title(verb: str, title: tree_sitter.Node | None) -> str:
     return f'{verb} "{text}"'
 
 
-def _test_call(node: tree_sitter.Node, callee: tree_sitter.Node | None, arguments: list[tree_sitter.Node],
-               has_block: bool) -> tuple[tree_sitter.Node, str, str] | None:
+def _test_call(node: tree_sitter.Node, callee: tree_sitter.Node | None,
+               has_block: bool = False) -> tuple[tree_sitter.Node, str, str] | None:
     """A test framework's titled block: the callee is a test verb, bare or with the framework's modifiers
     (`test.serial`, `it.each(rows)`, Playwright's `test.describe.parallel`: a group, as its last verb
     says), a title comes first and a block or a function holds the test. `context.on('close', fn)` or
     `suite.add('x', fn)` is a call."""
+    held = node.child_by_field_name("arguments")
+    arguments = list(held.named_children) if held is not None else []
     words: list[str] = []
     while callee is not None and callee.type in ("member_expression", "call_expression"):
         if callee.type == "member_expression":
@@ -192,9 +192,7 @@ def _js_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     if node.type != "expression_statement" or not node.named_children or node.named_children[0].type != "call_expression":
         return None
     call = node.named_children[0]
-    arguments = call.child_by_field_name("arguments")
-    return _test_call(call, call.child_by_field_name("function"),
-                      list(arguments.named_children) if arguments is not None else [], False)
+    return _test_call(call, call.child_by_field_name("function"))
 
 
 def _ruby_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -204,9 +202,7 @@ def _ruby_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str
     receiver = node.child_by_field_name("receiver")
     if receiver is not None and node_text(receiver) != "RSpec":
         return None
-    arguments = node.child_by_field_name("arguments")
-    return _test_call(node, node.child_by_field_name("method"),
-                      list(arguments.named_children) if arguments is not None else [], True)
+    return _test_call(node, node.child_by_field_name("method"), has_block=True)
 
 
 def _declared_kind(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
