@@ -133,6 +133,7 @@ def test_roles_come_from_paths():
     assert file_role("src/AdapterTestUtilities/RetryOnTestException.php") == "test"
     assert file_role("Sources/Documentation.docc/Resources/code-files/01-ViewController-1.swift") == "docs"
     assert file_role("Package@swift-5.9.swift") == "config"
+    assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
@@ -228,8 +229,12 @@ def test_a_defining_chunk_outranks_a_mentioning_one_in_its_features(cookie_works
     assert tests["mentions"] == 1.0
     assert tests["role_test"] == 1.0 and source["role_test"] == 0.0
     assert tests["asks_test_is_test"] == 0.0
+    named = candidate_rows(cookie_workspace, "extract_cookies in a fixture")  # tests named in passing
+    assert named["tests/test_cookies.py"]["asks_test_is_test"] == 1.0
+    # asked for outright, a test is read as source: no prior against it (the fitted weight for a query
+    # naming tests is against them, and "tests for the bloom filter" put bloom_test.cc 22nd)
     asked = candidate_rows(cookie_workspace, "the test that checks extract_cookies")
-    assert asked["tests/test_cookies.py"]["asks_test_is_test"] == 1.0
+    assert asked["tests/test_cookies.py"]["role_test"] == 0.0 and asked["tests/test_cookies.py"]["asks_test_is_test"] == 0.0
 
 
 def test_a_traceback_frame_names_its_file(cookie_workspace):

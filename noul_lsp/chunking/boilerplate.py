@@ -43,6 +43,11 @@ _EMPTY = re.compile(r"[\s{}()\[\];,]*(end[\s;]*)?")
 _HASH_COMMENTS = frozenset({"python", "ruby", "bash", "elixir"})
 _DASH_COMMENTS = frozenset({"lua", "haskell"})
 _SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*)")
+_BARE_COMMENT = re.compile(r"\s*(//|\*|#|--)\s*")  # a comment line with nothing in it: a paragraph break
+_WORD = re.compile(r"[A-Za-z]{3}")
+#: words of a notice's later paragraphs (the Apache licence's link and its warranty disclaimer)
+_NOTICE = re.compile(r"licen[cs]|copyright|warrant|liabilit|permission|distribut|"
+                     r"https?://\S*(apache|gnu|opensource|mozilla)\.org", re.IGNORECASE)
 #: words only a licence or copyright notice uses ("validates license keys" is not one)
 _LICENCE = re.compile(r"copyright\b|\(c\)\s*\d|©|spdx-license-identifier|all rights reserved|licensed (under|to)\b|"
                       r"permission is hereby granted|under the terms of|\blicen[cs]e,? version|"
@@ -51,8 +56,8 @@ _LICENCE = re.compile(r"copyright\b|\(c\)\s*\d|©|spdx-license-identifier|all ri
 
 def leading_licence(lines: list[str], language: str) -> int:
     """How many of a file's first lines its licence takes: the first comment block when it is a licence
-    notice, with the blank lines after it. In Go a comment block right above `package` is the package's
-    documentation, copyright line or not."""
+    notice (up to a paragraph of it that is not), with the blank lines after it. In Go a comment block
+    right above `package` is the package's documentation, copyright line or not."""
     end = 0
     while end < len(lines) and lines[end].strip() and _is_comment(lines[end], language):
         if lines[end].lstrip().startswith("/*"):  # a block comment: its lines need no comment mark
@@ -63,6 +68,13 @@ def leading_licence(lines: list[str], language: str) -> int:
         return 0
     if language == "go" and end < len(lines) and lines[end].strip():
         return 0
+    # the notice's paragraphs only: leveldb writes the file's own description in the same block, after a
+    # line with nothing but the comment mark (`//`)
+    paragraphs = [0, *(row + 1 for row in range(end) if _BARE_COMMENT.fullmatch(lines[row])), end]
+    for first, after in zip(paragraphs, paragraphs[1:], strict=False):
+        if first > 0 and after > first and not any(_NOTICE.search(line) for line in lines[first:after]) \
+                and any(_WORD.search(line) for line in lines[first:after]):
+            return first
     while end < len(lines) and not lines[end].strip():
         end += 1
     return end

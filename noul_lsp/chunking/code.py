@@ -28,6 +28,8 @@ _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
 _UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
 #: C and C++ type specifiers, definitions only with a body
 _TYPE_SPECIFIERS = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
+_TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
+_NO_BODY_CLAUSES = frozenset({"delete_method_clause", "default_method_clause"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
 #: kinds that may only wrap another definition (a Ruby namespace module, a C++ namespace), and the kinds
@@ -83,6 +85,12 @@ def _name(node: tree_sitter.Node) -> str:
     return ""
 
 
+def _without_template_arguments(name: str) -> str:
+    while (shorter := _TEMPLATE_ARGUMENTS.sub("", name)) != name:
+        name = shorter
+    return name
+
+
 def _last_row(node: tree_sitter.Node) -> int:
     """The node's last row: a preprocessor line (`#define MIN(a, b) ...`) ends at the start of the next,
     which is not its own."""
@@ -134,6 +142,8 @@ class CodeChunker:
         if node.type in spec.definitions:
             if node.type in _TYPE_SPECIFIERS and node.child_by_field_name("body") is None:
                 return None  # `struct jv_parser *p`, `struct inst;`: a use or a forward declaration
+            if node.type == "function_definition" and any(c.type in _NO_BODY_CLAUSES for c in node.children):
+                return None  # `SkipList(const SkipList&) = delete;`: found for `SkipList` before the class
             return node, spec.definitions[node.type], _name(node)
         if node.type in spec.wrappers:
             field_name = spec.wrappers[node.type]
@@ -181,6 +191,8 @@ class CodeChunker:
                 continue
             if kind == "function" and scope and scope_is_type:
                 kind = "method"
+            if "<" in name and self.spec.name == "cpp":  # `SkipList<Key, Comparator>::Insert` is SkipList's Insert
+                name = _without_template_arguments(name)
             name = name or kind
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
@@ -279,12 +291,14 @@ class CodeChunker:
     def _parse(self, text: str) -> tree_sitter.Tree:
         """The file's tree; for C and C++ whose conditional compilation breaks the parse (a `#if` inside an
         initializer list, a function's head in two `#ifdef` branches), the tree with those conditionals
-        read by their first branch (the directives and the other branches blanked, every line where it
-        was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
+        read by one branch (`_first_branches`: the directives and the other branches blanked, every line
+        where it was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
         Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
         branch is then part of the lines around it; the other conditionals are read as they are."""
-        if self.spec.name == "cpp":  # `class LEVELDB_EXPORT DB {`: the export macro blanked, or DB is a function
-            text = _EXPORT_MACRO.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        if self.spec.name in ("c", "cpp"):  # `class LEVELDB_EXPORT DB {`, `void Unlock() UNLOCK_FUNCTION();`:
+            # annotation macros blanked, or DB is a function and Unlock is named UNLOCK_FUNCTION
+            for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
+                text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
         tree = self.parser.parse(text.encode("utf-8", "surrogatepass"))
         if self.spec.name not in ("c", "cpp") or not tree.root_node.has_error or "#if" not in text:
             return tree
@@ -346,10 +360,14 @@ class CodeChunker:
         return chunks
 
 
-#: an all-capitals macro with an underscore between `class`/`struct` and the name (`LEVELDB_EXPORT`, `FMT_API`,
-#: `ABSL_MUST_USE_RESULT`): an export or alignment attribute, not a type (`struct RGB c{1, 2, 3};`)
-_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)"
+#: an all-capitals macro with an underscore or six letters or more between `class`/`struct` and the name
+#: (`LEVELDB_EXPORT`, `FMT_API`, `LOCKABLE`): an export or annotation macro, not a type (`struct RGB c{1, 2, 3};`)
+_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{5,})(?:\([^()\n]*\))?)"
                            r"(?=\s+(?!final\b)\w+\s*(?:final\b|[:{]))")
+#: an all-capitals macro after a function's parameters (Clang's thread-safety annotations:
+#: `EXCLUSIVE_LOCKS_REQUIRED(mu_)`, `UNLOCK_FUNCTION()`), before its body or semicolon
+_TRAILING_MACRO = re.compile(r"(\)[ \t]*(?:(?:const|override|noexcept|final)[ \t]*)*)([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)"
+                             r"(?=[ \t]*(?:[{;:]|$))", re.MULTILINE)
 _CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
 
 
@@ -358,15 +376,18 @@ class _Conditional:
     """One `#if`/`#ifdef`/`#ifndef` ... `#endif` of a file: the rows of its directives and where each branch
     starts."""
 
-    dead_first: bool  # `#if 0`: its `#else` is the branch to read
+    dead_first: bool  # `#if 0`, `#ifdef X`: its `#else` is the branch to read, when it has one
+    zero: bool  # `#if 0`: its first branch is never read
     branches: list[int]  # the row of each of its directives but `#endif`
     directive_rows: list[int]
     end: int = -1
 
 
 def _first_branches(text: str, errors: list[tuple[int, int]]) -> str:
-    """C source with each conditional that holds a row in error read by its first branch (the `#else` of an
-    `#if 0`): its directives and other branches blanked, every line where it was."""
+    """C source with each conditional that holds a row in error read by one branch, as if no macro were
+    defined (`#ifdef WIN32`'s and `#if 0`'s `#else`, `#ifndef`'s first; the first where that is unknown):
+    its directives and other branches blanked, every line where it was. jq's `main` was its Windows
+    `umain`."""
     lines = text.split("\n")
     closed: list[_Conditional] = []
     open_: list[_Conditional] = []
@@ -376,8 +397,10 @@ def _first_branches(text: str, errors: list[tuple[int, int]]) -> str:
             continued.directive_rows.append(row)
         elif (directive := _CONDITIONAL.match(line)) is not None:
             keyword, rest = directive.group(1), directive.group(2).strip()
-            if keyword in ("if", "ifdef", "ifndef"):
-                open_.append(_Conditional(keyword == "if" and re.match(r"0\b", rest) is not None, [row], [row]))
+            if keyword in ("if", "ifdef", "ifndef"):  # read as if no macro were defined: `#ifdef WIN32` false
+                zero = keyword == "if" and re.match(r"0\b", rest) is not None
+                undefined = zero or keyword == "ifdef" or (keyword == "if" and re.match(r"defined\b", rest) is not None)
+                open_.append(_Conditional(undefined, zero, [row], [row]))
             elif open_:
                 open_[-1].directive_rows.append(row)
                 if keyword == "endif":
@@ -396,7 +419,7 @@ def _first_branches(text: str, errors: list[tuple[int, int]]) -> str:
             continue
         blank.update(conditional.directive_rows)
         bounds = [*conditional.branches, conditional.end]
-        read = 1 if conditional.dead_first else 0
+        read = 1 if conditional.dead_first and (len(bounds) > 2 or conditional.zero) else 0
         for index, (first, after) in enumerate(zip(bounds, bounds[1:], strict=False)):
             if index != read:
                 blank.update(range(first + 1, after))

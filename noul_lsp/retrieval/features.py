@@ -340,7 +340,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
     file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
     roles = table.roles[files]
-    for role in roles_read_as_source(analysis.terms, analysis.shape):  # asked for by name: no prior against it
+    for role in roles_read_as_source(analysis.terms, analysis.shape, analysis.text):  # asked for: no prior against it
         roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)
     for role in ROLES:
         if role != "source":
