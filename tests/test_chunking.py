@@ -454,7 +454,7 @@ def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():
     assert [(c.symbol, c.names) for c in chunker.chunk("src/execute.c", uses)] == [("run", ())]
 
 
-def test_c_whose_conditionals_break_the_parse_is_read_by_its_first_branches():
+def test_c_whose_conditionals_break_the_parse_is_read_by_one_branch_of_each():
     """`#if` inside an initializer list made leveldb's `class Limiter` run to the end of env_posix.cc, and
     jq's `jv_dtoa.c` was one error node: the rows are read with the first branch of each conditional."""
     text = ("class Limiter {\n public:\n  Limiter(int max)\n#if !defined(NDEBUG)\n      : max_(max), acquires_(0) {\n"

@@ -291,7 +291,7 @@ class CodeChunker:
     def _parse(self, text: str) -> tree_sitter.Tree:
         """The file's tree; for C and C++ whose conditional compilation breaks the parse (a `#if` inside an
         initializer list, a function's head in two `#ifdef` branches), the tree with those conditionals
-        read by one branch (`_first_branches`: the directives and the other branches blanked, every line
+        read by one branch (`_one_branch_each`: the directives and the other branches blanked, every line
         where it was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
         Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
         branch is then part of the lines around it; the other conditionals are read as they are."""
@@ -303,8 +303,8 @@ class CodeChunker:
         if self.spec.name not in ("c", "cpp") or not tree.root_node.has_error or "#if" not in text:
             return tree
         errors = _error_rows(tree)
-        first_branches = self.parser.parse(_first_branches(text, errors).encode("utf-8", "surrogatepass"))
-        return first_branches if sum(b - a + 1 for a, b in _error_rows(first_branches)) < \
+        one_branch = self.parser.parse(_one_branch_each(text, errors).encode("utf-8", "surrogatepass"))
+        return one_branch if sum(b - a + 1 for a, b in _error_rows(one_branch)) < \
             sum(b - a + 1 for a, b in errors) else tree
 
     def _join_on_long_lines(self, segments: list[_Segment], lines: list[str]) -> list[_Segment]:
@@ -383,7 +383,7 @@ class _Conditional:
     end: int = -1
 
 
-def _first_branches(text: str, errors: list[tuple[int, int]]) -> str:
+def _one_branch_each(text: str, errors: list[tuple[int, int]]) -> str:
     """C source with each conditional that holds a row in error read by one branch, as if no macro were
     defined (`#ifdef WIN32`'s and `#if 0`'s `#else`, `#ifndef`'s first; the first where that is unknown):
     its directives and other branches blanked, every line where it was. jq's `main` was its Windows
