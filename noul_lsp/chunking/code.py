@@ -348,10 +348,15 @@ class CodeChunker:
             else:
                 parts.append((part_start, part_end, "\n".join(lines[part_start : part_end + 1])))
         chunks = []
+        # a window of a definition is headed by its name too when the header is only its scope's: the
+        # windows of leveldb's `struct Options` said "namespace leveldb (part 2 of 3)"
+        own = segment.symbol.rsplit(".", 1)[-1]
+        title = segment.symbol if not segment.header else segment.header if own in segment.header \
+            else f"{segment.header} {own}"
         for index, (part_start, part_end, part_text) in enumerate(parts, 1):
             header = segment.header
             if len(parts) > 1 and segment.kind != "module":
-                header = f"{segment.header or segment.symbol} (part {index} of {len(parts)})"
+                header = f"{title} (part {index} of {len(parts)})"
             # a definition kept whole but cut here all the same (its doc comment above made it too long):
             # each window lists the nested definitions that start in it
             names = tuple(name for name, row in segment.names if part_start <= row <= part_end)
