@@ -98,18 +98,22 @@ def _last_row(node: tree_sitter.Node) -> int:
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
+def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The body of a call's last argument that has one (`test('x', async t => {...})`)."""
+    arguments = call.child_by_field_name("arguments")
+    bodies = (a.child_by_field_name("body") for a in reversed(arguments.named_children)) if arguments is not None else ()
+    return next((body for body in bodies if body is not None), None)
+
+
 def _signature(node: tree_sitter.Node) -> str:
     """The definition's head (from the line of its name up to its body), whitespace-collapsed, at most 200
     characters."""
     body = node.child_by_field_name("body")
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
-    if body is None:  # a test call's block (Ruby's `it 'x' { }`) or callback (`test('x', async t => {`)
-        block = node.child_by_field_name("block")
-        arguments = node.child_by_field_name("arguments")
-        callback = next((c for c in reversed(arguments.named_children) if c.child_by_field_name("body") is not None),
-                        None) if arguments is not None and block is None else None
-        body = block if block is not None else callback.child_by_field_name("body") if callback is not None else None
+    if body is None:  # a test call's block (Ruby's `it 'x' { }`) or its callback's (`test('x', async t => {`)
+        body = node.child_by_field_name("block")
+        body = body if body is not None else _callback_body(node)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
     # from the line that names it: attributes, annotations and `#if` lines above (`[Serializable]`, `@MainActor`,
     # `@SuppressWarnings(...)`) took the three lines, and 43 of Polly's headers lacked the class's name
@@ -191,8 +195,8 @@ class CodeChunker:
                 continue
             if kind == "function" and scope and scope_is_type:
                 kind = "method"
-            if "<" in name and self.spec.name == "cpp":  # `SkipList<Key, Comparator>::Insert` is SkipList's Insert
-                name = _without_template_arguments(name)
+            if "<" in name and self.spec.preprocessed and "operator" not in name:  # `SkipList<K, C>::Insert`
+                name = _without_template_arguments(name)  # is SkipList's Insert
             name = name or kind
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
@@ -295,12 +299,14 @@ class CodeChunker:
         where it was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
         Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
         branch is then part of the lines around it; the other conditionals are read as they are."""
-        if self.spec.name in ("c", "cpp"):  # `class LEVELDB_EXPORT DB {`, `void Unlock() UNLOCK_FUNCTION();`:
-            # annotation macros blanked, or DB is a function and Unlock is named UNLOCK_FUNCTION
-            for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
-                text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        if not self.spec.preprocessed:
+            return self.parser.parse(text.encode("utf-8", "surrogatepass"))
+        # `class LEVELDB_EXPORT DB {`, `void Unlock() UNLOCK_FUNCTION();`: annotation macros blanked, or DB
+        # is a function and Unlock is named UNLOCK_FUNCTION
+        for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
+            text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
         tree = self.parser.parse(text.encode("utf-8", "surrogatepass"))
-        if self.spec.name not in ("c", "cpp") or not tree.root_node.has_error or "#if" not in text:
+        if not tree.root_node.has_error or "#if" not in text:
             return tree
         errors = _error_rows(tree)
         one_branch = self.parser.parse(_one_branch_each(text, errors).encode("utf-8", "surrogatepass"))

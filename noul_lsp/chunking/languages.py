@@ -46,6 +46,9 @@ class LanguageSpec:
     #: one name defined by consecutive clauses (Haskell's signature and equations, Elixir's function
     #: heads) is one definition
     clauses: bool = False
+    #: C's preprocessor: annotation macros blanked and erring `#if`s read by one branch before the parse
+    #: (code.py, `CodeChunker._parse`), template arguments out of names
+    preprocessed: bool = False
 
 
 _JS_DEFINITIONS = {
@@ -294,13 +297,14 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_java_definition),
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
-                      "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"}),
+                      "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
+                     preprocessed=True),
         LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
-                     {"template_declaration": None}, named_definition=_google_test_definition),
+                     {"template_declaration": None}, named_definition=_google_test_definition, preprocessed=True),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_test_definition,
