@@ -429,6 +429,25 @@ def test_swift_and_kotlin_types_are_of_the_kind_their_keyword_says():
         ("Naming", "interface"), ("Mode", "enum"), ("Spec", "class")]
 
 
+def test_a_kotlin_nested_class_with_its_constructor_on_the_next_line_is_parsed():
+    """kotlinpoet writes `public class Builder` and `internal constructor(` on two lines; tree-sitter-kotlin
+    1.1.0 ended the nested class there, and TypeSpec.kt was 1,022 of its 1,060 lines in one error node: its
+    Builder's methods were defined nowhere. The chunks keep the file's own lines."""
+    kotlin = ("public class TypeSpec\nprivate constructor(\n  builder: Builder,\n) {\n"
+              "  public fun toBuilder(): Builder = Builder(name)\n\n"
+              "  public class Builder\n  internal constructor(\n    internal val name: String?,\n  ) {\n"
+              "    public fun addFunction(funSpec: String): Builder = apply {\n      println(funSpec)\n    }\n"
+              "  }\n}\n")
+    chunker = FileChunker(IndexSettings(chunk_max_chars=120))
+    chunks = chunker.chunk("src/TypeSpec.kt", kotlin)
+    symbols = {c.symbol: c for c in chunks}
+    assert {"TypeSpec.toBuilder", "TypeSpec.Builder.addFunction"} <= set(symbols)
+    lines = kotlin.split("\n")
+    for chunk in chunks:
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+    assert symbols["TypeSpec.Builder.addFunction"].start_line == 11
+
+
 def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():
     """leveldb's `.h` files went through the C grammar: `namespace leveldb {` read as a function named
     `leveldb`, one of 74 classes found; a namespace held in one chunk was named by the namespace, and every

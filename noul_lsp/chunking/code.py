@@ -299,6 +299,8 @@ class CodeChunker:
         where it was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
         Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
         branch is then part of the lines around it; the other conditionals are read as they are."""
+        if self.spec.before_parse is not None:
+            text = self.spec.before_parse(text)
         if not self.spec.preprocessed:
             return self.parser.parse(text.encode("utf-8", "surrogatepass"))
         # `class LEVELDB_EXPORT DB {`, `void Unlock() UNLOCK_FUNCTION();`: annotation macros blanked, or DB

@@ -49,6 +49,9 @@ class LanguageSpec:
     #: C's preprocessor: annotation macros blanked and erring `#if`s read by one branch before the parse
     #: (code.py, `CodeChunker._parse`), template arguments out of names
     preprocessed: bool = False
+    #: a rewrite of the source before the parse that keeps every row where it is, for a shape the grammar
+    #: misreads (the chunks keep the file's own lines)
+    before_parse: Callable[[str], str] | None = None
 
 
 _JS_DEFINITIONS = {
@@ -224,6 +227,23 @@ def _declared_kind(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] 
     return node, kind, node_text(name) if name is not None else ""
 
 
+#: a class header alone on its line, its primary constructor on the next (`public class Builder` then
+#: `internal constructor(`)
+_KOTLIN_SPLIT_HEAD = re.compile(
+    r"^([ \t]*(?:(?:public|internal|private|protected|open|abstract|sealed|data|inner|final|annotation|value|enum)"
+    r"[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)[ \t]*\n"
+    r"[ \t]*((?:(?:public|internal|private|protected)[ \t]+)?(?:@\w+(?:\([^()\n]*\))?[ \t]+)*constructor[ \t]*\()",
+    re.MULTILINE)
+
+
+def _kotlin_joined_heads(text: str) -> str:
+    """Kotlin with a nested class's header and its primary constructor on one line, the line break moved
+    after the constructor's `(`: tree-sitter-kotlin 1.1.0 ends a nested class at its header's line break
+    (fwcd/tree-sitter-kotlin#75, fixed after that release), and kotlinpoet's `TypeSpec.kt` was 1,022 of its
+    1,060 lines in one error node, `TypeSpec` and its whole Builder defined nowhere."""
+    return _KOTLIN_SPLIT_HEAD.sub(lambda m: f"{m.group(1)} {m.group(2)}\n", text)
+
+
 _GOOGLE_TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
 
 
@@ -313,7 +333,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
                       "function_declaration": "function", "secondary_constructor": "constructor"},
                      frozenset({"class_declaration", "object_declaration", "companion_object"}),
-                     named_definition=_declared_kind),
+                     named_definition=_declared_kind, before_parse=_kotlin_joined_heads),
         LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",),
                      {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
                       "record_declaration": "record", "enum_declaration": "enum", "method_declaration": "method",
