@@ -69,7 +69,7 @@ MORE_EXPECTED = {
         ("Acme.JSON.Decoder.parse_value", "method", 12, 19), ("Acme.JSON.Encoder", "protocol", 22, 24)],
     "haskell/Runner.hs": [
         ("", "module", 1, 8), ("Summary", "data", 9, 12), ("runSpecs", "function", 14, 20),
-        ("Reporter", "class", 22, 23), ("Reporter", "instance", 25, 26)],
+        ("Reporter", "class", 22, 23), ("Reporter for ()", "instance", 25, 26)],
     "kotlin/RetryPolicy.kt": [
         ("", "module", 1, 3), ("RetryPolicy", "class", 5, 6), ("RetryPolicy.delayFor", "method", 7, 10),
         ("RetryPolicy.shouldRetry", "method", 12, 13), ("RetryPolicy.companion", "companion", 15, 17),
@@ -89,7 +89,7 @@ MORE_EXPECTED = {
         ("CacheSerializer", "protocol", 29, 31)],
     "zig/router.zig": [
         ("", "module", 1, 1), ("Router", "struct", 3, 14), ("", "module", 16, 16), ("notFound", "function", 18, 20),
-        ("an unknown path has no handler", "test", 22, 25)],
+        ('test "an unknown path has no handler"', "test", 22, 25)],
 }
 
 
@@ -446,6 +446,45 @@ def test_a_kotlin_nested_class_with_its_constructor_on_the_next_line_is_parsed()
     for chunk in chunks:
         assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
     assert symbols["TypeSpec.Builder.addFunction"].start_line == 11
+
+
+def test_tests_types_and_equations_of_bats_zig_haskell_and_elixir():
+    """What a chunk audit of oh-my-bash, pyenv, rbenv, hspec, jason and http.zig found (docs/benchmarks.md):
+    bats tests were 40-line windows; a Zig generic type (`fn Server(comptime H: type) type`) was one function
+    cut into windows, its methods no chunk of their own; Zig and ExUnit test titles were definitions beside
+    the code they test; Haskell's function types were nested definitions named `function`, an equation's
+    `where` helpers were lost, and an instance was a definition of its class."""
+    chunker = FileChunker(IndexSettings())
+    bats = ('#!/usr/bin/env bats\n\nload test_helper\n\n@test "fails with invalid version" {\n  run rbenv-exec ruby -v\n'
+            '  assert_failure "rbenv: version \\`2.0\' is not installed"\n}\n\n@test \'lists executables\' {\n  run ls\n}\n')
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunker.chunk("test/exec.bats", bats)][1:] == [
+        ('test "fails with invalid version"', "test", 5, 8), ('test "lists executables"', "test", 10, 12)]
+    assert chunker.chunk("test/exec.bats", bats)[1].text.startswith('@test "fails')  # the file's own lines
+    zig = ("pub fn Server(comptime H: type) type {\n    return struct {\n        handler: H,\n"
+           "        pub fn init(h: H) @This() {\n            return .{ .handler = h };\n        }\n    };\n}\n\n"
+           'test "Server: init" {\n    _ = Server(u8).init(1);\n}\n')
+    assert [(c.symbol, c.kind) for c in FileChunker(IndexSettings(chunk_max_chars=100)).chunk("src/server.zig", zig)
+            if c.kind != "struct"] == [("Server.init", "method"), ('test "Server: init"', "test")]
+    haskell = ("module M where\n\nfailWith :: Int -> (String -> IO a) -> IO a\nfailWith n k = go n\n  where\n"
+               "    go x = k (show x)\n\ninstance Example (a -> Result) where\n  evaluateExample e = e\n\n"
+               "a `shouldYield` b = a == b\n")
+    assert [(c.symbol, c.kind, c.names) for c in chunker.chunk("src/M.hs", haskell)] == [
+        ("failWith", "function", ("failWith.go",)),
+        ("Example for (a -> Result)", "instance", ("Example for (a -> Result).evaluateExample",)),
+        ("shouldYield", "function", ())]
+    elixir = 'defmodule Jason.EncodeTest do\n  use ExUnit.Case\n\n  test "atom" do\n    assert 1 == 1\n  end\nend\n'
+    assert [c.names for c in chunker.chunk("test/encode_test.exs", elixir)] == [('Jason.EncodeTest.test "atom"',)]
+
+
+def test_a_scala_method_ends_at_its_code_and_the_next_ones_doc_is_the_next_ones():
+    """tree-sitter-scala's `def f =` body runs on to the next member's indentation: scopt's `programName` held
+    `/** adds usage text. */` and the line of `def head`, which was `head`'s first line too."""
+    scala = ("abstract class OParserBuilder[C] {\n  def programName(x: String): OParser[Unit, C] =\n"
+             "    wrap(makeDef[Unit](OptionDefKind.ProgramName, \"\")).text(x)\n\n  /** adds usage text. */\n"
+             "  def head(xs: String*): OParser[Unit, C] =\n    wrap(makeDef[Unit](OptionDefKind.Head, \"\"))\n}\n")
+    chunks = FileChunker(IndexSettings(chunk_max_chars=150)).chunk("src/OParser.scala", scala)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if "." in c.symbol] == [
+        ("OParserBuilder.programName", 2, 3), ("OParserBuilder.head", 5, 7)]
 
 
 def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():

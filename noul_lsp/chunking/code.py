@@ -98,6 +98,23 @@ def _last_row(node: tree_sitter.Node) -> int:
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
+def _code_end(node: tree_sitter.Node) -> tuple[int, tuple[int, int] | None]:
+    """The last row of a definition's code, and (first, last) rows of the comments after it inside the node:
+    tree-sitter-scala's `def f =` body runs on through the blank lines and the next member's `/** doc */` to
+    that member's indentation (scopt's builder API: 38 docs in the method above the one they describe)."""
+    current, comments = node, None
+    for _ in range(64):
+        kids = current.children
+        code = [k for k in kids if k.type not in _COMMENTS and k.end_byte > k.start_byte]
+        if not code:
+            break
+        after = [k for k in kids if k.type in _COMMENTS and k.start_byte >= code[-1].end_byte]
+        if after:
+            comments = (after[0].start_point.row, _last_row(after[-1]))
+        current = code[-1]
+    return _last_row(current), comments
+
+
 def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
     """The body of a call's last argument that has one (`test('x', async t => {...})`)."""
     arguments = call.child_by_field_name("arguments")
@@ -201,6 +218,10 @@ class CodeChunker:
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
             start, end = (attached if attached is not None else child.start_point.row), _last_row(child)
+            if self.spec.bodies_overrun:  # its doc comment is the next definition's, not this one's last lines
+                end, trailing = _code_end(child)
+                if trailing is not None:
+                    comment_start, previous_end = trailing
             if child.end_byte - child.start_byte <= self.max_chars:
                 names = tuple(self._nested(inner, symbol))
                 symbol, kind = self._through_namespaces(inner, symbol, kind)
@@ -461,6 +482,9 @@ def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
         if (last is not None and not last.filler and not segment.filler and last.symbol == segment.symbol
                 and last.kind == segment.kind and segment.start <= last.end + 2):
             last.end = max(last.end, segment.end)
+            # the equations' `where` helpers with the signature's names (374 of hspec's 378 were defined nowhere)
+            known = {name for name, _ in last.names}
+            last.names = (*last.names, *(n for n in segment.names if n[0] not in known))[:MAX_NESTED]
         else:
             joined.append(segment)
     return joined

@@ -52,6 +52,9 @@ class LanguageSpec:
     #: a rewrite of the source before the parse that keeps every row where it is, for a shape the grammar
     #: misreads (the chunks keep the file's own lines)
     before_parse: Callable[[str], str] | None = None
+    #: a definition's node runs on past its code, through the comments up to the next definition
+    #: (tree-sitter-scala's indented bodies): it ends at its last code, the comments go to the next
+    bodies_overrun: bool = False
 
 
 _JS_DEFINITIONS = {
@@ -97,6 +100,8 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
         head = head.child_by_field_name("left")
     if head is not None and head.type == "call":  # def name(x): the call's target is the name
         head = head.child_by_field_name("target") or head
+    if kind in ("test", "describe"):  # a title, quoted: `test "atom"` tests Jason.Encode.atom, it defines nothing
+        return node, kind, _test_title(kind, head if head is not None and head.type == "string" else None)
     if head is None:
         name = ""
     elif head.type == "string":
@@ -162,6 +167,10 @@ def _test_title(verb: str, title: tree_sitter.Node | None) -> str:
     text = node_text(title) if title is not None else ""
     if title is not None and title.type in ("string", "template_string"):
         text = text[1:-1] if len(text) >= 2 else text
+    return _quoted_title(verb, text)
+
+
+def _quoted_title(verb: str, text: str) -> str:
     text = _TITLE_SPACE.sub(" ", text.replace('"', "'")).strip()[:80]
     return f'{verb} "{text}"'
 
@@ -271,10 +280,25 @@ _ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "
 
 
 def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`const Parser = struct { ... }` (a type is a constant bound to a container) and `test "name" { }`."""
+    """`const Parser = struct { ... }` (a type is a constant bound to a container), a generic type (`fn
+    Server(comptime H: type) type { return struct { ... }; }`: http.zig's server, router and workers, 144 of
+    their 154 methods cut into windows of the function) and `test "name" { }` (its title quoted, as other
+    languages' test titles are: `test "Request: canKeepAlive"` defined `canKeepAlive` beside the method)."""
     if node.type == "test_declaration":
         title = next((c for c in node.named_children if c.type in ("string", "identifier")), None)
-        return node, "test", node_text(title).strip('"') if title is not None else "test"
+        return node, "test", _test_title("test", title)
+    if node.type == "function_declaration":
+        returned = node.child_by_field_name("type")
+        body = node.child_by_field_name("body")
+        if returned is None or node_text(returned) != "type" or body is None:
+            return None  # a function (the `definitions` entry)
+        for statement in body.named_children:
+            value = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children else None
+            if value is not None and value.type == "return_expression" and value.named_children \
+                    and value.named_children[0].type in _ZIG_CONTAINERS:
+                name = node.child_by_field_name("name")
+                return node, _ZIG_CONTAINERS[value.named_children[0].type], node_text(name) if name is not None else ""
+        return None
     if node.type != "variable_declaration":
         return None
     name = next((c for c in node.named_children if c.type == "identifier"), None)
@@ -282,6 +306,52 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     if name is None or value is None:
         return None
     return node, _ZIG_CONTAINERS[value.type], node_text(name)
+
+
+#: a bats test's head: `@test "can exec" {`
+_BATS_TEST = re.compile(r"""^([ \t]*)@test[ \t]+(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')[ \t]*\{""", re.MULTILINE)
+#: what a bats test's head is read as: a function named by the title's hex (`_bats_rewritten`)
+_BATS_FUNCTION = "__noul_bats_test_"
+
+
+def _bats_rewritten(text: str) -> str:
+    """Bash whose bats tests (`@test "title" {`, which tree-sitter-bash reads as a command) are functions named
+    by their title's hex digits, each on its row: pyenv's and rbenv's 597 tests were 40-line windows."""
+    return _BATS_TEST.sub(lambda m: f"{m.group(1)}{_BATS_FUNCTION}"
+                          f"{(m.group(2) if m.group(2) is not None else m.group(3))[:80].encode().hex()}() {{", text)
+
+
+def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """A bats test (read as a function by `_bats_rewritten`): the test `test "can exec"`."""
+    if node.type != "function_definition":
+        return None
+    name = node_text(node.child_by_field_name("name")) if node.child_by_field_name("name") is not None else ""
+    if not name.startswith(_BATS_FUNCTION):
+        return None
+    try:
+        title = bytes.fromhex(name[len(_BATS_FUNCTION):]).decode("utf-8", "replace")
+    except ValueError:
+        title = ""
+    return node, "test", _quoted_title("test", title)
+
+
+def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """An equation is a `function` node with a name, or an infix one (``a `shouldYield` b = ...``); a
+    function *type* (`Int -> IO a`) is a `function` node too, and 1,318 of hspec's 1,367 nested names were
+    `X.function`. An instance is named like Rust's impl (`Example for (a -> Result)`): named by its class
+    alone, seven of hspec's instances were definitions of `Example`, as its class is."""
+    if node.type == "function":
+        name = node.child_by_field_name("name")
+        if name is not None:
+            return node, "function", node_text(name)
+        infix = next((c for c in node.named_children if c.type == "infix"), None)
+        operator = infix.child_by_field_name("operator") if infix is not None else None
+        return (node, "function", node_text(operator).strip("`")) if operator is not None else None
+    if node.type == "instance":
+        name, patterns = node.child_by_field_name("name"), node.child_by_field_name("patterns")
+        if name is not None and patterns is not None:
+            return node, "instance", f"{node_text(name)} for {_TITLE_SPACE.sub(' ', node_text(patterns))[:80]}"
+    return None
 
 
 LANGUAGES: dict[str, LanguageSpec] = {
@@ -351,7 +421,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"),
                      {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
-                     frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"})),
+                     frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"}),
+                     bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,
                      container_kinds=_TEST_GROUPS),
@@ -360,15 +431,16 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
                      leading=frozenset({"unary_operator"}), clauses=True),
         LanguageSpec("haskell", "tree_sitter_haskell", "language", (".hs",),
-                     {"function": "function", "bind": "function", "signature": "function", "data_type": "data",
+                     {"bind": "function", "signature": "function", "data_type": "data",
                       "newtype": "newtype", "class": "class", "instance": "instance", "type_synonym": "type",
                       "type_family": "type"},
-                     frozenset({"class", "instance"}), clauses=True),
+                     frozenset({"class", "instance"}), named_definition=_haskell_definition, clauses=True),
         LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",),
                      {"function_declaration": "function"}, named_definition=_zig_definition,
                      container_kinds=frozenset({"struct", "enum", "union", "opaque"})),
-        LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash"),
-                     {"function_definition": "function"}),
+        LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats"),
+                     {"function_definition": "function"}, named_definition=_bash_definition,
+                     before_parse=_bats_rewritten),
     )
 }
 
@@ -394,7 +466,7 @@ def language_for_path(path: str) -> LanguageSpec | None:
 
 
 _SHEBANG = re.compile(r"#!\s*\S*/(?:env\s+(?:-\S+\s+)*)?([A-Za-z]+)")
-_INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "ksh": "bash", "python": "python",
+_INTERPRETERS = {"bash": "bash", "bats": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "ksh": "bash", "python": "python",
                  "node": "javascript", "ruby": "ruby", "lua": "lua", "elixir": "elixir", "php": "php"}
 
 
