@@ -476,6 +476,20 @@ def test_tests_types_and_equations_of_bats_zig_haskell_and_elixir():
     assert [c.names for c in chunker.chunk("test/encode_test.exs", elixir)] == [('Jason.EncodeTest.test "atom"',)]
 
 
+def test_bash_whose_expansions_break_the_parse_is_read_again_without_them():
+    """tree-sitter-bash 0.25.1 errs on some expansions and extglobs, and the error took the function in:
+    oh-my-bash's `_svn` completion (1,421 rows) was windows with no name, `omb-prompt-colors.sh` one error."""
+    chunker = FileChunker(IndexSettings())
+    completion = ('_svn() {\n  local cur\n  case $prev in\n    @(<|>|>>|[12]>|[12]>>))\n      return 0;;\n  esac\n}\n\n'
+                  '_svn_helper() {\n  echo "x"\n}\n')
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunker.chunk("completions/svn.completion.sh", completion)] \
+        == [("_svn", 1, 7), ("_svn_helper", 9, 11)]
+    colors = '_construct_sgr() {\n  local out=\n  out=${out:+$out;}1\n  echo "$out"\n}\n\n_color_prompt() {\n  echo p\n}\n'
+    chunks = chunker.chunk("lib/omb-prompt-colors.sh", colors)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("_construct_sgr", 1, 5), ("_color_prompt", 7, 9)]
+    assert "${out:+$out;}1" in chunks[0].text  # the file's own lines
+
+
 def test_a_scala_method_ends_at_its_code_and_the_next_ones_doc_is_the_next_ones():
     """tree-sitter-scala's `def f =` body runs on to the next member's indentation: scopt's `programName` held
     `/** adds usage text. */` and the line of `def head`, which was `head`'s first line too."""

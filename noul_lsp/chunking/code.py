@@ -17,6 +17,7 @@ import tree_sitter
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
+from noul_lsp.chunking.rewrites import error_rows
 from noul_lsp.chunking.text import is_long, line_pieces
 
 _IDENTIFIER_TYPES = frozenset({
@@ -314,27 +315,22 @@ class CodeChunker:
         return chunks
 
     def _parse(self, text: str) -> tree_sitter.Tree:
-        """The file's tree; for C and C++ whose conditional compilation breaks the parse (a `#if` inside an
-        initializer list, a function's head in two `#ifdef` branches), the tree with those conditionals
-        read by one branch (`_one_branch_each`: the directives and the other branches blanked, every line
-        where it was), when that has fewer rows in error. jq's `jv_dtoa.c` was one error node, leveldb's `class
-        Limiter` ran to the end of `env_posix.cc`. A definition only in an erring conditional's other
-        branch is then part of the lines around it; the other conditionals are read as they are."""
-        if self.spec.before_parse is not None:
-            text = self.spec.before_parse(text)
-        if not self.spec.preprocessed:
-            return self.parser.parse(text.encode("utf-8", "surrogatepass"))
-        # `class LEVELDB_EXPORT DB {`, `void Unlock() UNLOCK_FUNCTION();`: annotation macros blanked, or DB
-        # is a function and Unlock is named UNLOCK_FUNCTION
-        for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
-            text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        """The file's tree, read through the language's rewrites (rewrites.py): `before_parse` always; where
+        the parse has errors, `reread` on the rows in error, that tree kept when fewer rows err (C whose
+        conditional compilation breaks the parse: jq's `jv_dtoa.c` was one error node, leveldb's `class
+        Limiter` ran to the end of `env_posix.cc`; bash's expansions)."""
+        spec = self.spec
+        if spec.before_parse is not None:
+            text = spec.before_parse(text)
         tree = self.parser.parse(text.encode("utf-8", "surrogatepass"))
-        if not tree.root_node.has_error or "#if" not in text:
+        if spec.reread is None or not tree.root_node.has_error:
             return tree
-        errors = _error_rows(tree)
-        one_branch = self.parser.parse(_one_branch_each(text, errors).encode("utf-8", "surrogatepass"))
-        return one_branch if sum(b - a + 1 for a, b in _error_rows(one_branch)) < \
-            sum(b - a + 1 for a, b in errors) else tree
+        errors = error_rows(tree)
+        again = spec.reread(text, errors)
+        if again == text:
+            return tree
+        second = self.parser.parse(again.encode("utf-8", "surrogatepass"))
+        return second if sum(b - a + 1 for a, b in error_rows(second)) < sum(b - a + 1 for a, b in errors) else tree
 
     def _join_on_long_lines(self, segments: list[_Segment], lines: list[str]) -> list[_Segment]:
         """Definitions that share a long line (`text.is_long`: a minified bundle's thousands on one line) as
@@ -392,84 +388,6 @@ class CodeChunker:
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks
-
-
-#: an all-capitals macro with an underscore or six letters or more between `class`/`struct` and the name
-#: (`LEVELDB_EXPORT`, `FMT_API`, `LOCKABLE`): an export or annotation macro, not a type (`struct RGB c{1, 2, 3};`)
-_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{5,})(?:\([^()\n]*\))?)"
-                           r"(?=\s+(?!final\b)\w+\s*(?:final\b|[:{]))")
-#: an all-capitals macro after a function's parameters (Clang's thread-safety annotations:
-#: `EXCLUSIVE_LOCKS_REQUIRED(mu_)`, `UNLOCK_FUNCTION()`), before its body or semicolon
-_TRAILING_MACRO = re.compile(r"(\)[ \t]*(?:(?:const|override|noexcept|final)[ \t]*)*)([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)"
-                             r"(?=[ \t]*(?:[{;:]|$))", re.MULTILINE)
-_CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
-
-
-@dataclass(slots=True)
-class _Conditional:
-    """One `#if`/`#ifdef`/`#ifndef` ... `#endif` of a file: the rows of its directives and where each branch
-    starts."""
-
-    dead_first: bool  # `#if 0`, `#ifdef X`: its `#else` is the branch to read, when it has one
-    zero: bool  # `#if 0`: its first branch is never read
-    branches: list[int]  # the row of each of its directives but `#endif`
-    directive_rows: list[int]
-    end: int = -1
-
-
-def _one_branch_each(text: str, errors: list[tuple[int, int]]) -> str:
-    """C source with each conditional that holds a row in error read by one branch, as if no macro were
-    defined (`#ifdef WIN32`'s and `#if 0`'s `#else`, `#ifndef`'s first; the first where that is unknown):
-    its directives and other branches blanked, every line where it was. jq's `main` was its Windows
-    `umain`."""
-    lines = text.split("\n")
-    closed: list[_Conditional] = []
-    open_: list[_Conditional] = []
-    continued: _Conditional | None = None  # the conditional whose directive the line before continued
-    for row, line in enumerate(lines):
-        if continued is not None:
-            continued.directive_rows.append(row)
-        elif (directive := _CONDITIONAL.match(line)) is not None:
-            keyword, rest = directive.group(1), directive.group(2).strip()
-            if keyword in ("if", "ifdef", "ifndef"):  # read as if no macro were defined: `#ifdef WIN32` false
-                zero = keyword == "if" and re.match(r"0\b", rest) is not None
-                undefined = zero or keyword == "ifdef" or (keyword == "if" and re.match(r"defined\b", rest) is not None)
-                open_.append(_Conditional(undefined, zero, [row], [row]))
-            elif open_:
-                open_[-1].directive_rows.append(row)
-                if keyword == "endif":
-                    open_[-1].end = row
-                    closed.append(open_.pop())
-                else:
-                    open_[-1].branches.append(row)
-            continued = (open_[-1] if keyword != "endif" and open_ else closed[-1] if closed else None) \
-                if line.rstrip().endswith("\\") else None
-            continue
-        if not line.rstrip().endswith("\\"):
-            continued = None
-    blank = set()
-    for conditional in closed:
-        if not any(start <= conditional.end and conditional.branches[0] <= end for start, end in errors):
-            continue
-        blank.update(conditional.directive_rows)
-        bounds = [*conditional.branches, conditional.end]
-        read = 1 if conditional.dead_first and (len(bounds) > 2 or conditional.zero) else 0
-        for index, (first, after) in enumerate(zip(bounds, bounds[1:], strict=False)):
-            if index != read:
-                blank.update(range(first + 1, after))
-    return "\n".join("" if row in blank else line for row, line in enumerate(lines))
-
-
-def _error_rows(tree: tree_sitter.Tree) -> list[tuple[int, int]]:
-    """(first, last) rows of the tree's outermost error nodes."""
-    found, pending = [], [tree.root_node]
-    while pending:
-        node = pending.pop()
-        if node.type == "ERROR" or node.is_missing:
-            found.append((node.start_point.row, node.end_point.row))
-        elif node.has_error:
-            pending.extend(node.children)
-    return found
 
 
 def _join_clauses(segments: list[_Segment]) -> list[_Segment]:

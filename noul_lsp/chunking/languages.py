@@ -19,6 +19,15 @@ from functools import lru_cache
 
 import tree_sitter
 
+from noul_lsp.chunking.rewrites import (
+    BATS_FUNCTION,
+    bash_expansions_blanked,
+    bats_rewritten,
+    c_macros_blanked,
+    kotlin_joined_heads,
+    one_branch_each,
+)
+
 #: (the definition node, its kind, its name) for a node that defines something its type does not say
 NamedDefinition = Callable[[tree_sitter.Node], "tuple[tree_sitter.Node, str, str] | None"]
 
@@ -46,12 +55,14 @@ class LanguageSpec:
     #: one name defined by consecutive clauses (Haskell's signature and equations, Elixir's function
     #: heads) is one definition
     clauses: bool = False
-    #: C's preprocessor: annotation macros blanked and erring `#if`s read by one branch before the parse
-    #: (code.py, `CodeChunker._parse`), template arguments out of names
+    #: C's templates: their arguments out of a definition's name (`SkipList<K, C>::Insert` is SkipList's Insert)
     preprocessed: bool = False
-    #: a rewrite of the source before the parse that keeps every row where it is, for a shape the grammar
-    #: misreads (the chunks keep the file's own lines)
+    #: a rewrite of the source before the parse, every row kept where it is, for a shape the grammar misreads
+    #: everywhere (rewrites.py)
     before_parse: Callable[[str], str] | None = None
+    #: a second reading of a source whose parse has errors (given the rows in error), every row kept where it
+    #: is: its tree is kept when fewer rows err (rewrites.py: C's conditionals, bash's expansions)
+    reread: Callable[[str, list[tuple[int, int]]], str] | None = None
     #: a definition's node runs on past its code, through the comments up to the next definition
     #: (tree-sitter-scala's indented bodies): it ends at its last code, the comments go to the next
     bodies_overrun: bool = False
@@ -236,23 +247,6 @@ def _declared_kind(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] 
     return node, kind, node_text(name) if name is not None else ""
 
 
-#: a class header alone on its line, its primary constructor on the next (`public class Builder` then
-#: `internal constructor(`)
-_KOTLIN_SPLIT_HEAD = re.compile(
-    r"^([ \t]*(?:(?:public|internal|private|protected|open|abstract|sealed|data|inner|final|annotation|value|enum)"
-    r"[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)[ \t]*\n"
-    r"[ \t]*((?:(?:public|internal|private|protected)[ \t]+)?(?:@\w+(?:\([^()\n]*\))?[ \t]+)*constructor[ \t]*\()",
-    re.MULTILINE)
-
-
-def _kotlin_joined_heads(text: str) -> str:
-    """Kotlin with a nested class's header and its primary constructor on one line, the line break moved
-    after the constructor's `(`: tree-sitter-kotlin 1.1.0 ends a nested class at its header's line break
-    (fwcd/tree-sitter-kotlin#75, fixed after that release), and kotlinpoet's `TypeSpec.kt` was 1,022 of its
-    1,060 lines in one error node, `TypeSpec` and its whole Builder defined nowhere."""
-    return _KOTLIN_SPLIT_HEAD.sub(lambda m: f"{m.group(1)} {m.group(2)}\n", text)
-
-
 _GOOGLE_TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
 
 
@@ -308,28 +302,15 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     return node, _ZIG_CONTAINERS[value.type], node_text(name)
 
 
-#: a bats test's head: `@test "can exec" {`
-_BATS_TEST = re.compile(r"""^([ \t]*)@test[ \t]+(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')[ \t]*\{""", re.MULTILINE)
-#: what a bats test's head is read as: a function named by the title's hex (`_bats_rewritten`)
-_BATS_FUNCTION = "__noul_bats_test_"
-
-
-def _bats_rewritten(text: str) -> str:
-    """Bash whose bats tests (`@test "title" {`, which tree-sitter-bash reads as a command) are functions named
-    by their title's hex digits, each on its row: pyenv's and rbenv's 597 tests were 40-line windows."""
-    return _BATS_TEST.sub(lambda m: f"{m.group(1)}{_BATS_FUNCTION}"
-                          f"{(m.group(2) if m.group(2) is not None else m.group(3))[:80].encode().hex()}() {{", text)
-
-
 def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """A bats test (read as a function by `_bats_rewritten`): the test `test "can exec"`."""
     if node.type != "function_definition":
         return None
     name = node_text(node.child_by_field_name("name")) if node.child_by_field_name("name") is not None else ""
-    if not name.startswith(_BATS_FUNCTION):
+    if not name.startswith(BATS_FUNCTION):
         return None
     try:
-        title = bytes.fromhex(name[len(_BATS_FUNCTION):]).decode("utf-8", "replace")
+        title = bytes.fromhex(name[len(BATS_FUNCTION):]).decode("utf-8", "replace")
     except ValueError:
         title = ""
     return node, "test", _quoted_title("test", title)
@@ -388,13 +369,14 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
-                     preprocessed=True),
+                     preprocessed=True, before_parse=c_macros_blanked, reread=one_branch_each),
         LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
-                     {"template_declaration": None}, named_definition=_google_test_definition, preprocessed=True),
+                     {"template_declaration": None}, named_definition=_google_test_definition, preprocessed=True,
+                     before_parse=c_macros_blanked, reread=one_branch_each),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_test_definition,
@@ -403,7 +385,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
                       "function_declaration": "function", "secondary_constructor": "constructor"},
                      frozenset({"class_declaration", "object_declaration", "companion_object"}),
-                     named_definition=_declared_kind, before_parse=_kotlin_joined_heads),
+                     named_definition=_declared_kind, before_parse=kotlin_joined_heads),
         LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",),
                      {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
                       "record_declaration": "record", "enum_declaration": "enum", "method_declaration": "method",
@@ -440,7 +422,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      container_kinds=frozenset({"struct", "enum", "union", "opaque"})),
         LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats"),
                      {"function_definition": "function"}, named_definition=_bash_definition,
-                     before_parse=_bats_rewritten),
+                     before_parse=bats_rewritten, reread=bash_expansions_blanked),
     )
 }
 

@@ -1,0 +1,151 @@
+"""Rewrites of source text for a grammar that misreads it, each keeping every row where it was (the chunks
+keep the file's own lines; only the parse reads the rewrite).
+
+`before_parse` rewrites (`LanguageSpec.before_parse`) run on every file of the language: a shape tree-sitter's
+grammar reads wrongly everywhere. `reread` rewrites (`LanguageSpec.reread`) run only where the first parse has
+errors, on the rows in error, and their tree is kept when fewer rows err: C's conditional compilation, bash's
+parameter expansions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+
+#: a class header alone on its line, its primary constructor on the next (`public class Builder` then
+#: `internal constructor(`)
+_KOTLIN_SPLIT_HEAD = re.compile(
+    r"^([ \t]*(?:(?:public|internal|private|protected|open|abstract|sealed|data|inner|final|annotation|value|enum)"
+    r"[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)[ \t]*\n"
+    r"[ \t]*((?:(?:public|internal|private|protected)[ \t]+)?(?:@\w+(?:\([^()\n]*\))?[ \t]+)*constructor[ \t]*\()",
+    re.MULTILINE)
+
+
+def kotlin_joined_heads(text: str) -> str:
+    """Kotlin with a nested class's header and its primary constructor on one line, the line break moved
+    after the constructor's `(`: tree-sitter-kotlin 1.1.0 ends a nested class at its header's line break
+    (fwcd/tree-sitter-kotlin#75, fixed after that release), and kotlinpoet's `TypeSpec.kt` was 1,022 of its
+    1,060 lines in one error node, `TypeSpec` and its whole Builder defined nowhere."""
+    return _KOTLIN_SPLIT_HEAD.sub(lambda m: f"{m.group(1)} {m.group(2)}\n", text)
+
+
+#: a bats test's head: `@test "can exec" {`
+_BATS_TEST = re.compile(r"""^([ \t]*)@test[ \t]+(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')[ \t]*\{""", re.MULTILINE)
+#: what a bats test's head is read as: a function named by the title's hex (`bats_rewritten`)
+BATS_FUNCTION = "__noul_bats_test_"
+
+
+def bats_rewritten(text: str) -> str:
+    """Bash whose bats tests (`@test "title" {`, which tree-sitter-bash reads as a command) are functions named
+    by their title's hex digits, each on its row: pyenv's and rbenv's 597 tests were 40-line windows."""
+    return _BATS_TEST.sub(lambda m: f"{m.group(1)}{BATS_FUNCTION}"
+                          f"{(m.group(2) if m.group(2) is not None else m.group(3))[:80].encode().hex()}() {{", text)
+
+
+#: an all-capitals macro with an underscore or six letters or more between `class`/`struct` and the name
+#: (`LEVELDB_EXPORT`, `FMT_API`, `LOCKABLE`): an export or annotation macro, not a type (`struct RGB c{1, 2, 3};`)
+_EXPORT_MACRO = re.compile(r"\b((?:class|struct)\s+)((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{5,})(?:\([^()\n]*\))?)"
+                           r"(?=\s+(?!final\b)\w+\s*(?:final\b|[:{]))")
+#: an all-capitals macro after a function's parameters (Clang's thread-safety annotations:
+#: `EXCLUSIVE_LOCKS_REQUIRED(mu_)`, `UNLOCK_FUNCTION()`), before its body or semicolon
+_TRAILING_MACRO = re.compile(r"(\)[ \t]*(?:(?:const|override|noexcept|final)[ \t]*)*)([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)"
+                             r"(?=[ \t]*(?:[{;:]|$))", re.MULTILINE)
+
+
+def c_macros_blanked(text: str) -> str:
+    """C and C++ with the export and annotation macros blanked: `class LEVELDB_EXPORT DB {` was a function
+    named DB, `void Unlock() UNLOCK_FUNCTION();` a function named UNLOCK_FUNCTION."""
+    for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
+        text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+    return text
+
+
+_CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
+
+
+@dataclass(slots=True)
+class _Conditional:
+    """One `#if`/`#ifdef`/`#ifndef` ... `#endif` of a file: the rows of its directives and where each branch
+    starts."""
+
+    dead_first: bool  # `#if 0`, `#ifdef X`: its `#else` is the branch to read, when it has one
+    zero: bool  # `#if 0`: its first branch is never read
+    branches: list[int]  # the row of each of its directives but `#endif`
+    directive_rows: list[int]
+    end: int = -1
+
+
+def one_branch_each(text: str, errors: list[tuple[int, int]]) -> str:
+    """C source with each conditional that holds a row in error read by one branch, as if no macro were
+    defined (`#ifdef WIN32`'s and `#if 0`'s `#else`, `#ifndef`'s first; the first where that is unknown):
+    its directives and other branches blanked, every line where it was. jq's `main` was its Windows
+    `umain`."""
+    lines = text.split("\n")
+    closed: list[_Conditional] = []
+    open_: list[_Conditional] = []
+    continued: _Conditional | None = None  # the conditional whose directive the line before continued
+    for row, line in enumerate(lines):
+        if continued is not None:
+            continued.directive_rows.append(row)
+        elif (directive := _CONDITIONAL.match(line)) is not None:
+            keyword, rest = directive.group(1), directive.group(2).strip()
+            if keyword in ("if", "ifdef", "ifndef"):  # read as if no macro were defined: `#ifdef WIN32` false
+                zero = keyword == "if" and re.match(r"0\b", rest) is not None
+                undefined = zero or keyword == "ifdef" or (keyword == "if" and re.match(r"defined\b", rest) is not None)
+                open_.append(_Conditional(undefined, zero, [row], [row]))
+            elif open_:
+                open_[-1].directive_rows.append(row)
+                if keyword == "endif":
+                    open_[-1].end = row
+                    closed.append(open_.pop())
+                else:
+                    open_[-1].branches.append(row)
+            continued = (open_[-1] if keyword != "endif" and open_ else closed[-1] if closed else None) \
+                if line.rstrip().endswith("\\") else None
+            continue
+        if not line.rstrip().endswith("\\"):
+            continued = None
+    blank = set()
+    for conditional in closed:
+        if not any(start <= conditional.end and conditional.branches[0] <= end for start, end in errors):
+            continue
+        blank.update(conditional.directive_rows)
+        bounds = [*conditional.branches, conditional.end]
+        read = 1 if conditional.dead_first and (len(bounds) > 2 or conditional.zero) else 0
+        for index, (first, after) in enumerate(zip(bounds, bounds[1:], strict=False)):
+            if index != read:
+                blank.update(range(first + 1, after))
+    return "\n".join("" if row in blank else line for row, line in enumerate(lines))
+
+
+def error_rows(tree: tree_sitter.Tree) -> list[tuple[int, int]]:
+    """(first, last) rows of the tree's outermost error nodes."""
+    found, pending = [], [tree.root_node]
+    while pending:
+        node = pending.pop()
+        if node.type == "ERROR" or node.is_missing:
+            found.append((node.start_point.row, node.end_point.row))
+        elif node.has_error:
+            pending.extend(node.children)
+    return found
+
+
+#: a parameter expansion on one line (`${out:+$out;}`, `${content:0:$posN + 1}`) and an extglob
+#: (`@(<|>|>>|[12]>|[12]>>)`): tree-sitter-bash 0.25.1 errs on some, and the error takes the function in
+_EXPANSION = re.compile(r"\$\{[^{}\n]*\}")
+_EXTGLOB = re.compile(r"[@!?*+]\([^()\n]*\)")
+
+
+def bash_expansions_blanked(text: str, errors: list[tuple[int, int]]) -> str:
+    """Bash with the parameter expansions and extglobs of the rows in error read as a plain `$x` / `x`:
+    oh-my-bash's `_svn` completion (1,421 rows) was one error node, all of `omb-prompt-colors.sh` another,
+    their functions defined nowhere."""
+    rows = {row for first, last in errors for row in range(first, last + 1)}
+    lines = text.split("\n")
+    for row in sorted(rows):
+        if row < len(lines):
+            line = _EXPANSION.sub(lambda m: "$x" + " " * (len(m.group()) - 2), lines[row])
+            lines[row] = _EXTGLOB.sub(lambda m: "x" + " " * (len(m.group()) - 1), line)
+    return "\n".join(lines)
