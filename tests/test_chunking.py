@@ -499,6 +499,13 @@ def test_a_scala_method_ends_at_its_code_and_the_next_ones_doc_is_the_next_ones(
     chunks = FileChunker(IndexSettings(chunk_max_chars=150)).chunk("src/OParser.scala", scala)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks if "." in c.symbol] == [
         ("OParserBuilder.programName", 2, 3), ("OParserBuilder.head", 5, 7)]
+    # its tests are tests, and what a test builds inside it is no member of the test class
+    spec = ('class ParserSpec extends munit.FunSuite {\n  test("parse nothing") {\n'
+            '    val parser = new OptionParser[Config]("scopt") {\n      override def terminate(): Unit = ()\n    }\n'
+            '    assert(parser.parse(Nil).isDefined)\n  }\n  "A Stack" should "pop values" in {\n    assert(1 == 1)\n  }\n}\n')
+    chunks = FileChunker(IndexSettings(chunk_max_chars=150)).chunk("src/test/scala/ParserSpec.scala", spec)
+    assert [(c.symbol, c.kind) for c in chunks if c.kind == "test"] == [
+        ('ParserSpec.test "parse nothing"', "test"), ('ParserSpec.test "A Stack should pop values"', "test")]
 
 
 def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():

@@ -25,8 +25,9 @@ _IDENTIFIER_TYPES = frozenset({
     "operator_name", "property_identifier", "constant", "scoped_identifier", "namespace_identifier",
 })
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "haddock"})
-#: a definition's body where its grammar names no `body` field (Kotlin, Elixir's `do` block)
-_UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block"})
+#: a definition's body where its grammar names no `body` field (Kotlin, Elixir's `do` block, Zig's and Scala's
+#: test blocks)
+_UNNAMED_BODIES = frozenset({"class_body", "enum_class_body", "function_body", "do_block", "block"})
 #: C and C++ type specifiers, definitions only with a body
 _TYPE_SPECIFIERS = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
 _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")

@@ -302,6 +302,45 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     return node, _ZIG_CONTAINERS[value.type], node_text(name)
 
 
+#: ScalaTest's and munit's test calls (`test("parses") { ... }`, `property("roundtrip") { ... }`) and the
+#: words of its spec styles (`"A Stack" should "pop values" in { ... }`)
+_SCALA_TESTS = frozenset({"test", "property", "ignore"})
+_SCALA_SPEC_WORDS = frozenset({"in", "should", "must", "can", "when", "which", "that"})
+
+
+def _scala_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """A Scala test: `test("parse nothing") { ... }` is the test `test "parse nothing"`, `"A Stack" should "pop
+    values" in { ... }` the test `test "A Stack should pop values"`. scopt's 99 tests were no definitions, and
+    the `override def terminate` of a parser made inside one was a member of the test class."""
+    if node.type == "call_expression":
+        head, body = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if head is None or head.type != "call_expression" or body is None or body.type != "block":
+            return None
+        verb, arguments = head.child_by_field_name("function"), head.child_by_field_name("arguments")
+        title = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+        if verb is None or node_text(verb) not in _SCALA_TESTS or title is None or title.type != "string":
+            return None
+        return node, "test", _test_title(node_text(verb), title)
+    if node.type == "infix_expression":
+        operator, body = node.child_by_field_name("operator"), node.child_by_field_name("right")
+        if operator is None or node_text(operator) != "in" or body is None or body.type != "block":
+            return None
+        words, pending = [], [node.child_by_field_name("left")]
+        while pending:
+            part = pending.pop()
+            if part is None:
+                continue
+            if part.type == "infix_expression":
+                pending.extend((part.child_by_field_name("right"), part.child_by_field_name("operator"),
+                                part.child_by_field_name("left")))
+            elif part.type == "string" or (part.type == "identifier" and node_text(part) in _SCALA_SPEC_WORDS):
+                words.append(node_text(part).strip('"'))
+            else:
+                return None
+        return (node, "test", _quoted_title("test", " ".join(words))) if words and words[0] else None
+    return None
+
+
 def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """A bats test (read as a function by `_bats_rewritten`): the test `test "can exec"`."""
     if node.type != "function_definition":
@@ -404,7 +443,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
                      frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"}),
-                     bodies_overrun=True),
+                     named_definition=_scala_definition, bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,
                      container_kinds=_TEST_GROUPS),
