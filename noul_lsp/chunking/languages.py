@@ -274,27 +274,16 @@ _ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "
 
 
 def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`const Parser = struct { ... }` (a type is a constant bound to a container), a generic type (`fn
-    Server(comptime H: type) type { return struct { ... }; }`: http.zig's server, router and workers, 144 of
-    their 154 methods cut into windows of the function) and `test "name" { }`. A Zig test lives in the
-    file it tests, so its title is left unquoted, a definition of that file: quoted as JavaScript's and
-    Ruby's are (whose tests are files of their own), http.zig's `test "BufferPool"` no longer told
-    `buffer.zig` from `thread_pool.zig` for "buffer pool" commits (3 first places of its 20 commit labels)."""
+    """`const Parser = struct { ... }` (a type is a constant bound to a container) and `test "name" { }`.
+
+    A test's title stays unquoted, a definition: a Zig test lives in the file it tests, so its words are that
+    file's (JavaScript's and Ruby's titles are quoted: their tests are files of their own). A generic type
+    (`fn Server(comptime H: type) type { return struct { ... }; }`) stays a function cut into windows: cut
+    by its methods, http.zig's commit labels lost 3 first places of 20 (docs/benchmarks.md, "Chunks of eight
+    more repositories")."""
     if node.type == "test_declaration":
         title = next((c for c in node.named_children if c.type in ("string", "identifier")), None)
         return node, "test", node_text(title).strip('"') if title is not None else "test"
-    if node.type == "function_declaration":
-        returned = node.child_by_field_name("type")
-        body = node.child_by_field_name("body")
-        if returned is None or node_text(returned) != "type" or body is None:
-            return None  # a function (the `definitions` entry)
-        for statement in body.named_children:
-            value = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children else None
-            if value is not None and value.type == "return_expression" and value.named_children \
-                    and value.named_children[0].type in _ZIG_CONTAINERS:
-                name = node.child_by_field_name("name")
-                return node, _ZIG_CONTAINERS[value.named_children[0].type], node_text(name) if name is not None else ""
-        return None
     if node.type != "variable_declaration":
         return None
     name = next((c for c in node.named_children if c.type == "identifier"), None)
