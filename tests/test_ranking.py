@@ -133,6 +133,12 @@ def test_roles_come_from_paths():
     assert file_role("src/AdapterTestUtilities/RetryOnTestException.php") == "test"
     assert file_role("Sources/Documentation.docc/Resources/code-files/01-ViewController-1.swift") == "docs"
     assert file_role("Package@swift-5.9.swift") == "config"
+    # below a main source set a folder is a package (kotlinpoet's metadata module keeps its source in `specs/`)
+    assert file_role("interop/kotlin-metadata/src/main/kotlin/com/squareup/kotlinpoet/metadata/specs/KmTypes.kt") \
+        == "source"
+    assert file_role("lib/src/commonMain/kotlin/org/acme/testing/Fakes.kt") == "source"
+    assert file_role("lib/src/commonTest/kotlin/org/acme/FakesTest.kt") == "test"
+    assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
     assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
@@ -534,6 +540,21 @@ def test_a_later_window_of_a_long_definition_previews_its_signature_first():
     long_header = "def request(" + ", ".join(f"argument_{n}=None" for n in range(20)) + ") (part 3 of 4)"
     shown = record_preview(ChunkRecord("k", "a.py", 80, 99, "request", "python", "function", long_header, "x = 1", "h"))
     assert shown.split("\n")[0].endswith("… (part 3 of 4)") and len(shown.split("\n")[0]) <= 160
+
+
+def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_directives():
+    """kotlinpoet's `@JvmStatic public fun classBuilder(...)` previewed as nothing (38 empty previews), and every
+    flysystem import chunk as `<?php / declare(strict_types=1);`."""
+    from noul_lsp.retrieval.result import preview
+
+    assert preview("  @JvmStatic public fun classBuilder(name: String): Builder = Builder(name)") \
+        == "@JvmStatic public fun classBuilder(name: String): Builder = Builder(name)".split(" ", 1)[1]
+    assert preview('@Deprecated("use x")\n@objc public func clearMemoryCache() {\n  memory.removeAll()\n}') \
+        == "public func clearMemoryCache() {\nmemory.removeAll()"
+    assert preview("@pytest.fixture(\n    scope='module',\n)\ndef client():\n    return Client()") \
+        == "def client():\nreturn Client()"
+    assert preview("<?php\n\ndeclare(strict_types=1);\n\nnamespace League\\Flysystem;\n\nuse Throwable;") \
+        == "namespace League\\Flysystem;\nuse Throwable;"
 
 
 def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():

@@ -45,6 +45,8 @@ _DASH_COMMENTS = frozenset({"lua", "haskell"})
 _SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*)")
 _BARE_COMMENT = re.compile(r"\s*(//|\*|#|--)\s*")  # a comment line with nothing in it: a paragraph break
 _WORD = re.compile(r"[A-Za-z]{3}")
+#: a line of the header Xcode writes above the notice: the file's name, the project's, "Created by X on date."
+_FILE_HEADER = re.compile(r"\s*(//|\*|#|--)\s*(Created by .*|[\w+.@-]+(\s[\w+.@-]+){0,2})?\s*")
 #: words of a notice's later paragraphs (the Apache licence's link and its warranty disclaimer)
 _NOTICE = re.compile(r"licen[cs]|copyright|warrant|liabilit|permission|distribut|"
                      r"https?://\S*(apache|gnu|opensource|mozilla)\.org", re.IGNORECASE)
@@ -71,9 +73,13 @@ def leading_licence(lines: list[str], language: str) -> int:
     # the notice's paragraphs only: leveldb writes the file's own description in the same block, after a
     # line with nothing but the comment mark (`//`)
     paragraphs = [0, *(row + 1 for row in range(end) if _BARE_COMMENT.fullmatch(lines[row])), end]
+    noticed = False
     for first, after in zip(paragraphs, paragraphs[1:], strict=False):
-        if first > 0 and after > first and not any(_NOTICE.search(line) for line in lines[first:after]) \
-                and any(_WORD.search(line) for line in lines[first:after]):
+        block = lines[first:after]
+        if any(_NOTICE.search(line) for line in block):
+            noticed = True
+        elif first > 0 and after > first and any(_WORD.search(line) for line in block) \
+                and (noticed or not all(_FILE_HEADER.fullmatch(line) for line in block)):
             return first
     while end < len(lines) and not lines[end].strip():
         end += 1

@@ -34,6 +34,8 @@ _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NO_BODY_CLAUSES = frozenset({"delete_method_clause", "default_method_clause"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
+#: a C or C# preprocessor line other than a definition
+_DIRECTIVE_LINE = re.compile(r"\s*#\s*(pragma|if|ifdef|ifndef|elif|else|endif|region|endregion|nullable)\b")
 #: kinds that may only wrap another definition (a Ruby namespace module, a C++ namespace), and the kinds
 #: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
 _NAMESPACE_KINDS = frozenset({"module", "namespace"})
@@ -85,6 +87,12 @@ def _name(node: tree_sitter.Node) -> str:
         else:
             declarator = declarator.child_by_field_name("declarator")
     return ""
+
+
+def _member_name(kind: str, name: str, scope: str) -> str:
+    """A constructor named like its class (C#'s and Java's `Policy(...)`) is its class's `constructor`: as
+    `Policy.Policy` it defined the class's name, and a bare class name was found on its constructors."""
+    return "constructor" if kind == "constructor" and scope and name == scope.rsplit(".", 1)[-1] else name
 
 
 def _without_template_arguments(name: str) -> str:
@@ -141,7 +149,8 @@ def _signature(node: tree_sitter.Node) -> str:
     if name is not None and name.start_point.row > node.start_point.row and name.start_byte < end:
         start = name.start_byte - name.start_point.column
     head = node.text[start - node.start_byte: end - node.start_byte] if node.text is not None else b""
-    head_text = head.decode("utf-8", "replace").split("\n")
+    # preprocessor lines between the name and the body are no part of it (Polly's `#pragma warning restore`)
+    head_text = [line for line in head.decode("utf-8", "replace").split("\n") if not _DIRECTIVE_LINE.match(line)] or [""]
     signature = _WHITESPACE.sub(" ", " ".join(head_text[:3])).strip()
     return signature[:200]
 
@@ -214,6 +223,7 @@ class CodeChunker:
                 continue
             if kind == "function" and scope and scope_is_type:
                 kind = "method"
+            name = _member_name(kind, name, scope)
             if "<" in name and self.spec.preprocessed and "operator" not in name:  # `SkipList<K, C>::Insert`
                 name = _without_template_arguments(name)  # is SkipList's Insert
             name = name or kind
@@ -224,10 +234,13 @@ class CodeChunker:
                 end, trailing = _code_end(child)
                 if trailing is not None:
                     comment_start, previous_end = trailing
+            # an extension's own lines define nothing: `extension ImageDownloader {` in another file was found
+            # for `ImageDownloader` before its declaration (Swift); its members are the type's (`X.member`)
+            own = f"{symbol} (extension)" if kind == "extension" else symbol
             if child.end_byte - child.start_byte <= self.max_chars:
                 names = tuple(self._nested(inner, symbol))
-                symbol, kind = self._through_namespaces(inner, symbol, kind)
-                out.append(_Segment(start, end, symbol, kind, scope_header, names=names))
+                own, kind = self._through_namespaces(inner, own, kind)
+                out.append(_Segment(start, end, own, kind, scope_header, names=names))
             elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
                 members: list[_Segment] = []
                 signature = _signature(inner)
@@ -239,7 +252,7 @@ class CodeChunker:
                 rest = [row for row in range(start, end + 1) if row not in covered]
                 for run_start, run_end in _runs(rest):
                     header = scope_header if run_start == start else signature
-                    out.append(_Segment(run_start, run_end, symbol, kind, header, filler=True))
+                    out.append(_Segment(run_start, run_end, own, kind, header, filler=True))
             else:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature,
                 # each listing the helpers defined inside it that start in it (got's `asPromise` defines
@@ -288,7 +301,7 @@ class CodeChunker:
                 continue
             definition = self._definition(child)
             if definition is not None:
-                name = definition[2] or definition[1]
+                name = _member_name(definition[1], definition[2], owner) or definition[1]
                 owner = f"{owner}.{name}"
                 found.append((owner, child.start_point.row))
                 child = definition[0]

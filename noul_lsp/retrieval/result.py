@@ -105,7 +105,11 @@ class FindResult:
 
 
 #: lines that say nothing on their own: decorators, lone quotes, brackets, comment fences
-_EMPTY_LINE = re.compile(r"^(@.*|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?)$")
+_EMPTY_LINE = re.compile(r"^(@.*|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
+                         r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;)$")
+#: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
+#: on the line
+_ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")
 _DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
 
 
@@ -129,9 +133,12 @@ def preview(text: str, lines: int = 2) -> str:
             if len(shown) == lines:
                 break
             continue
-        if stripped.startswith("@"):
-            skipping = stripped.count("(") - stripped.count(")")
-            continue
+        if stripped.startswith("@"):  # a decorator or annotation: the rest of its line may be the signature
+            rest = _ANNOTATIONS.sub("", stripped)  # (`@JvmStatic public fun classBuilder(...)`)
+            if not rest or rest.startswith(("@", "(")):  # annotations only, or arguments going on below
+                skipping = stripped.count("(") - stripped.count(")")
+                continue
+            stripped = rest
         if not stripped or _EMPTY_LINE.match(stripped):
             continue
         cleaned = _DOCSTRING_FENCE.sub("", stripped).strip()

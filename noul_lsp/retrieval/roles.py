@@ -44,6 +44,8 @@ _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
                                 "__generated__", "umd"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
+#: the main source set of a Gradle or Maven project (`src/main`, Kotlin multiplatform's `commonMain`, `jvmMain`)
+_MAIN_SOURCE_SET = re.compile(r"(common|jvm|js|native|android|ios|apple|linux|macos|mingw|wasm|wasmjs|nonjvm)?main")
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
 #: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
@@ -118,7 +120,11 @@ def file_role(path: str) -> str:
     if suffix not in _CODE_SUFFIXES and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
-        if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders) or _TEST_FILE.match(stem)
+        # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
+        # `.../metadata/specs/` is its metadata module's source, not specs
+        main = next((i for i, f in enumerate(folders) if _MAIN_SOURCE_SET.fullmatch(f) and (f != "main" or (
+            i and folders[i - 1] == "src"))), len(folders))
+        if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
