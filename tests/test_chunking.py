@@ -446,6 +446,9 @@ def test_a_kotlin_nested_class_with_its_constructor_on_the_next_line_is_parsed()
     for chunk in chunks:
         assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
     assert symbols["TypeSpec.Builder.addFunction"].start_line == 11
+    # the same with Windows line endings
+    crlf = {c.symbol for c in chunker.chunk("src/TypeSpec.kt", kotlin.replace("\n", "\r\n"))}
+    assert "TypeSpec.Builder.addFunction" in crlf
 
 
 def test_tests_and_equations_of_bats_haskell_and_elixir():
@@ -460,11 +463,14 @@ def test_tests_and_equations_of_bats_haskell_and_elixir():
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunker.chunk("test/exec.bats", bats)][1:] == [
         ('test "fails with invalid version"', "test", 5, 8), ('test "lists executables"', "test", 10, 12)]
     assert chunker.chunk("test/exec.bats", bats)[1].text.startswith('@test "fails')  # the file's own lines
-    haskell = ("module M where\n\nfailWith :: Int -> (String -> IO a) -> IO a\nfailWith n k = go n\n  where\n"
-               "    go x = k (show x)\n\ninstance Example (a -> Result) where\n  evaluateExample e = e\n\n"
+    long_test = '@test "fails with invalid version" {\n' + "".join(f"  run cmd{i} --flag\n" for i in range(150)) + "}\n"
+    windows = chunker.chunk("test/exec.bats", long_test)
+    assert len(windows) > 1 and all(c.header.startswith('@test "fails with invalid version"') for c in windows)
+    haskell = ("module M where\n\nfailWith :: Int -> (String -> IO a) -> IO a\nfailWith n k = do\n  x <- k (show n)\n"
+               "  go x\n  where\n    go x = pure x\n\ninstance Example (a -> Result) where\n  evaluateExample e = e\n\n"
                "a `shouldYield` b = a == b\n")
     assert [(c.symbol, c.kind, c.names) for c in chunker.chunk("src/M.hs", haskell)] == [
-        ("failWith", "function", ("failWith.go",)),
+        ("failWith", "function", ("failWith.go",)),  # `x <- k (show n)` defines nothing
         ("Example for (a -> Result)", "instance", ("Example for (a -> Result).evaluateExample",)),
         ("shouldYield", "function", ())]
     elixir = 'defmodule Jason.EncodeTest do\n  use ExUnit.Case\n\n  test "atom" do\n    assert 1 == 1\n  end\nend\n'
@@ -494,6 +500,10 @@ def test_a_scala_method_ends_at_its_code_and_the_next_ones_doc_is_the_next_ones(
     chunks = FileChunker(IndexSettings(chunk_max_chars=150)).chunk("src/OParser.scala", scala)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks if "." in c.symbol] == [
         ("OParserBuilder.programName", 2, 3), ("OParserBuilder.head", 5, 7)]
+    # a comment on the code's last line, or one a blank line above the next doc, stays with the code
+    notes = "class A {\n  def f: Int =\n    1 // one\n    // still f\n\n  /** g's doc */\n  def g: Int = 2\n}\n"
+    assert [(c.symbol, c.start_line, c.end_line) for c in FileChunker(IndexSettings(chunk_max_chars=60)).chunk(
+        "src/A.scala", notes) if "." in c.symbol] == [("A.f", 2, 4), ("A.g", 6, 7)]
     # its tests are tests, and what a test builds inside it is no member of the test class
     spec = ('class ParserSpec extends munit.FunSuite {\n  test("parse nothing") {\n'
             '    val parser = new OptionParser[Config]("scopt") {\n      override def terminate(): Unit = ()\n    }\n'
@@ -536,6 +546,11 @@ def test_xcodes_file_header_above_a_licence_goes_with_the_licence():
     described = ("//\n// Resource: a downloadable image with the key its cache knows it by, and where to get it.\n//\n"
                  "// Copyright (c) 2019 Wei Wang\n\nimport Foundation\n")
     assert FileChunker(IndexSettings()).chunk("Sources/R.swift", described)[0].start_line == 2
+    short = "//\n//  Image cache helpers\n//\n//  Copyright (c) 2019 Wei Wang\n\nimport Foundation\n"
+    assert FileChunker(IndexSettings()).chunk("Sources/R.swift", short)[0].start_line == 2
+    # a long line in such a paragraph is read once (the first pattern for it was quadratic: 33 s on 100 KB)
+    spaced = "//\n//" + " " * 100_000 + "! abc\n//\n// Copyright (c) 2020 X\n\nimport Foundation\n"
+    assert FileChunker(IndexSettings()).chunk("Sources/A.swift", spaced)[0].start_line == 2
 
 
 def test_a_cpp_header_is_read_as_cpp_and_namespaces_are_scopes():

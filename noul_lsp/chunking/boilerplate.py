@@ -45,8 +45,9 @@ _DASH_COMMENTS = frozenset({"lua", "haskell"})
 _SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*)")
 _BARE_COMMENT = re.compile(r"\s*(//|\*|#|--)\s*")  # a comment line with nothing in it: a paragraph break
 _WORD = re.compile(r"[A-Za-z]{3}")
-#: a line of the header Xcode writes above the notice: the file's name, the project's, "Created by X on date."
-_FILE_HEADER = re.compile(r"\s*(//|\*|#|--)\s*(Created by .*|[\w+.@-]+(\s[\w+.@-]+){0,2})?\s*")
+#: the words of the header Xcode writes above a notice: the file's name, the project's, "Created by X on date."
+_FILE_NAME = re.compile(r"[\w+@-]+\.\w+")
+_FEW_WORDS = re.compile(r"[\w+.@-]+(?: [\w+.@-]+){0,2}")
 #: words of a notice's later paragraphs (the Apache licence's link and its warranty disclaimer)
 _NOTICE = re.compile(r"licen[cs]|copyright|warrant|liabilit|permission|distribut|"
                      r"https?://\S*(apache|gnu|opensource|mozilla)\.org", re.IGNORECASE)
@@ -58,8 +59,9 @@ _LICENCE = re.compile(r"copyright\b|\(c\)\s*\d|©|spdx-license-identifier|all ri
 
 def leading_licence(lines: list[str], language: str) -> int:
     """How many of a file's first lines its licence takes: the first comment block when it is a licence
-    notice (up to a paragraph of it that is not), with the blank lines after it. In Go a comment block
-    right above `package` is the package's documentation, copyright line or not."""
+    notice (up to a paragraph of it that is not, but for Xcode's header of the file's name above the
+    notice), with the blank lines after it. In Go a comment block right above `package` is the package's
+    documentation, copyright line or not."""
     end = 0
     while end < len(lines) and lines[end].strip() and _is_comment(lines[end], language):
         if lines[end].lstrip().startswith("/*"):  # a block comment: its lines need no comment mark
@@ -79,11 +81,19 @@ def leading_licence(lines: list[str], language: str) -> int:
         if any(_NOTICE.search(line) for line in block):
             noticed = True
         elif first > 0 and after > first and any(_WORD.search(line) for line in block) \
-                and (noticed or not all(_FILE_HEADER.fullmatch(line) for line in block)):
+                and (noticed or not _xcode_header(block)):
             return first
     while end < len(lines) and not lines[end].strip():
         end += 1
     return end
+
+
+def _xcode_header(block: list[str]) -> bool:
+    """Whether a comment paragraph is the header Xcode writes above a file's notice: lines of a few words (the
+    file's name, the project's) or "Created by ...", one of them the file's name or "Created by"."""
+    words = [line[mark.end():].strip() if (mark := _BARE_COMMENT.match(line)) else line.strip() for line in block]
+    return all(not w or w.startswith("Created by ") or _FEW_WORDS.fullmatch(w) for w in words) \
+        and any(w.startswith("Created by ") or _FILE_NAME.fullmatch(w) for w in words)
 
 
 def carries_nothing(lines: list[str], language: str) -> bool:

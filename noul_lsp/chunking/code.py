@@ -17,7 +17,7 @@ import tree_sitter
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
-from noul_lsp.chunking.rewrites import error_rows
+from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
 _IDENTIFIER_TYPES = frozenset({
@@ -34,7 +34,8 @@ _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NO_BODY_CLAUSES = frozenset({"delete_method_clause", "default_method_clause"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 _WHITESPACE = re.compile(r"\s+")
-#: a C or C# preprocessor line other than a definition
+#: a preprocessor line between a definition's name and its body (C#'s `#pragma warning restore`, C's `#if`);
+#: read in every language, where a comment that opens so (`# if ...`) is no signature either
 _DIRECTIVE_LINE = re.compile(r"\s*#\s*(pragma|if|ifdef|ifndef|elif|else|endif|region|endregion|nullable)\b")
 #: kinds that may only wrap another definition (a Ruby namespace module, a C++ namespace), and the kinds
 #: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
@@ -108,21 +109,33 @@ def _last_row(node: tree_sitter.Node) -> int:
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
+#: how deep `_code_end` follows a definition's last child
+_LAST_CHILD_DEPTH = 64
+
+
 def _code_end(node: tree_sitter.Node) -> tuple[int, tuple[int, int] | None]:
-    """The last row of a definition's code, and (first, last) rows of the comments after it inside the node:
-    tree-sitter-scala's `def f =` body runs on through the blank lines and the next member's `/** doc */` to
-    that member's indentation (scopt's builder API: 38 docs in the method above the one they describe)."""
-    current, comments = node, None
-    for _ in range(64):
-        kids = current.children
-        code = [k for k in kids if k.type not in _COMMENTS and k.end_byte > k.start_byte]
+    """The last row of a definition, and (first, last) rows of the comment run after its code that belongs
+    to the next definition: tree-sitter-scala's `def f =` body runs on through the blank lines and the next
+    member's `/** doc */` to that member's indentation (scopt's builder API: 38 docs in the method above the
+    one they describe). A comment on the code's own last row, or one a blank line above the next doc, stays."""
+    current, after = node, []
+    for _ in range(_LAST_CHILD_DEPTH):
+        code = [k for k in current.children if k.type not in _COMMENTS and k.end_byte > k.start_byte]
         if not code:
             break
-        after = [k for k in kids if k.type in _COMMENTS and k.start_byte >= code[-1].end_byte]
-        if after:
-            comments = (after[0].start_point.row, _last_row(after[-1]))
+        after = [k for k in current.children if k.type in _COMMENTS and k.start_byte >= code[-1].end_byte] or after
         current = code[-1]
-    return _last_row(current), comments
+    end = _last_row(current)
+    later = [k for k in after if k.start_point.row > end]
+    if not later:
+        return max([end, *(_last_row(k) for k in after)]), None
+    run = [later[-1]]  # the comments right above the next definition, with no blank line between them
+    for comment in reversed(later[:-1]):
+        if comment.end_point.row + 1 < run[0].start_point.row:
+            break
+        run.insert(0, comment)
+    kept = [k for k in after if k.start_byte < run[0].start_byte]
+    return max([end, *(_last_row(k) for k in kept)]), (run[0].start_point.row, _last_row(run[-1]))
 
 
 def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -152,7 +165,7 @@ def _signature(node: tree_sitter.Node) -> str:
     # preprocessor lines between the name and the body are no part of it (Polly's `#pragma warning restore`)
     head_text = [line for line in head.decode("utf-8", "replace").split("\n") if not _DIRECTIVE_LINE.match(line)] or [""]
     signature = _WHITESPACE.sub(" ", " ".join(head_text[:3])).strip()
-    return signature[:200]
+    return shown_head(signature)[:200]
 
 
 class CodeChunker:
@@ -224,7 +237,7 @@ class CodeChunker:
             if kind == "function" and scope and scope_is_type:
                 kind = "method"
             name = _member_name(kind, name, scope)
-            if "<" in name and self.spec.preprocessed and "operator" not in name:  # `SkipList<K, C>::Insert`
+            if "<" in name and self.spec.template_names and "operator" not in name:  # `SkipList<K, C>::Insert`
                 name = _without_template_arguments(name)  # is SkipList's Insert
             name = name or kind
             symbol = f"{scope}.{name}" if scope else name
@@ -415,8 +428,8 @@ def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
                 and last.kind == segment.kind and segment.start <= last.end + 2):
             last.end = max(last.end, segment.end)
             # the equations' `where` helpers with the signature's names (374 of hspec's 378 were defined nowhere)
-            known = {name for name, _ in last.names}
-            last.names = (*last.names, *(n for n in segment.names if n[0] not in known))[:MAX_NESTED]
+            last.names = tuple({name: (name, row) for name, row in reversed((*last.names, *segment.names))}
+                               .values())[::-1][:MAX_NESTED]
         else:
             joined.append(segment)
     return joined

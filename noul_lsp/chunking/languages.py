@@ -20,9 +20,9 @@ from functools import lru_cache
 import tree_sitter
 
 from noul_lsp.chunking.rewrites import (
-    BATS_FUNCTION,
     bash_expansions_blanked,
     bats_rewritten,
+    bats_title,
     c_macros_blanked,
     kotlin_joined_heads,
     one_branch_each,
@@ -55,8 +55,8 @@ class LanguageSpec:
     #: one name defined by consecutive clauses (Haskell's signature and equations, Elixir's function
     #: heads) is one definition
     clauses: bool = False
-    #: C's templates: their arguments out of a definition's name (`SkipList<K, C>::Insert` is SkipList's Insert)
-    preprocessed: bool = False
+    #: C++'s templates: their arguments out of a definition's name (`SkipList<K, C>::Insert` is SkipList's Insert)
+    template_names: bool = False
     #: a rewrite of the source before the parse, every row kept where it is, for a shape the grammar misreads
     #: everywhere (rewrites.py)
     before_parse: Callable[[str], str] | None = None
@@ -112,13 +112,8 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
     if head is not None and head.type == "call":  # def name(x): the call's target is the name
         head = head.child_by_field_name("target") or head
     if kind in ("test", "describe"):  # a title, quoted: `test "atom"` tests Jason.Encode.atom, it defines nothing
-        return node, kind, _test_title(kind, head if head is not None and head.type == "string" else None)
-    if head is None:
-        name = ""
-    elif head.type == "string":
-        name = node_text(head).strip('"')
-    else:
-        name = node_text(head)
+        return node, kind, _test_title(kind, head)
+    name = node_text(head) if head is not None else ""
     if kind == "impl" and arguments is not None:  # `defimpl Encoder, for: Map`: named like Rust's `Encoder for Map`
         for keywords in (c for c in arguments.named_children if c.type == "keywords"):
             for pair in keywords.named_children:
@@ -296,7 +291,7 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
 #: ScalaTest's and munit's test calls (`test("parses") { ... }`, `property("roundtrip") { ... }`) and the
 #: words of its spec styles (`"A Stack" should "pop values" in { ... }`)
 _SCALA_TESTS = frozenset({"test", "property", "ignore"})
-_SCALA_SPEC_WORDS = frozenset({"in", "should", "must", "can", "when", "which", "that"})
+_SCALA_SPEC_WORDS = frozenset({"in", "should", "must", "can", "when", "which", "that", "it", "they"})
 
 
 def _scala_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -328,22 +323,16 @@ def _scala_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, st
                 words.append(node_text(part).strip('"'))
             else:
                 return None
-        return (node, "test", _quoted_title("test", " ".join(words))) if words and words[0] else None
+        return (node, "test", _quoted_title("test", " ".join(words))) if any(w not in _SCALA_SPEC_WORDS
+                                                                            for w in words) else None
     return None
 
 
 def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """A bats test (read as a function by `_bats_rewritten`): the test `test "can exec"`."""
-    if node.type != "function_definition":
-        return None
-    name = node_text(node.child_by_field_name("name")) if node.child_by_field_name("name") is not None else ""
-    if not name.startswith(BATS_FUNCTION):
-        return None
-    try:
-        title = bytes.fromhex(name[len(BATS_FUNCTION):]).decode("utf-8", "replace")
-    except ValueError:
-        title = ""
-    return node, "test", _quoted_title("test", title)
+    """A bats test (read as a function by `rewrites.bats_rewritten`): the test `test "can exec"`."""
+    named = node.child_by_field_name("name") if node.type == "function_definition" else None
+    title = bats_title(node_text(named)) if named is not None else None
+    return (node, "test", _quoted_title("test", title)) if title is not None else None
 
 
 def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -351,10 +340,12 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     function *type* (`Int -> IO a`) is a `function` node too, and 1,318 of hspec's 1,367 nested names were
     `X.function`. An instance is named like Rust's impl (`Example for (a -> Result)`): named by its class
     alone, seven of hspec's instances were definitions of `Example`, as its class is."""
-    if node.type == "function":
+    if node.type in ("function", "bind", "signature"):  # nameless: a do block's `x <- e`, an expression's `1 :: Int`
         name = node.child_by_field_name("name")
         if name is not None:
             return node, "function", node_text(name)
+        if node.type != "function":
+            return None
         infix = next((c for c in node.named_children if c.type == "infix"), None)
         operator = infix.child_by_field_name("operator") if infix is not None else None
         return (node, "function", node_text(operator).strip("`")) if operator is not None else None
@@ -399,13 +390,13 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
-                     preprocessed=True, before_parse=c_macros_blanked, reread=one_branch_each),
+                     template_names=True, before_parse=c_macros_blanked, reread=one_branch_each),
         LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
-                     {"template_declaration": None}, named_definition=_google_test_definition, preprocessed=True,
+                     {"template_declaration": None}, named_definition=_google_test_definition, template_names=True,
                      before_parse=c_macros_blanked, reread=one_branch_each),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
@@ -443,7 +434,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
                      leading=frozenset({"unary_operator"}), clauses=True),
         LanguageSpec("haskell", "tree_sitter_haskell", "language", (".hs",),
-                     {"bind": "function", "signature": "function", "data_type": "data",
+                     {"data_type": "data",
                       "newtype": "newtype", "class": "class", "instance": "instance", "type_synonym": "type",
                       "type_family": "type"},
                      frozenset({"class", "instance"}), named_definition=_haskell_definition, clauses=True),

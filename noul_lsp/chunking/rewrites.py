@@ -18,7 +18,7 @@ import tree_sitter
 #: `internal constructor(`)
 _KOTLIN_SPLIT_HEAD = re.compile(
     r"^([ \t]*(?:(?:public|internal|private|protected|open|abstract|sealed|data|inner|final|annotation|value|enum)"
-    r"[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)[ \t]*\n"
+    r"[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)[ \t]*(\r?\n)"
     r"[ \t]*((?:(?:public|internal|private|protected)[ \t]+)?(?:@\w+(?:\([^()\n]*\))?[ \t]+)*constructor[ \t]*\()",
     re.MULTILINE)
 
@@ -28,7 +28,7 @@ def kotlin_joined_heads(text: str) -> str:
     after the constructor's `(`: tree-sitter-kotlin 1.1.0 ends a nested class at its header's line break
     (fwcd/tree-sitter-kotlin#75, fixed after that release), and kotlinpoet's `TypeSpec.kt` was 1,022 of its
     1,060 lines in one error node, `TypeSpec` and its whole Builder defined nowhere."""
-    return _KOTLIN_SPLIT_HEAD.sub(lambda m: f"{m.group(1)} {m.group(2)}\n", text)
+    return _KOTLIN_SPLIT_HEAD.sub(lambda m: f"{m.group(1)} {m.group(3)}{m.group(2)}", text)
 
 
 #: a bats test's head: `@test "can exec" {`
@@ -41,7 +41,30 @@ def bats_rewritten(text: str) -> str:
     """Bash whose bats tests (`@test "title" {`, which tree-sitter-bash reads as a command) are functions named
     by their title's hex digits, each on its row: pyenv's and rbenv's 597 tests were 40-line windows."""
     return _BATS_TEST.sub(lambda m: f"{m.group(1)}{BATS_FUNCTION}"
-                          f"{(m.group(2) if m.group(2) is not None else m.group(3))[:80].encode().hex()}() {{", text)
+                          f"{(m.group(2) if m.group(2) is not None else m.group(3))[:80].encode('utf-8', 'surrogatepass').hex()}"
+                          "() {", text)
+
+
+#: a bats test's function as `bats_rewritten` writes it, in a header: read back as the test's own head
+_BATS_HEAD = re.compile(r"\b" + BATS_FUNCTION + r"([0-9a-f]*)\(\)")
+
+
+def shown_head(signature: str) -> str:
+    """A definition's head as its file writes it, where a rewrite renamed it (a bats test's `@test "title"`)."""
+    if BATS_FUNCTION not in signature:
+        return signature
+    return _BATS_HEAD.sub(lambda m: f'@test "{bats_title(BATS_FUNCTION + m.group(1)) or ""}"', signature)
+
+
+def bats_title(function: str) -> str | None:
+    """The title of a bats test from the name `bats_rewritten` gave its function (None for any other name,
+    a user's `__noul_bats_test_x` included)."""
+    if not function.startswith(BATS_FUNCTION):
+        return None
+    try:
+        return bytes.fromhex(function[len(BATS_FUNCTION):]).decode("utf-8", "replace")
+    except ValueError:
+        return None
 
 
 #: an all-capitals macro with an underscore or six letters or more between `class`/`struct` and the name

@@ -110,6 +110,11 @@ _EMPTY_LINE = re.compile(r"^(@.*|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")
+#: what follows annotations when it is a declaration: a keyword of one (or a modifier) and more
+_DECLARED = re.compile(r"(?:public|private|protected|internal|open|final|static|abstract|override|async|export|"
+                       r"fun|func|def|class|struct|enum|interface|object|void|var|val|let|const|function|init|"
+                       r"suspend|inline|data|sealed|actor|extension|protocol|mutating|convenience|required|"
+                       r"synchronized|default|native)\b|[A-Z][\w.]*(?:<[^<>\n]*>)?\s+\w+\s*\(")
 _DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
 
 
@@ -135,7 +140,8 @@ def preview(text: str, lines: int = 2) -> str:
             continue
         if stripped.startswith("@"):  # a decorator or annotation: the rest of its line may be the signature
             rest = _ANNOTATIONS.sub("", stripped)  # (`@JvmStatic public fun classBuilder(...)`)
-            if not rest or rest.startswith(("@", "(")):  # annotations only, or arguments going on below
+            # annotations only, arguments going on below, a comment after them, or a tag (`@param name`)
+            if not _DECLARED.match(rest):
                 skipping = stripped.count("(") - stripped.count(")")
                 continue
             stripped = rest

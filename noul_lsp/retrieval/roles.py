@@ -44,9 +44,11 @@ _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
                                 "__generated__", "umd"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
-#: the main source set of a Gradle or Maven project (`src/main`, Kotlin multiplatform's `commonMain`, `jvmMain`)
-_MAIN_SOURCE_SET = re.compile(r"(common|jvm|js|native|android|ios|apple|linux|macos|mingw|wasm|wasmjs|nonjvm)?main")
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
+#: a Gradle or Maven project's main source set, on the path's own case: `src/main`, Kotlin multiplatform's
+#: `src/commonMain`, `src/jvmMain`, `src/linuxX64Main` (`domain` is none); only for the JVM's languages
+_MAIN_SOURCE_SET = re.compile(r"main|[a-z][A-Za-z0-9]*Main")
+_JVM_SUFFIXES = frozenset({".java", ".kt", ".kts", ".scala", ".groovy"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
 #: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
 #: (cobra's man and markdown generators, urfave/cli's `docs`), built and shipped with the rest; Go keeps its
@@ -122,8 +124,8 @@ def file_role(path: str) -> str:
     if suffix in _CODE_SUFFIXES and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs
-        main = next((i for i, f in enumerate(folders) if _MAIN_SOURCE_SET.fullmatch(f) and (f != "main" or (
-            i and folders[i - 1] == "src"))), len(folders))
+        main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
+                     and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
