@@ -533,6 +533,41 @@ def test_what_names_a_type_is_its_declaration_not_its_constructors_or_extensions
         ("ImageDownloader (extension)", "extension", ("ImageDownloader.livePhoto",))]
 
 
+def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
+    """A C#/Swift developer's walkthrough: `MaxRetryAttempts`, `.forceRefresh`, `OPTION_VISIBILITY` were defined
+    nowhere (Polly's 390 properties, Kingfisher's 714), and asked by name were "probably not here". A
+    function's locals are no members."""
+    def names(path, text, **settings):
+        return [(c.symbol, c.names) for c in FileChunker(IndexSettings(**settings)).chunk(path, text)]
+
+    csharp = ("public class RetryStrategyOptions {\n    public const int DefaultRetryAttempts = 3;\n"
+              "    private readonly int _count, _max;\n    public int MaxRetryAttempts { get; set; } = 3;\n"
+              "    public void Reset() { int local = 1; }\n}\npublic enum CircuitState { Closed, HalfOpen }\n")
+    assert names("src/Options.cs", csharp) == [
+        ("RetryStrategyOptions", ("RetryStrategyOptions.DefaultRetryAttempts", "RetryStrategyOptions._count",
+                                  "RetryStrategyOptions._max", "RetryStrategyOptions.MaxRetryAttempts",
+                                  "RetryStrategyOptions.Reset")),
+        ("CircuitState", ("CircuitState.Closed", "CircuitState.HalfOpen"))]
+    # a type cut by its members: the lines no member chunk holds list what they declare
+    assert names("src/Options.cs", csharp, chunk_max_chars=90)[:2] == [
+        ("RetryStrategyOptions", ("RetryStrategyOptions.DefaultRetryAttempts",)),
+        ("RetryStrategyOptions", ("RetryStrategyOptions._count", "RetryStrategyOptions._max",
+                                  "RetryStrategyOptions.MaxRetryAttempts"))]
+    swift = ("public enum KingfisherOptionsInfoItem {\n    case forceRefresh\n    case processor(ImageProcessor), "
+             "cacheOriginalImage\n}\npublic struct Config {\n    public var sizeLimit: UInt = 0\n"
+             "    func f() { let local = 1 }\n}\n")
+    assert names("Sources/Options.swift", swift) == [
+        ("KingfisherOptionsInfoItem", ("KingfisherOptionsInfoItem.forceRefresh", "KingfisherOptionsInfoItem.processor",
+                                       "KingfisherOptionsInfoItem.cacheOriginalImage")),
+        ("Config", ("Config.sizeLimit", "Config.f"))]
+    kotlin = "class TypeName {\n    val isNullable: Boolean = false\n    fun f() { val local = 1 }\n}\nenum class KModifier { PUBLIC }\n"
+    assert names("src/TypeName.kt", kotlin) == [("TypeName", ("TypeName.isNullable", "TypeName.f")),
+                                                ("KModifier", ("KModifier.PUBLIC",))]
+    php = ("<?php\nclass Config {\n    public const OPTION_VISIBILITY = 'visibility';\n    private string $location;\n"
+           "    public function f() { $local = 1; }\n}\n")
+    assert names("src/Config.php", php) == [("Config", ("Config.OPTION_VISIBILITY", "Config.location", "Config.f"))]
+
+
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():
     """Kingfisher's files open with Xcode's header (the file's name, the project, "Created by"), then the MIT
     notice: the cut stopped at the header, and 145 of 211 files kept a licence chunk."""

@@ -16,7 +16,7 @@ import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.languages import LanguageSpec, node_text, parser_for
+from noul_lsp.chunking.languages import LanguageSpec, member_names, node_text, parser_for
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
@@ -43,6 +43,9 @@ _NAMESPACE_KINDS = frozenset({"module", "namespace"})
 _WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
 #: nested definitions a chunk lists at most (a class of a few hundred one-line methods stops there)
 MAX_NESTED = 64
+#: the kinds of definition whose declarations are locals, not members
+_FUNCTION_KINDS = frozenset({"function", "method", "constructor", "init", "deinit", "subscript", "test", "operator",
+                             "macro", "delegate"})
 
 
 @dataclass(slots=True)
@@ -251,7 +254,7 @@ class CodeChunker:
             # for `ImageDownloader` before its declaration (Swift); its members are the type's (`X.member`)
             own = f"{symbol} (extension)" if kind == "extension" else symbol
             if child.end_byte - child.start_byte <= self.max_chars:
-                names = tuple(self._nested(inner, symbol))
+                names = tuple(self._nested(inner, symbol, kind))
                 own, kind = self._through_namespaces(inner, own, kind)
                 out.append(_Segment(start, end, own, kind, scope_header, names=names))
             elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
@@ -263,15 +266,18 @@ class CodeChunker:
                 out.extend(members)
                 covered = {row for m in members for row in range(m.start, m.end + 1)}
                 rest = [row for row in range(start, end + 1) if row not in covered]
+                declared = [(name, row) for name, row in self._nested(inner, symbol, kind, members_only=True)
+                            if row not in covered]
                 for run_start, run_end in _runs(rest):
                     header = scope_header if run_start == start else signature
-                    out.append(_Segment(run_start, run_end, own, kind, header, filler=True))
+                    out.append(_Segment(run_start, run_end, own, kind, header, filler=True, names=tuple(
+                        (name, row) for name, row in declared if run_start <= row <= run_end)))
             else:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature,
                 # each listing the helpers defined inside it that start in it (got's `asPromise` defines
                 # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
-                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol))))
+                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol, kind))))
 
     def _through_namespaces(self, node: tree_sitter.Node, symbol: str, kind: str) -> tuple[str, str]:
         """(symbol, kind) of a definition kept whole, named through the namespaces that only wrap another:
@@ -303,23 +309,31 @@ class CodeChunker:
                 pending.extend(reversed(child.named_children))
         return found
 
-    def _nested(self, node: tree_sitter.Node, scope: str) -> list[tuple[str, int]]:
+    def _nested(self, node: tree_sitter.Node, scope: str, kind: str = "", *,
+                members_only: bool = False) -> list[tuple[str, int]]:
         """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first
-        row, at most MAX_NESTED."""
+        row, at most MAX_NESTED; with the members a type declares in a line (`languages.member_names`: a C#
+        property, a Swift enum case), not the locals of its functions. `members_only`: those members alone
+        (the lines of a split type that no member chunk holds)."""
         found: list[tuple[str, int]] = []
-        pending = [(child, scope) for child in reversed(node.named_children)]
+        pending = [(child, scope, kind in _FUNCTION_KINDS) for child in reversed(node.named_children)]
         while pending and len(found) < MAX_NESTED:
-            child, owner = pending.pop()
+            child, owner, in_function = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
+                continue
+            if child.type in self.spec.members:
+                if not in_function:
+                    found.extend((f"{owner}.{name}", child.start_point.row) for name in member_names(child))
                 continue
             definition = self._definition(child)
             if definition is not None:
                 name = _member_name(definition[1], definition[2], owner) or definition[1]
                 owner = f"{owner}.{name}"
-                found.append((owner, child.start_point.row))
-                child = definition[0]
-            pending.extend((grandchild, owner) for grandchild in reversed(child.named_children))
-        return found
+                if not members_only:
+                    found.append((owner, child.start_point.row))
+                child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
+            pending.extend((grandchild, owner, in_function) for grandchild in reversed(child.named_children))
+        return found[:MAX_NESTED]
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         tree = self._parse(text)

@@ -66,6 +66,9 @@ class LanguageSpec:
     #: a definition's node runs on past its code, through the comments up to the next definition
     #: (tree-sitter-scala's indented bodies): it ends at its last code, the comments go to the next
     bodies_overrun: bool = False
+    #: declarations of a type's members that are no chunk of their own (a property, a field, a constant, an
+    #: enum case): their names are the definitions of the chunk whose lines hold them (`member_names`)
+    members: frozenset[str] = frozenset()
 
 
 _JS_DEFINITIONS = {
@@ -87,6 +90,35 @@ _TS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "
 
 def node_text(node: tree_sitter.Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+#: what a member declaration's names are written as, and the nodes that hold them
+_NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
+_DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
+
+
+def member_names(node: tree_sitter.Node) -> list[str]:
+    """The names a member declaration declares (`LanguageSpec.members`): C#'s `public int MaxRetryAttempts {
+    get; set; }` and `int _count, _max;`, Swift's `case processor(ImageProcessor), cacheOriginalImage` and `var
+    sizeLimit`, Kotlin's `val isNullable`, PHP's `public const OPTION_VISIBILITY` and `$location`. Without them
+    Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
+    named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
+    if node.type == "typealias_declaration":
+        named = named[:1]  # its second `name` is the type it stands for
+    if not named:
+        held = [c for c in node.named_children if c.type in _DECLARATORS]
+        if held:
+            return [name for declarator in held for name in member_names(declarator)]
+        named = [c for c in node.named_children if c.type in _NAME_NODES][:1]
+    names = []
+    for name in named:
+        if name.type == "pattern":  # Swift's `var sizeLimit` binds the identifier it holds
+            name = name.child_by_field_name("bound_identifier") or next(
+                (c for c in name.named_children if c.type == "simple_identifier"), name)
+        text = node_text(name).lstrip("$")
+        if text.isidentifier():
+            names.append(text)
+    return names
 
 
 _ELIXIR_DEFINITIONS = {
@@ -406,21 +438,27 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
                       "function_declaration": "function", "secondary_constructor": "constructor"},
                      frozenset({"class_declaration", "object_declaration", "companion_object"}),
-                     named_definition=_declared_kind, before_parse=kotlin_joined_heads),
+                     named_definition=_declared_kind, before_parse=kotlin_joined_heads,
+                     members=frozenset({"property_declaration", "enum_entry", "type_alias"})),
         LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",),
                      {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
                       "record_declaration": "record", "enum_declaration": "enum", "method_declaration": "method",
                       "constructor_declaration": "constructor", "local_function_statement": "function",
                       "delegate_declaration": "delegate", "operator_declaration": "operator"},
-                     frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"})),
+                     frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}),
+                     members=frozenset({"property_declaration", "field_declaration", "event_field_declaration",
+                                        "enum_member_declaration"})),
         LanguageSpec("swift", "tree_sitter_swift", "language", (".swift",),
                      {"class_declaration": "class", "protocol_declaration": "protocol", "function_declaration": "function",
                       "init_declaration": "init", "deinit_declaration": "deinit", "subscript_declaration": "subscript"},
-                     frozenset({"class_declaration", "protocol_declaration"}), named_definition=_declared_kind),
+                     frozenset({"class_declaration", "protocol_declaration"}), named_definition=_declared_kind,
+                     members=frozenset({"property_declaration", "enum_entry", "protocol_property_declaration",
+                                        "typealias_declaration"})),
         LanguageSpec("php", "tree_sitter_php", "language_php", (".php",),
                      {"class_declaration": "class", "interface_declaration": "interface", "trait_declaration": "trait",
                       "enum_declaration": "enum", "function_definition": "function", "method_declaration": "method"},
-                     frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"})),
+                     frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
+                     members=frozenset({"property_declaration", "const_declaration", "enum_case"})),
         LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"),
                      {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
