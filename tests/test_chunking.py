@@ -566,6 +566,11 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     php = ("<?php\nclass Config {\n    public const OPTION_VISIBILITY = 'visibility';\n    private string $location;\n"
            "    public function f() { $local = 1; }\n}\n")
     assert names("src/Config.php", php) == [("Config", ("Config.OPTION_VISIBILITY", "Config.location", "Config.f"))]
+    # and what a file declares at its top (kotlinpoet's `ANY`, `UNIT` ... were three windows of no name)
+    top = 'package x\n\n@JvmField val ANY: ClassName = ClassName("kotlin", "Any")\n\nfun f() {\n  val local = 2\n}\n'
+    assert names("src/TypeName.kt", top) == [("", ("ANY",)), ("f", ())]
+    assert names("Sources/Options.swift", "import UIKit\n\npublic typealias KingfisherOptionsInfo = [Item]\n") == [
+        ("", ("KingfisherOptionsInfo",))]
 
 
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():

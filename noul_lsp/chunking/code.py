@@ -323,12 +323,13 @@ class CodeChunker:
                 continue
             if child.type in self.spec.members:
                 if not in_function:
-                    found.extend((f"{owner}.{name}", child.start_point.row) for name in member_names(child))
+                    found.extend((f"{owner}.{name}" if owner else name, child.start_point.row)
+                                 for name in member_names(child))
                 continue
             definition = self._definition(child)
             if definition is not None:
                 name = _member_name(definition[1], definition[2], owner) or definition[1]
-                owner = f"{owner}.{name}"
+                owner = f"{owner}.{name}" if owner else name
                 if not members_only:
                     found.append((owner, child.start_point.row))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
@@ -350,8 +351,12 @@ class CodeChunker:
             covered_rows.update(range(segment.start, segment.end + 1))
             chunks.extend(self._emit(path, lines, segment))
         rest = [row for row in range(len(lines)) if row not in covered_rows]
+        # what the file declares at its top in a line (Kotlin's `val ANY = ClassName(...)`, Swift's `typealias`)
+        declared = [(name, row) for name, row in self._nested(tree.root_node, "", members_only=True)
+                    if row not in covered_rows] if self.spec.members else []
         for run_start, run_end in _runs(rest):
-            chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True)))
+            names = tuple((name, row) for name, row in declared if run_start <= row <= run_end)
+            chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True, names=names)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return chunks
 
