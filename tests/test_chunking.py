@@ -573,6 +573,19 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
         ("", ("KingfisherOptionsInfo",))]
 
 
+def test_lua_functions_held_in_a_tables_fields_are_definitions():
+    """lualine's diagnostics sources (`M.sources = { coc = function() ... end, ... }`) were in no chunk of their
+    own, and `local f = function` listed itself inside itself (`f.f`)."""
+    lua = ("local M = {}\nM.sources = {\n  nvim_lsp = function()\n    return 1\n  end,\n"
+           "  ['coc'] = function()\n    return 2\n  end,\n}\n\nlocal f = function()\n"
+           "  local g = function() return 1 end\n  return g\nend\nreturn M\n")
+    chunks = FileChunker(IndexSettings(chunk_max_chars=60)).chunk("lua/sources.lua", lua)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.symbol in ("nvim_lsp", "coc")] == [
+        ("nvim_lsp", 3, 5), ("coc", 6, 8)]
+    assert [c.names for c in FileChunker(IndexSettings()).chunk("lua/f.lua", lua[lua.index("local f"):])][0] \
+        == ("f.g",)
+
+
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():
     """Kingfisher's files open with Xcode's header (the file's name, the project, "Created by"), then the MIT
     notice: the cut stopped at the header, and 145 of 211 files kept a licence chunk."""

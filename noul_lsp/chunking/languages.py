@@ -156,10 +156,19 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
 
 
 def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`M.setup = function(opts) ... end`, `local f = function() ... end`, and busted's `describe("x",
-    function() ... end)` and `it("y", function() ... end)`."""
+    """`M.setup = function(opts) ... end`, `local f = function() ... end`, a function held in a table's
+    field (`coc = function() ... end` in lualine's `M.sources = { ... }`: 26 such were in no chunk), and
+    busted's `describe("x", function() ... end)` and `it("y", function() ... end)`. A table of options
+    assigned to a name is no definition: as one (kind `table`), lualine's colour themes came before its
+    config in its commit labels."""
     if node.type == "function_call":
         return _test_call(node, node.child_by_field_name("name"))
+    if node.type == "field":
+        key, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if key is None or value is None or value.type != "function_definition":
+            return None
+        return node, "function", node_text(key.child_by_field_name("content") or key) if key.type == "string" \
+            else node_text(key)
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
@@ -169,9 +178,11 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     values = next((c for c in assignment.named_children if c.type == "expression_list"), None)
     if names is None or values is None or len(values.named_children) != 1:
         return None
+    # the assignment is the definition (a `local` declaration wraps it: as the definition, its assignment was
+    # one again inside it, and `local f = function` listed `f.f`)
     if values.named_children[0].type != "function_definition":
         return None
-    return node, "function", node_text(names)
+    return assignment, "function", node_text(names)
 
 
 def _java_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
