@@ -560,12 +560,17 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
         ("KingfisherOptionsInfoItem", ("KingfisherOptionsInfoItem.forceRefresh", "KingfisherOptionsInfoItem.processor",
                                        "KingfisherOptionsInfoItem.cacheOriginalImage")),
         ("Config", ("Config.sizeLimit", "Config.f"))]
-    kotlin = "class TypeName {\n    val isNullable: Boolean = false\n    fun f() { val local = 1 }\n}\nenum class KModifier { PUBLIC }\n"
-    assert names("src/TypeName.kt", kotlin) == [("TypeName", ("TypeName.isNullable", "TypeName.f")),
+    kotlin = ("class TypeName(val tags: Int, other: Int) {\n    val isNullable: Boolean = false\n    init { val i = 1 }\n"
+              "    fun f() { val local = 1 }\n}\nenum class KModifier { PUBLIC }\n")
+    assert names("src/TypeName.kt", kotlin) == [("TypeName", ("TypeName.tags", "TypeName.isNullable", "TypeName.f")),
                                                 ("KModifier", ("KModifier.PUBLIC",))]
+    # a short member between two methods is no left-over line to drop
+    short = "class A {\n    fun f(): Int {\n        return 1\n    }\n    var x = 0\n    fun g(): Int {\n        return 2\n    }\n}\n"
+    assert ("A", ("A.x",)) in names("src/A.kt", short, chunk_max_chars=60)
     php = ("<?php\nclass Config {\n    public const OPTION_VISIBILITY = 'visibility';\n    private string $location;\n"
-           "    public function f() { $local = 1; }\n}\n")
-    assert names("src/Config.php", php) == [("Config", ("Config.OPTION_VISIBILITY", "Config.location", "Config.f"))]
+           "    public function __construct(private string $root, int $n) {}\n    public function f() { $local = 1; }\n}\n")
+    assert names("src/Config.php", php) == [("Config", ("Config.OPTION_VISIBILITY", "Config.location",
+                                                        "Config.__construct", "Config.root", "Config.f"))]
     # and what a file declares at its top (kotlinpoet's `ANY`, `UNIT` ... were three windows of no name)
     top = 'package x\n\n@JvmField val ANY: ClassName = ClassName("kotlin", "Any")\n\nfun f() {\n  val local = 2\n}\n'
     assert names("src/TypeName.kt", top) == [("", ("ANY",)), ("f", ())]
@@ -580,8 +585,11 @@ def test_lua_functions_held_in_a_tables_fields_are_definitions():
            "  ['coc'] = function()\n    return 2\n  end,\n}\n\nlocal f = function()\n"
            "  local g = function() return 1 end\n  return g\nend\nreturn M\n")
     chunks = FileChunker(IndexSettings(chunk_max_chars=60)).chunk("lua/sources.lua", lua)
-    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.symbol in ("nvim_lsp", "coc")] == [
-        ("nvim_lsp", 3, 5), ("coc", 6, 8)]
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.symbol.startswith("M.")] == [
+        ("M.sources.nvim_lsp", 3, 5), ("M.sources.coc", 6, 8)]
+    # a table passed to a call holds options, not the module's functions; a key that is no name names nothing
+    called = "require('x').setup({\n  on_attach = function(client)\n    return client\n  end,\n})\n"
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/init.lua", called)] == [""]
     assert [c.names for c in FileChunker(IndexSettings()).chunk("lua/f.lua", lua[lua.index("local f"):])][0] \
         == ("f.g",)
 

@@ -16,7 +16,7 @@ import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.languages import LanguageSpec, member_names, node_text, parser_for
+from noul_lsp.chunking.languages import MEMBER_HOLDERS, LanguageSpec, member_names, node_text, parser_for
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
@@ -41,7 +41,7 @@ _DIRECTIVE_LINE = re.compile(r"\s*#\s*(pragma|if|ifdef|ifndef|elif|else|endif|re
 #: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
 _NAMESPACE_KINDS = frozenset({"module", "namespace"})
 _WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
-#: nested definitions a chunk lists at most (a class of a few hundred one-line methods stops there)
+#: nested definitions and members a chunk lists at most (a class of a few hundred one-line methods stops there)
 MAX_NESTED = 64
 #: the kinds of definition whose declarations are locals, not members
 _FUNCTION_KINDS = frozenset({"function", "method", "constructor", "init", "deinit", "subscript", "test", "operator",
@@ -317,21 +317,27 @@ class CodeChunker:
         (the lines of a split type that no member chunk holds)."""
         found: list[tuple[str, int]] = []
         pending = [(child, scope, kind in _FUNCTION_KINDS) for child in reversed(node.named_children)]
-        while pending and len(found) < MAX_NESTED:
+        while pending and (members_only or len(found) < MAX_NESTED):  # a type's members are capped per chunk
             child, owner, in_function = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
             if child.type in self.spec.members:
-                if not in_function:
-                    found.extend((f"{owner}.{name}" if owner else name, child.start_point.row)
+                holder = child.parent.type if child.parent is not None else ""
+                if holder in MEMBER_HOLDERS and (not in_function or holder == "formal_parameters"):
+                    # a promoted constructor parameter is its class's (`Config.root`, not `Config.__construct.root`)
+                    type_name = owner.rsplit(".", 1)[0] if holder == "formal_parameters" else owner
+                    found.extend((f"{type_name}.{name}" if type_name else name, child.start_point.row)
                                  for name in member_names(child))
+                # what its value defines (`val task = object : Runnable { fun run() }`) is named, its locals are not
+                pending.extend((grandchild, owner, True) for grandchild in reversed(child.named_children))
                 continue
             definition = self._definition(child)
             if definition is not None:
+                if members_only:  # another chunk's lines, or its own left-over lines list them
+                    continue
                 name = _member_name(definition[1], definition[2], owner) or definition[1]
                 owner = f"{owner}.{name}" if owner else name
-                if not members_only:
-                    found.append((owner, child.start_point.row))
+                found.append((owner, child.start_point.row))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
             pending.extend((grandchild, owner, in_function) for grandchild in reversed(child.named_children))
         return found[:MAX_NESTED]
@@ -407,11 +413,12 @@ class CodeChunker:
             if start > end:
                 return []
         body = "\n".join(lines[start : end + 1])
-        if segment.filler and (len(body.strip()) < 16 or carries_nothing(lines[start : end + 1], self.spec.name)):
+        if segment.filler and not segment.names and (len(body.strip()) < 16
+                                                      or carries_nothing(lines[start : end + 1], self.spec.name)):
             return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
             return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
-                          tuple(name for name, _ in segment.names))]
+                          _listed(name for name, _ in segment.names))]
         parts = []  # (first row, last row, text): a long line is a window of its own, cut into pieces
         for part_start, part_end in _windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3):
             if part_start == part_end and is_long(lines[part_start], self.max_chars):
@@ -430,10 +437,15 @@ class CodeChunker:
                 header = f"{title} (part {index} of {len(parts)})"
             # a definition kept whole but cut here all the same (its doc comment above made it too long):
             # each window lists the nested definitions that start in it
-            names = tuple(name for name, row in segment.names if part_start <= row <= part_end)
+            names = _listed(name for name, row in segment.names if part_start <= row <= part_end)
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks
+
+
+def _listed(names) -> tuple[str, ...]:
+    """A chunk's nested names: each once (a PHP property and its getter share a name), at most MAX_NESTED."""
+    return tuple(dict.fromkeys(names))[:MAX_NESTED]
 
 
 def _join_clauses(segments: list[_Segment]) -> list[_Segment]:

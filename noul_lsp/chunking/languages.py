@@ -92,6 +92,11 @@ def node_text(node: tree_sitter.Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
 
 
+#: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
+#: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too
+MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
+                            "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
+                            "formal_parameters"})
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
@@ -102,6 +107,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     get; set; }` and `int _count, _max;`, Swift's `case processor(ImageProcessor), cacheOriginalImage` and `var
     sizeLimit`, Kotlin's `val isNullable`, PHP's `public const OPTION_VISIBILITY` and `$location`. Without them
     Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
+    if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
+        return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
     if node.type == "typealias_declaration":
         named = named[:1]  # its second `name` is the type it stands for
@@ -115,7 +122,7 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         if name.type == "pattern":  # Swift's `var sizeLimit` binds the identifier it holds
             name = name.child_by_field_name("bound_identifier") or next(
                 (c for c in name.named_children if c.type == "simple_identifier"), name)
-        text = node_text(name).lstrip("$")
+        text = node_text(name).lstrip("$").strip("`")  # PHP's `$location`, Swift's `` `default` ``
         if text.isidentifier():
             names.append(text)
     return names
@@ -164,25 +171,49 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     if node.type == "function_call":
         return _test_call(node, node.child_by_field_name("name"))
     if node.type == "field":
-        key, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-        if key is None or value is None or value.type != "function_definition":
-            return None
-        return node, "function", node_text(key.child_by_field_name("content") or key) if key.type == "string" \
-            else node_text(key)
+        value = node.child_by_field_name("value")
+        name = _lua_field_path(node) if value is not None and value.type == "function_definition" else None
+        return (node, "function", name) if name else None
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
+    elif node.parent is not None and node.parent.type == "variable_declaration":
+        return None  # the `local` around it is the definition (as its own, `local f = function` listed `f.f`)
     if assignment is None or assignment.type != "assignment_statement":
         return None
     names = next((c for c in assignment.named_children if c.type == "variable_list"), None)
     values = next((c for c in assignment.named_children if c.type == "expression_list"), None)
     if names is None or values is None or len(values.named_children) != 1:
         return None
-    # the assignment is the definition (a `local` declaration wraps it: as the definition, its assignment was
-    # one again inside it, and `local f = function` listed `f.f`)
     if values.named_children[0].type != "function_definition":
         return None
-    return assignment, "function", node_text(names)
+    return node, "function", node_text(names)
+
+
+def _lua_field_path(field: tree_sitter.Node) -> str | None:
+    """The name of a function in a table's field, qualified by the tables around it up to the name they are
+    assigned to (`M.sources.coc`), or bare in a table a file returns; None in a table passed to a call
+    (telescope's pickers' option tables: 60 of its 82 such functions) or under a key that is no name."""
+    parts: list[str] = []
+    node: tree_sitter.Node | None = field
+    while node is not None and node.type == "field":
+        key = node.child_by_field_name("name")
+        text = node_text(key.child_by_field_name("content") or key) if key is not None and key.type == "string" \
+            else node_text(key) if key is not None and key.type == "identifier" else ""
+        if not text.isidentifier():
+            return None
+        parts.append(text)
+        table = node.parent
+        holder = table.parent if table is not None and table.type == "table_constructor" else None
+        if holder is not None and holder.type == "expression_list":
+            holder = holder.parent
+        if holder is not None and holder.type == "assignment_statement":
+            names = next((c for c in holder.named_children if c.type == "variable_list"), None)
+            return ".".join([node_text(names), *reversed(parts)]) if names is not None else None
+        if holder is not None and holder.type == "return_statement":
+            return ".".join(reversed(parts))
+        node = holder  # a table in another table's field, or nothing a name holds
+    return None
 
 
 def _java_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -450,7 +481,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "function_declaration": "function", "secondary_constructor": "constructor"},
                      frozenset({"class_declaration", "object_declaration", "companion_object"}),
                      named_definition=_declared_kind, before_parse=kotlin_joined_heads,
-                     members=frozenset({"property_declaration", "enum_entry", "type_alias"})),
+                     members=frozenset({"property_declaration", "enum_entry", "type_alias", "class_parameter"})),
         LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",),
                      {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
                       "record_declaration": "record", "enum_declaration": "enum", "method_declaration": "method",
@@ -469,7 +500,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"class_declaration": "class", "interface_declaration": "interface", "trait_declaration": "trait",
                       "enum_declaration": "enum", "function_definition": "function", "method_declaration": "method"},
                      frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
-                     members=frozenset({"property_declaration", "const_declaration", "enum_case"})),
+                     members=frozenset({"property_declaration", "const_declaration", "enum_case",
+                                        "property_promotion_parameter"})),
         LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"),
                      {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
