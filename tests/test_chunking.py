@@ -477,6 +477,37 @@ def test_tests_and_equations_of_bats_haskell_and_elixir():
     assert [c.names for c in chunker.chunk("test/encode_test.exs", elixir)] == [('Jason.EncodeTest.test "atom"',)]
 
 
+def test_hspec_and_tasty_tests_are_tests_named_by_their_titles():
+    """hspec's `spec = do describe "x" $ do it "y" $ ...`: RunnerSpec.hs's 1,027-line `spec` was 20 windows
+    headed `spec (part N of 20)`, no test named. A spec too large for one chunk is cut by its groups and
+    tests, as a JavaScript `describe` is; tasty's `testGroup "x" [testCase "y" $ ..., testProperty "z" f]`
+    the same; a test's title is quoted (it defines nothing)."""
+    body = "".join(f"      x{i} <- run ({i} :: Int)\n      x{i} `shouldBe` {i}\n" for i in range(40))
+    hspec = ('module RunnerSpec (spec) where\n\nspec :: Spec\nspec = do\n  describe "hspec" $ do\n'
+             '    it "runs finalizers" $ do\n' + body + '\n    context "with --rerun" $ do\n'
+             '      it "reuses the same seed" $\n        True `shouldBe` True\n')
+    chunks = FileChunker(IndexSettings()).chunk("test/RunnerSpec.hs", hspec)
+    tests = [(c.symbol, c.kind, c.start_line, c.names) for c in chunks if c.kind in ("test", "describe")]
+    assert tests == [('spec.describe "hspec"', "describe", 5, ()),
+                     ('spec.describe "hspec".it "runs finalizers"', "test", 6, ()),
+                     ('spec.describe "hspec".context "with --rerun"', "describe", 88,
+                      ('spec.describe "hspec".context "with --rerun".it "reuses the same seed"',))]
+    assert chunks[-1].header == 'describe "hspec" $' and chunks[-1].text.startswith('    context "with --rerun"')
+    assert not any("part" in c.header for c in chunks)
+    # small enough for one chunk: kept whole, its tests listed in it
+    small = "spec :: Spec\nspec = describe \"parse\" $ it \"reads a number\" $ parse \"1\" `shouldBe` Just 1\n"
+    assert [(c.symbol, c.names) for c in FileChunker(IndexSettings()).chunk("test/ParseSpec.hs", small)] == [
+        ("spec", ('spec.describe "parse"', 'spec.describe "parse".it "reads a number"'))]
+    tasty = ('tests :: TestTree\ntests = testGroup "Properties"\n  [ testCase "encodes nulls" $ encode Null @?= "null"\n'
+             '  , QC.testProperty "roundtrip" prop_roundtrip\n  ]\n')
+    assert [c.names for c in FileChunker(IndexSettings()).chunk("tests/Properties.hs", tasty)] == [
+        ('tests.testGroup "Properties"', 'tests.testGroup "Properties".testCase "encodes nulls"',
+         'tests.testGroup "Properties".testProperty "roundtrip"')]
+    # a function applied to a string is no test
+    plain = 'greet :: IO ()\ngreet = putStrLn "hello" >> print (length "abc")\n'
+    assert [c.names for c in FileChunker(IndexSettings()).chunk("src/Greet.hs", plain)] == [()]
+
+
 def test_bash_whose_expansions_break_the_parse_is_read_again_without_them():
     """tree-sitter-bash 0.25.1 errs on some expansions and extglobs, and the error took the function in:
     oh-my-bash's `_svn` completion (1,421 rows) was windows with no name, `omb-prompt-colors.sh` one error."""
@@ -681,6 +712,25 @@ def test_what_the_review_of_the_c_and_test_rules_found():
     assert holds_cpp("namespace absl {\nint f();\n}\n") and holds_cpp("template <typename T>\nT max(T a);\n")
     assert not holds_cpp("/* a class of errors, see namespace docs */\nint f(void);\n")
     assert not holds_cpp('const char *s = "a/*";\n' * 20000)  # an unclosed `/*` ends the text, quickly
+
+
+def test_c_enumerators_and_function_pointer_typedefs_are_named():
+    """jq's `typedef void (*jv_nomem_handler_f)(void *)` was a type named by its whole declarator, and the
+    enumerators of C's enums (`JV_PARSE_SEQ` of an anonymous `enum { ... }`) were defined nowhere; C++'s
+    are its enum's."""
+    chunker = FileChunker(IndexSettings())
+    header = ("typedef void (*jv_nomem_handler_f)(void *);\ntypedef int arr_t[10];\n"
+              "enum {\n  JV_PARSE_SEQ = 1,\n  JV_PARSE_STREAMING = 2,\n};\nenum jv_kind { JV_KIND_INVALID, JV_KIND_NULL };\n")
+    assert [(c.symbol, c.names) for c in chunker.chunk("src/jv.h", header)] == [
+        ("jv_nomem_handler_f", ()), ("arr_t", ()), ("enum", ("enum.JV_PARSE_SEQ", "enum.JV_PARSE_STREAMING")),
+        ("jv_kind", ("jv_kind.JV_KIND_INVALID", "jv_kind.JV_KIND_NULL"))]
+    cpp = "namespace leveldb {\nenum class CompressionType : unsigned char { kNoCompression = 0x0 };\n}\n"
+    assert [(c.symbol, c.names) for c in chunker.chunk("include/options.h", cpp)] == [
+        ("leveldb.CompressionType", ("leveldb.CompressionType.kNoCompression",))]
+    # a function's local enum: its enumerators are defined there, and nowhere else
+    local = "int f(void) {\n  enum { LOCAL_A, LOCAL_B } x = LOCAL_A;\n  return x;\n}\n"
+    assert [(c.symbol, c.names) for c in chunker.chunk("src/f.c", local)] == [
+        ("f", ("f.enum", "f.enum.LOCAL_A", "f.enum.LOCAL_B"))]
 
 
 def test_a_files_licence_is_cut_and_what_follows_it_stays():

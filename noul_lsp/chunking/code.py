@@ -78,8 +78,14 @@ def _name(node: tree_sitter.Node) -> str:
                 return node_text(inner)
     if node.type == "type_definition":  # c: typedef ... Name;
         declarator = node.child_by_field_name("declarator")
+        named = declarator
+        # `typedef void (*jv_nomem_handler_f)(void *)`: the name is inside the function, parentheses and pointer
+        # (the whole declarator was the name: `(*jv_nomem_handler_f)(void *)` defined nothing findable)
+        while named is not None and named.type not in _IDENTIFIER_TYPES:
+            named = named.child_by_field_name("declarator") or next(
+                (c for c in named.named_children if c.type.endswith("declarator") or c.type in _IDENTIFIER_TYPES), None)
         if declarator is not None:
-            return node_text(declarator)
+            return node_text(named if named is not None else declarator)
     declarator = node.child_by_field_name("declarator")
     for _ in range(8):  # c/cpp: function_definition -> declarator -> declarator -> identifier
         if declarator is None:
@@ -154,6 +160,8 @@ def _signature(node: tree_sitter.Node) -> str:
     body = node.child_by_field_name("body")
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
+    if body is None and node.type in ("infix", "apply"):  # hspec's `it "x" $ do ...`, tasty's `testGroup "x" [...]`
+        body = node.child_by_field_name("right_operand" if node.type == "infix" else "argument")
     if body is None:  # a test call's block (Ruby's `it 'x' { }`) or its callback's (`test('x', async t => {`)
         body = node.child_by_field_name("block")
         body = body if body is not None else _callback_body(node)
@@ -257,10 +265,10 @@ class CodeChunker:
                 names = tuple(self._nested(inner, symbol, kind))
                 own, kind = self._through_namespaces(inner, own, kind)
                 out.append(_Segment(start, end, own, kind, scope_header, names=names))
-            elif inner.type in self.spec.containers or kind in self.spec.container_kinds:
+            elif inner.type in self.spec.containers or kind in self.spec.container_kinds or self._holds_tests(inner):
                 members: list[_Segment] = []
                 signature = _signature(inner)
-                self._collect(inner, symbol, signature, members)
+                self._collect(inner, symbol, signature, members, kind not in _FUNCTION_KINDS)
                 if self.spec.clauses:
                     members = _join_clauses(members)
                 out.extend(members)
@@ -278,6 +286,24 @@ class CodeChunker:
                 # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol, kind))))
+
+    def _holds_tests(self, node: tree_sitter.Node) -> bool:
+        """Whether a definition too large for one chunk holds titled tests (hspec's `spec = do describe ...`):
+        then it is cut by them, as a test group is, not into windows that name no test. Only where a
+        language has test groups (`container_kinds`)."""
+        if "describe" not in self.spec.container_kinds:
+            return False
+        pending = list(node.named_children)
+        while pending:  # stops at the first test: a bundle's function is walked once, by `_nested`, not twice
+            child = pending.pop()
+            if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
+                continue
+            definition = self._definition(child)
+            if definition is None:
+                pending.extend(child.named_children)
+            elif definition[1] in ("test", "describe"):
+                return True
+        return False
 
     def _through_namespaces(self, node: tree_sitter.Node, symbol: str, kind: str) -> tuple[str, str]:
         """(symbol, kind) of a definition kept whole, named through the namespaces that only wrap another:

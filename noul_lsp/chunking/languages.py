@@ -96,7 +96,7 @@ def node_text(node: tree_sitter.Node) -> str:
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
-                            "formal_parameters"})
+                            "formal_parameters", "enumerator_list"})
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
@@ -409,11 +409,49 @@ def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
     return (node, "test", _quoted_title("test", title)) if title is not None else None
 
 
+#: hspec's and tasty's titled tests and groups (`describe "x" $ do`, `it "y" $ ...`, `testGroup "z" [...]`,
+#: `testCase "w" $ ...`, `testProperty "v" f`): verb -> kind, "describe" a group
+_HASKELL_TEST_VERBS = {"describe": "describe", "context": "describe", "xdescribe": "describe", "fdescribe": "describe",
+                       "xcontext": "describe", "fcontext": "describe", "testGroup": "describe",
+                       "it": "test", "specify": "test", "prop": "test", "xit": "test", "fit": "test",
+                       "xspecify": "test", "xprop": "test", "fprop": "test", "testCase": "test",
+                       "testCaseSteps": "test", "testCaseInfo": "test", "testProperty": "test"}
+
+
+def _haskell_test(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`it "reruns failed examples" $ do ...` (an `infix` on `$` whose left is a test verb applied to a title)
+    or `testProperty "roundtrip" prop_rt` (the verb applied to a title, then to the test): the test `it
+    "reruns failed examples"`. A statement of a do block (`exp`) that is one is its test. hspec's 1,027-line
+    `spec` of RunnerSpec.hs was 20 windows headed `spec (part N of 20)`, no test named."""
+    if node.type == "exp" and len(node.named_children) == 1:
+        node = node.named_children[0]
+    if node.type == "infix":
+        operator = node.child_by_field_name("operator")
+        head = node.child_by_field_name("left_operand") if operator is not None and node_text(operator) == "$" else None
+    elif node.type == "apply":
+        head = node.child_by_field_name("function")
+    else:
+        return None
+    if head is None or head.type != "apply":
+        return None
+    verb, title = head.child_by_field_name("function"), head.child_by_field_name("argument")
+    if title is not None and title.type == "literal" and title.named_children:
+        title = title.named_children[0]
+    if verb is None or verb.type not in ("variable", "qualified") or title is None or title.type != "string":
+        return None
+    word = node_text(verb).rsplit(".", 1)[-1]  # `QC.testProperty`
+    kind = _HASKELL_TEST_VERBS.get(word)
+    return (node, kind, _test_title(word, title)) if kind is not None else None
+
+
 def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """An equation is a `function` node with a name, or an infix one (``a `shouldYield` b = ...``); a
     function *type* (`Int -> IO a`) is a `function` node too, and 1,318 of hspec's 1,367 nested names were
     `X.function`. An instance is named like Rust's impl (`Example for (a -> Result)`): named by its class
-    alone, seven of hspec's instances were definitions of `Example`, as its class is."""
+    alone, seven of hspec's instances were definitions of `Example`, as its class is. hspec's and tasty's
+    tests are tests (`_haskell_test`)."""
+    if node.type in ("exp", "infix", "apply"):
+        return _haskell_test(node)
     if node.type in ("function", "bind", "signature"):  # nameless: a do block's `x <- e`, an expression's `1 :: Int`
         name = node.child_by_field_name("name")
         if name is not None:
@@ -429,6 +467,10 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
             return node, "instance", f"{node_text(name)} for {_TITLE_SPACE.sub(' ', node_text(patterns))[:80]}"
     return None
 
+
+#: C's and C++'s enumerators: names of the file's scope in C (`JV_PARSE_SEQ` of an anonymous `enum { ... }`,
+#: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere
+_ENUMERATORS = frozenset({"enumerator"})
 
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
@@ -464,14 +506,15 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
-                     template_names=True, before_parse=c_macros_blanked, reread=one_branch_each),
+                     template_names=True, before_parse=c_macros_blanked, reread=one_branch_each,
+                     members=_ENUMERATORS),
         LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
                      {"template_declaration": None}, named_definition=_google_test_definition, template_names=True,
-                     before_parse=c_macros_blanked, reread=one_branch_each),
+                     before_parse=c_macros_blanked, reread=one_branch_each, members=_ENUMERATORS),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_test_definition,
@@ -518,7 +561,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"data_type": "data",
                       "newtype": "newtype", "class": "class", "instance": "instance", "type_synonym": "type",
                       "type_family": "type"},
-                     frozenset({"class", "instance"}), named_definition=_haskell_definition, clauses=True),
+                     frozenset({"class", "instance"}), named_definition=_haskell_definition, clauses=True,
+                     container_kinds=_TEST_GROUPS),
         LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",),
                      {"function_declaration": "function"}, named_definition=_zig_definition,
                      container_kinds=frozenset({"struct", "enum", "union", "opaque"})),
