@@ -714,10 +714,10 @@ def test_what_the_review_of_the_c_and_test_rules_found():
     assert not holds_cpp('const char *s = "a/*";\n' * 20000)  # an unclosed `/*` ends the text, quickly
 
 
-def test_c_enumerators_and_function_pointer_typedefs_are_named():
+def test_c_enumerators_macros_and_function_pointer_typedefs_are_named():
     """jq's `typedef void (*jv_nomem_handler_f)(void *)` was a type named by its whole declarator, and the
-    enumerators of C's enums (`JV_PARSE_SEQ` of an anonymous `enum { ... }`) were defined nowhere; C++'s
-    are its enum's."""
+    enumerators of C's enums (`JV_PARSE_SEQ` of an anonymous `enum { ... }`) and its macros with a value
+    (`#define JV_PRINT_PRETTY 1`) were defined nowhere; C++'s enumerators are its enum's."""
     chunker = FileChunker(IndexSettings())
     header = ("typedef void (*jv_nomem_handler_f)(void *);\ntypedef int arr_t[10];\n"
               "enum {\n  JV_PARSE_SEQ = 1,\n  JV_PARSE_STREAMING = 2,\n};\nenum jv_kind { JV_KIND_INVALID, JV_KIND_NULL };\n")
@@ -727,6 +727,13 @@ def test_c_enumerators_and_function_pointer_typedefs_are_named():
     cpp = "namespace leveldb {\nenum class CompressionType : unsigned char { kNoCompression = 0x0 };\n}\n"
     assert [(c.symbol, c.names) for c in chunker.chunk("include/options.h", cpp)] == [
         ("leveldb.CompressionType", ("leveldb.CompressionType.kNoCompression",))]
+    # a macro with a value at the file's level, in or out of an include guard, is a name; the guard is not
+    guarded = ("#ifndef JV_H\n#define JV_H\n#include <stdio.h>\n#define JV_PRINT_PRETTY 1\n#define JV_PRINT_ASCII 2\n"
+               "#define JV_MAX(a) (a)\nint jv_f(int x);\n#endif\n")
+    assert [(c.symbol, c.names) for c in chunker.chunk("src/jv.h", guarded)] == [
+        ("", ("JV_PRINT_PRETTY", "JV_PRINT_ASCII")), ("JV_MAX", ()), ("", ())]
+    inside = "static int f(void) {\n#define LOCAL 3\n  return LOCAL;\n}\n#define TOP 3\n"
+    assert [(c.symbol, c.names) for c in chunker.chunk("src/f.c", inside)] == [("f", ()), ("", ("TOP",))]
     # a function's local enum: its enumerators are defined there, and nowhere else
     local = "int f(void) {\n  enum { LOCAL_A, LOCAL_B } x = LOCAL_A;\n  return x;\n}\n"
     assert [(c.symbol, c.names) for c in chunker.chunk("src/f.c", local)] == [

@@ -96,7 +96,8 @@ def node_text(node: tree_sitter.Node) -> str:
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
-                            "formal_parameters", "enumerator_list"})
+                            "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
+                            "preproc_else", "preproc_elif", "preproc_elifdef"})
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
@@ -109,6 +110,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
+    if node.type == "preproc_def" and node.child_by_field_name("value") is None:
+        return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
     if node.type == "typealias_declaration":
         named = named[:1]  # its second `name` is the type it stands for
@@ -469,8 +472,10 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
 
 
 #: C's and C++'s enumerators: names of the file's scope in C (`JV_PARSE_SEQ` of an anonymous `enum { ... }`,
-#: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere
-_ENUMERATORS = frozenset({"enumerator"})
+#: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere.
+#: And a macro with a value (`#define JV_PRINT_PRETTY 1`, not an include guard's bare `#define JV_H`) at the
+#: file's level, in or out of its conditionals (`member_names`)
+_ENUMERATORS = frozenset({"enumerator", "preproc_def"})
 
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
