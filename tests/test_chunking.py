@@ -567,7 +567,7 @@ def test_what_names_a_type_is_its_declaration_not_its_constructors_or_extensions
 def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     """A C#/Swift developer's walkthrough: `MaxRetryAttempts`, `.forceRefresh`, `OPTION_VISIBILITY` were defined
     nowhere (Polly's 390 properties, Kingfisher's 714), and asked by name were "probably not here". A
-    function's locals are no members."""
+    function's locals are no members. Python's constants (`DEFAULT_PORTS`, a class's `MAX_REDIRECTS`) are members too."""
     def names(path, text, **settings):
         return [(c.symbol, c.names) for c in FileChunker(IndexSettings(**settings)).chunk(path, text)]
 
@@ -595,6 +595,13 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
               "    fun f() { val local = 1 }\n}\nenum class KModifier { PUBLIC }\n")
     assert names("src/TypeName.kt", kotlin) == [("TypeName", ("TypeName.tags", "TypeName.isNullable", "TypeName.f")),
                                                 ("KModifier", ("KModifier.PUBLIC",))]
+    python = ('"""Doc."""\nimport os\nDEFAULT_TIMEOUT = 30\nDEFAULT_PORTS, _KT = {}, 2\nx.Y_Z = 5\n__all__ = ["A"]\n'
+              'try:\n    import chardet\nexcept ImportError:\n    chardet = None\nif TYPE_CHECKING:\n    CACHE_DIR = "x"\n'
+              'class Session:\n    MAX_REDIRECTS: int = 30\n    trust_env = True\n'
+              '    def send(self):\n        LOCAL = 1\n        self.SENT = True\n')
+    assert names("src/sessions.py", python) == [  # a constant's name, not `chardet`'s fallback, `x.Y_Z` or a dunder
+        ("", ("DEFAULT_TIMEOUT", "DEFAULT_PORTS", "_KT", "CACHE_DIR")),
+        ("Session", ("Session.MAX_REDIRECTS", "Session.send"))]
     # a short member between two methods is no left-over line to drop
     short = "class A {\n    fun f(): Int {\n        return 1\n    }\n    var x = 0\n    fun g(): Int {\n        return 2\n    }\n}\n"
     assert ("A", ("A.x",)) in names("src/A.kt", short, chunk_max_chars=60)

@@ -93,11 +93,17 @@ def node_text(node: tree_sitter.Node) -> str:
 
 
 #: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
-#: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too
+#: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
+#: and C's enumerators, its macros at a file's level (in or out of its conditionals) and Python's assignments
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
-                            "preproc_else", "preproc_elif", "preproc_elifdef"})
+                            "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement"})
+#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a member: with every
+#: assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and came first for an
+#: issue naming it (docs/benchmarks.md, "Python's constants")
+_PYTHON_CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
+
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
@@ -110,6 +116,12 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
+    if node.type == "assignment":  # Python's `DEFAULT_TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
+        left = node.child_by_field_name("left")
+        targets = [left] if left is not None and left.type == "identifier" else [
+            c for c in left.named_children if c.type == "identifier"] if left is not None and left.type in (
+            "pattern_list", "tuple_pattern") else []
+        return [n for n in (node_text(t) for t in targets) if _PYTHON_CONSTANT.match(n)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -475,14 +487,15 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
 #: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere.
 #: And a macro with a value (`#define JV_PRINT_PRETTY 1`, not an include guard's bare `#define JV_H`) at the
 #: file's level, in or out of its conditionals (`member_names`)
-_ENUMERATORS = frozenset({"enumerator", "preproc_def"})
+_C_MEMBERS = frozenset({"enumerator", "preproc_def"})
 
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
     for spec in (
         LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi"),
                      {"function_definition": "function", "class_definition": "class"},
-                     frozenset({"class_definition"}), {"decorated_definition": "definition"}),
+                     frozenset({"class_definition"}), {"decorated_definition": "definition"},
+                     members=frozenset({"assignment"})),
         LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"),
                      _JS_DEFINITIONS, frozenset({"class_declaration"}), {"export_statement": "declaration"},
                      variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
@@ -512,14 +525,14 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
                      template_names=True, before_parse=c_macros_blanked, reread=one_branch_each,
-                     members=_ENUMERATORS),
+                     members=_C_MEMBERS),
         LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
                      {"template_declaration": None}, named_definition=_google_test_definition, template_names=True,
-                     before_parse=c_macros_blanked, reread=one_branch_each, members=_ENUMERATORS),
+                     before_parse=c_macros_blanked, reread=one_branch_each, members=_C_MEMBERS),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_test_definition,
