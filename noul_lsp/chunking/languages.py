@@ -94,11 +94,13 @@ def node_text(node: tree_sitter.Node) -> str:
 
 #: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
-#: and C's enumerators, its macros at a file's level (in or out of its conditionals) and Python's assignments
+#: and C's enumerators, its macros at a file's level (in or out of its conditionals), Python's assignments and
+#: Go's and Rust's constants
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
-                            "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement"})
+                            "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
+                            "const_declaration"})
 #: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a member: with every
 #: assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and came first for an
 #: issue naming it (docs/benchmarks.md, "Python's constants")
@@ -138,7 +140,7 @@ def member_names(node: tree_sitter.Node) -> list[str]:
             name = name.child_by_field_name("bound_identifier") or next(
                 (c for c in name.named_children if c.type == "simple_identifier"), name)
         text = node_text(name).lstrip("$").strip("`")  # PHP's `$location`, Swift's `` `default` ``
-        if text.isidentifier():
+        if text.isidentifier() and text != "_":  # Go's `B, _ = 1, 2`
             names.append(text)
     return names
 
@@ -506,14 +508,15 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
-                     {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"}),
+                     {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"},
+                     members=frozenset({"const_spec"})),
         LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",),
                      {"function_item": "function", "impl_item": "impl", "struct_item": "struct", "enum_item": "enum",
                       "trait_item": "trait", "mod_item": "module", "macro_definition": "macro", "union_item": "union"},
                      frozenset({"impl_item", "trait_item", "mod_item"}),
                      # `#[derive(...)]`, `#[cfg(...)]` belong to the item below, as its doc comment does: apart,
                      # an item's best range was its attribute line alone (docs/benchmarks.md, "noul mcp")
-                     leading=frozenset({"attribute_item"})),
+                     leading=frozenset({"attribute_item"}), members=frozenset({"const_item", "static_item"})),
         LanguageSpec("java", "tree_sitter_java", "language", (".java",),
                      {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
                       "record_declaration": "record", "annotation_type_declaration": "annotation",
