@@ -567,8 +567,8 @@ def test_what_names_a_type_is_its_declaration_not_its_constructors_or_extensions
 def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     """A C#/Swift developer's walkthrough: `MaxRetryAttempts`, `.forceRefresh`, `OPTION_VISIBILITY` were defined
     nowhere (Polly's 390 properties, Kingfisher's 714), and asked by name were "probably not here". A
-    function's locals are no members. Python's constants (`DEFAULT_PORTS`, a class's `MAX_REDIRECTS`) and Go's
-    and Rust's are members too."""
+    function's locals are no members. Python's constants (`DEFAULT_PORTS`, a class's `MAX_REDIRECTS`), Go's,
+    Rust's and JavaScript's are members too."""
     def names(path, text, **settings):
         return [(c.symbol, c.names) for c in FileChunker(IndexSettings(**settings)).chunk(path, text)]
 
@@ -608,6 +608,11 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     assert names("cobra.go", go) == [("", ("FlagSetByCobraAnnotation", "A", "B")), ("f", ())]
     rust = 'pub const MAX: usize = 3;\nstatic NAME: &str = "x";\nimpl Foo { const ID: u8 = 1; fn f() { const L: u8 = 2; } }\n'
     assert names("src/lib.rs", rust) == [("", ("MAX", "NAME")), ("Foo", ("Foo.ID", "Foo.f"))]
+    typescript = ("export const MAX_RETRIES = 3;\nconst DEFAULT_OPTIONS = {a: 1};\nconst app = express();\n"
+                  "const f = () => 1;\nvar C_D = 3, e = 4;\nfunction g() {\n  const LOCAL_X = 1;\n  const helper = () => 2;\n"
+                  "  return helper;\n}\n")
+    assert names("src/options.ts", typescript) == [  # capitals only; a function's constants and helpers are its own
+        ("", ("MAX_RETRIES", "DEFAULT_OPTIONS")), ("f", ()), ("", ("C_D",)), ("g", ("g.helper",))]
     # a short member between two methods is no left-over line to drop
     short = "class A {\n    fun f(): Int {\n        return 1\n    }\n    var x = 0\n    fun g(): Int {\n        return 2\n    }\n}\n"
     assert ("A", ("A.x",)) in names("src/A.kt", short, chunk_max_chars=60)

@@ -347,7 +347,8 @@ class CodeChunker:
             child, owner, in_function = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
-            if child.type in self.spec.members:
+            definition = self._definition(child)  # first: JavaScript's `const f = () => ...` is a member's node too
+            if definition is None and child.type in self.spec.members:
                 holder = child.parent.type if child.parent is not None else ""
                 if holder in MEMBER_HOLDERS and (not in_function or holder == "formal_parameters"):
                     # a promoted constructor parameter is its class's (`Config.root`, not `Config.__construct.root`)
@@ -357,7 +358,6 @@ class CodeChunker:
                 # what its value defines (`val task = object : Runnable { fun run() }`) is named, its locals are not
                 pending.extend((grandchild, owner, True) for grandchild in reversed(child.named_children))
                 continue
-            definition = self._definition(child)
             if definition is not None:
                 if members_only:  # another chunk's lines, or its own left-over lines list them
                     continue

@@ -95,13 +95,13 @@ def node_text(node: tree_sitter.Node) -> str:
 #: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
 #: and C's enumerators, its macros at a file's level (in or out of its conditionals), Python's assignments and
-#: Go's and Rust's constants
+#: Go's, Rust's and JavaScript's constants
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
-                            "const_declaration"})
-#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a member: with every
+                            "const_declaration", "export_statement"})
+#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`; JavaScript's too), the one assignment that is a member: with every
 #: assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and came first for an
 #: issue naming it (docs/benchmarks.md, "Python's constants")
 _PYTHON_CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
@@ -124,6 +124,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
             c for c in left.named_children if c.type == "identifier"] if left is not None and left.type in (
             "pattern_list", "tuple_pattern") else []
         return [n for n in (node_text(t) for t in targets) if _PYTHON_CONSTANT.match(n)]
+    if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
+        return [name for declarator in node.named_children if declarator.type == "variable_declarator"
+                for name in member_names(declarator) if _PYTHON_CONSTANT.match(name)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -485,6 +488,10 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     return None
 
 
+#: JavaScript's and TypeScript's constants at a module's level (`export const MAX_RETRIES = 2`), in capitals as
+#: Python's (`member_names`): a `const app = express()` names no constant
+_JS_MEMBERS = frozenset({"lexical_declaration", "variable_declaration"})
+
 #: C's and C++'s enumerators: names of the file's scope in C (`JV_PARSE_SEQ` of an anonymous `enum { ... }`,
 #: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere.
 #: And a macro with a value (`#define JV_PRINT_PRETTY 1`, not an include guard's bare `#define JV_H`) at the
@@ -500,13 +507,16 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      members=frozenset({"assignment"})),
         LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"),
                      _JS_DEFINITIONS, frozenset({"class_declaration"}), {"export_statement": "declaration"},
-                     variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
+                     variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
+                     members=_JS_MEMBERS),
         LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
-                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
+                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
+                     members=_JS_MEMBERS),
         LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
-                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS),
+                     named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
+                     members=_JS_MEMBERS),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
                      {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"},
                      members=frozenset({"const_spec"})),
