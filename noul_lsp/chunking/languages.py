@@ -101,9 +101,9 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement"})
-#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`; JavaScript's too), the one assignment that is a member: with every
-#: assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and came first for an
-#: issue naming it (docs/benchmarks.md, "Python's constants")
+#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`; JavaScript's too), the one assignment that is a
+#: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
+#: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
 _PYTHON_CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
 
 #: what a member declaration's names are written as, and the nodes that hold them
@@ -118,7 +118,7 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
-    if node.type == "assignment":  # Python's `DEFAULT_TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
+    if node.type == "assignment":  # Python's `TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
         left = node.child_by_field_name("left")
         targets = [left] if left is not None and left.type == "identifier" else [
             c for c in left.named_children if c.type == "identifier"] if left is not None and left.type in (
