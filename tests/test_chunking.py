@@ -613,6 +613,9 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
                   "  return helper;\n}\n")
     assert names("src/options.ts", typescript) == [  # capitals only; a function's constants and helpers are its own
         ("", ("MAX_RETRIES", "DEFAULT_OPTIONS")), ("f", ()), ("", ("C_D",)), ("g", ("g.helper",))]
+    # the cap of names is each chunk's: a file's 70 constants above a function leave the 10 below it theirs
+    many = "".join(f"C{i:03d} = {i}\n" for i in range(70)) + "\ndef f():\n    return 1\n\n" + "D000 = 0\nD001 = 1\n"
+    assert [len(found) for _, found in names("src/many.py", many)] == [64, 0, 2]
     # a short member between two methods is no left-over line to drop
     short = "class A {\n    fun f(): Int {\n        return 1\n    }\n    var x = 0\n    fun g(): Int {\n        return 2\n    }\n}\n"
     assert ("A", ("A.x",)) in names("src/A.kt", short, chunk_max_chars=60)

@@ -10,7 +10,9 @@ that does not fit is cut into line windows that all carry its signature. Lines o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 import tree_sitter
 
@@ -291,26 +293,15 @@ class CodeChunker:
         """Whether a definition too large for one chunk holds titled tests (hspec's `spec = do describe ...`):
         then it is cut by them, as a test group is, not into windows that name no test. Only where a
         language has test groups (`container_kinds`)."""
-        if "describe" not in self.spec.container_kinds:
-            return False
-        pending = list(node.named_children)
-        while pending:  # stops at the first test: a bundle's function is walked once, by `_nested`, not twice
-            child = pending.pop()
-            if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
-                continue
-            definition = self._definition(child)
-            if definition is None:
-                pending.extend(child.named_children)
-            elif definition[1] in ("test", "describe"):
-                return True
-        return False
+        return "describe" in self.spec.container_kinds and any(  # the walk stops at the first test
+            kind in ("test", "describe") for _, (_, kind, _) in self._outermost_definitions(node))
 
     def _through_namespaces(self, node: tree_sitter.Node, symbol: str, kind: str) -> tuple[str, str]:
         """(symbol, kind) of a definition kept whole, named through the namespaces that only wrap another:
         grape's files are `module Grape; module Validations; class SameAsValidator`, and each was one chunk
         named `Grape` (a name 127 chunks shared, and the hit said `module Grape`)."""
         while kind in _NAMESPACE_KINDS:
-            inside = self._outermost_definitions(node)
+            inside = list(islice(self._outermost_definitions(node), 2))  # one, or more than one
             if len(inside) != 1:
                 break
             child, (inner, inner_kind, name) = inside[0]
@@ -320,20 +311,19 @@ class CodeChunker:
             node, kind, symbol = inner, inner_kind, f"{symbol}.{name or inner_kind}"
         return symbol, kind
 
-    def _outermost_definitions(self, node: tree_sitter.Node) -> list[tuple[tree_sitter.Node, tuple]]:
-        """The definitions under `node` not inside another one (through non-definition nodes), each as (its
-        node, `_definition`'s answer)."""
-        found, pending = [], list(reversed(node.named_children))
+    def _outermost_definitions(self, node: tree_sitter.Node) -> Iterator[tuple[tree_sitter.Node, tuple]]:
+        """The definitions under `node` not inside another one (through non-definition nodes), in order, each
+        as (its node, `_definition`'s answer); lazily, so that a question about the first ones walks no further."""
+        pending = list(reversed(node.named_children))
         while pending:
             child = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
             definition = self._definition(child)
             if definition is not None:
-                found.append((child, definition))
+                yield child, definition
             else:
                 pending.extend(reversed(child.named_children))
-        return found
 
     def _nested(self, node: tree_sitter.Node, scope: str, kind: str = "", *,
                 members_only: bool = False) -> list[tuple[str, int]]:
@@ -366,7 +356,7 @@ class CodeChunker:
                 found.append((owner, child.start_point.row))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
             pending.extend((grandchild, owner, in_function) for grandchild in reversed(child.named_children))
-        return found[:MAX_NESTED]
+        return found if members_only else found[:MAX_NESTED]  # members: the caller's chunks cap their own
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         tree = self._parse(text)

@@ -101,10 +101,10 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement"})
-#: a Python constant's name (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`; JavaScript's too), the one assignment that is a
+#: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
-_PYTHON_CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
+_CONSTANT_NAME = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
 
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
@@ -120,13 +120,13 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     if node.type == "assignment":  # Python's `TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
         left = node.child_by_field_name("left")
-        targets = [left] if left is not None and left.type == "identifier" else [
-            c for c in left.named_children if c.type == "identifier"] if left is not None and left.type in (
-            "pattern_list", "tuple_pattern") else []
-        return [n for n in (node_text(t) for t in targets) if _PYTHON_CONSTANT.match(n)]
+        if left is None or left.type not in ("identifier", "pattern_list", "tuple_pattern"):
+            return []
+        targets = [left] if left.type == "identifier" else [c for c in left.named_children if c.type == "identifier"]
+        return [name for name in map(node_text, targets) if _CONSTANT_NAME.match(name)]
     if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
-                for name in member_names(declarator) if _PYTHON_CONSTANT.match(name)]
+                for name in member_names(declarator) if _CONSTANT_NAME.match(name)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
