@@ -158,6 +158,28 @@ def test_members_carry_their_container_signature_and_split_parts_are_numbered():
     assert scale[0].embed_text.startswith(scale[0].header + "\n")
 
 
+def test_typescript_overloads_belong_to_their_implementation():
+    """The overload signatures and their doc comment above an implementation of the same name are its first
+    lines, at a file's level and in a class cut into its members; a signature with none stays apart."""
+    text = ("import { x } from 'y'\n\n/** Picks a thing. */\nexport function pick(a: string): string\n"
+            "export function pick(a: number): number\nexport function pick(a: any): any {\n  return a\n}\n\n"
+            "function solo(a: string): string;\n\nexport class Client {\n  constructor() { this.x = 1 }\n"
+            "  /** @deprecated use fetchY */\n  fetchX(a: string): Promise<void>\n\n  fetchX(a: number): Promise<void>\n"
+            "  fetchX(a: any) {\n    return fetch(a)\n  }\n  plain() { return 1 }\n}\n")
+    chunks = FileChunker(IndexSettings(chunk_max_chars=120)).chunk("src/pick.ts", text)
+    def lines_of(symbol):
+        return sorted(row for c in chunks if c.symbol == symbol for row in range(c.start_line, c.end_line + 1))
+    assert lines_of("pick") == list(range(3, 9)) and lines_of("Client.fetchX") == list(range(14, 21))
+    assert not any(c.symbol == "Client" and c.start_line >= 15 for c in chunks)  # no leftover lines of the class
+    assert any(c.start_line <= 10 <= c.end_line and c.symbol != "pick" for c in chunks)  # `solo` has no body below
+
+
+def test_a_large_arrow_functions_parts_carry_its_head_not_its_first_statements():
+    body = "".join(f"  const step{i} = compute{i}(props)\n" for i in range(40))
+    chunks = FileChunker(SMALL).chunk("src/Devtools.tsx", f"export const ContentView = (props: Props) => {{\n{body}}}\n")
+    assert len(chunks) > 1 and all(c.header.startswith("const ContentView = (props: Props) =>") for c in chunks)
+
+
 def test_default_budget_keeps_small_classes_whole():
     chunks = FileChunker(IndexSettings()).chunk("src/store/cookies.py", (FIXTURE / "src/store/cookies.py").read_text())
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 4), ("CookieJar", 7, 29)]
@@ -194,6 +216,9 @@ def test_markdown_windows_take_their_heading():
     assert chunks[0].symbol == "Top" and chunks[0].start_line == 1
     assert chunks[1].start_line == chunks[0].end_line - 7  # 8 lines of overlap
     assert chunks[-1].symbol == "Later"
+    # a page's front matter titles its first lines (TanStack's 495 pages: `---` / `id: ...` / `title: ...`)
+    page = "---\nid: window-focus-refetching\ntitle: 'Window Focus Refetching'\n---\n\nIf a user leaves the app...\n"
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("docs/guides/focus.md", page)] == ["Window Focus Refetching"]
 
 
 def test_invalid_utf8_and_garbage_never_crash():
@@ -613,6 +638,10 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
                   "  return helper;\n}\n")
     assert names("src/options.ts", typescript) == [  # capitals only; a function's constants and helpers are its own
         ("", ("MAX_RETRIES", "DEFAULT_OPTIONS")), ("f", ()), ("", ("C_D",)), ("g", ("g.helper",))]
+    # what a module exports is a name in any case: a context, a singleton, a symbol (not an unexported `local`)
+    exported = ("export const QueryClientContext = React.createContext(undefined)\nconst local = makeThing()\n"
+                "export const focusManager = new FocusManager(), skipToken = Symbol()\n")
+    assert names("src/context.tsx", exported) == [("", ("QueryClientContext", "focusManager", "skipToken"))]
     # the cap of names is each chunk's: a file's 70 constants above a function leave the 10 below it theirs
     many = "".join(f"C{i:03d} = {i}\n" for i in range(70)) + "\ndef f():\n    return 1\n\n" + "D000 = 0\nD001 = 1\n"
     assert [len(found) for _, found in names("src/many.py", many)] == [64, 0, 2]
@@ -805,3 +834,22 @@ def test_the_windows_of_a_definition_under_a_scope_carry_its_name():
     windows = FileChunker(IndexSettings()).chunk("include/leveldb/options.h",
                                                  f"namespace leveldb {{\nstruct Options {{\n{fields}\n}};\n}}\n")
     assert len(windows) > 1 and all(w.header.startswith("namespace leveldb Options (part ") for w in windows)
+
+
+def test_vue_and_svelte_components_cut_their_scripts_by_grammar_and_are_named_by_their_file():
+    """A single-file component was 40-line windows of no name: its functions defined nowhere, and the
+    component asked by name came below four adapters' `.tsx` copies."""
+    svelte = ('<script lang="ts">\n  import { setQueryClientContext } from "./context"\n\n'
+              "  type Props = {\n    client: QueryClient\n  }\n\n  export function mountClient(client: QueryClient) {\n"
+              "    client.mount()\n  }\n</script>\n\n<slot />\n")
+    chunks = FileChunker(IndexSettings()).chunk("src/QueryClientProvider.svelte", svelte)
+    found = {(c.symbol, c.start_line, c.end_line, c.language) for c in chunks}
+    assert ("mountClient", 8, 10, "typescript") in found and ("Props", 4, 6, "typescript") in found
+    assert any(c.symbol == "QueryClientProvider" and c.start_line <= 13 <= c.end_line for c in chunks)  # the template
+    vue = ("<template>\n  <div>{{ posts.length }}</div>\n</template>\n\n<script>\nexport default {\n  setup() {\n"
+           "    return { posts: usePosts() }\n  },\n}\nfunction usePosts() {\n  return []\n}\n</script>\n")
+    chunks = FileChunker(IndexSettings()).chunk("src/components/Posts.vue", vue)
+    assert ("usePosts", 11, 13) in {(c.symbol, c.start_line, c.end_line) for c in chunks}
+    assert {c.symbol for c in chunks if c.start_line <= 2 <= c.end_line} == {"Posts"}
+    assert all(svelte.split("\n")[0] not in c.text for c in FileChunker(IndexSettings()).chunk("a.svelte", svelte)
+               if c.language == "typescript")  # the script's own lines, not its tag

@@ -35,6 +35,8 @@ _TYPE_SPECIFIERS = frozenset({"struct_specifier", "class_specifier", "union_spec
 _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NO_BODY_CLAUSES = frozenset({"delete_method_clause", "default_method_clause"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
+#: JavaScript's declarations of a `variable_declarator` (`const`, `let`, `var`)
+_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _WHITESPACE = re.compile(r"\s+")
 #: a preprocessor line between a definition's name and its body (C#'s `#pragma warning restore`, C's `#if`);
 #: read in every language, where a comment that opens so (`# if ...`) is no signature either
@@ -160,6 +162,13 @@ def _signature(node: tree_sitter.Node) -> str:
     """The definition's head (from the line of its name up to its body), whitespace-collapsed, at most 200
     characters."""
     body = node.child_by_field_name("body")
+    outer = node  # the node whose text holds the head
+    if node.type == "variable_declarator":  # `const ContentView = (props) => {`: the body is its value's
+        value = node.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+        holder = node.parent  # and the head opens with its `const` (the body's first lines took its place)
+        if holder is not None and holder.type in _DECLARATIONS and holder.start_point.row == node.start_point.row:
+            outer = holder
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
     if body is None and node.type in ("infix", "apply"):  # hspec's `it "x" $ do ...`, tasty's `testGroup "x" [...]`
@@ -171,10 +180,10 @@ def _signature(node: tree_sitter.Node) -> str:
     # from the line that names it: attributes, annotations and `#if` lines above (`[Serializable]`, `@MainActor`,
     # `@SuppressWarnings(...)`) took the three lines, and 43 of Polly's headers lacked the class's name
     name = node.child_by_field_name("name")
-    start = node.start_byte
+    start = outer.start_byte
     if name is not None and name.start_point.row > node.start_point.row and name.start_byte < end:
         start = name.start_byte - name.start_point.column
-    head = node.text[start - node.start_byte: end - node.start_byte] if node.text is not None else b""
+    head = outer.text[start - outer.start_byte: end - outer.start_byte] if outer.text is not None else b""
     # preprocessor lines between the name and the body are no part of it (Polly's `#pragma warning restore`)
     head_text = [line for line in head.decode("utf-8", "replace").split("\n") if not _DIRECTIVE_LINE.match(line)] or [""]
     signature = _WHITESPACE.sub(" ", " ".join(head_text[:3])).strip()
@@ -225,14 +234,19 @@ class CodeChunker:
                  scope_is_type: bool = True) -> None:
         comment_start: int | None = None  # first row of the comment run just above the current child
         previous_end = -2
-        for child in node.named_children:
-            if child.type in _COMMENTS or child.type in self.spec.leading:
-                if comment_start is None or child.start_point.row > previous_end + 1:
+        children = node.named_children
+        overloads = self._overloads_above_their_implementation(children) if self.spec.overloads else set()
+        overloaded = False  # the run above holds overload signatures: blank lines do not part it from them
+        for index, child in enumerate(children):
+            if child.type in _COMMENTS or child.type in self.spec.leading or index in overloads:
+                if comment_start is None or (child.start_point.row > previous_end + 1 and not overloaded):
                     comment_start = child.start_point.row
+                overloaded = overloaded or index in overloads
                 previous_end = child.end_point.row
                 continue
-            attached = comment_start if comment_start is not None and child.start_point.row <= previous_end + 1 else None
-            comment_start, previous_end = None, _last_row(child)
+            attached = comment_start if comment_start is not None and (
+                child.start_point.row <= previous_end + 1 or overloaded) else None
+            comment_start, previous_end, overloaded = None, _last_row(child), False
             if child.type in _SKIP_RECURSION:
                 continue
             found = self._definition(child)
@@ -288,6 +302,29 @@ class CodeChunker:
                 # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol, kind))))
+
+    def _overloads_above_their_implementation(self, children: list[tree_sitter.Node]) -> set[int]:
+        """The indexes of the overload signatures that run (through comments) into the implementation of the
+        same name: they and their doc comments are its first lines, as a doc comment is. Apart, TypeScript's
+        typed overloads and their docs were a chunk of no name (`replaceEqualDeep`'s doc) or a class's
+        leftover lines (twenty chunks of vue-query's `QueryClient`), and the implementation lacked its types.
+        A signature with no implementation (a `.d.ts` file's) is left where it is."""
+        joined: set[int] = set()
+        next_name: str | None = None  # the name of the implementation (or joined signature) below
+        for index in range(len(children) - 1, -1, -1):
+            child = children[index]
+            if child.type in _COMMENTS:
+                continue
+            inner = child.child_by_field_name("declaration") if child.type == "export_statement" else child
+            if inner is not None and inner.type in self.spec.overloads:
+                if next_name is not None and _name(inner) == next_name:
+                    joined.add(index)
+                else:
+                    next_name = None
+                continue
+            found = self._definition(child)
+            next_name = _name(found[0]) if found is not None else None
+        return joined
 
     def _holds_tests(self, node: tree_sitter.Node) -> bool:
         """Whether a definition too large for one chunk holds titled tests (hspec's `spec = do describe ...`):

@@ -69,6 +69,9 @@ class LanguageSpec:
     #: declarations of a type's members that are no chunk of their own (a property, a field, a constant, an
     #: enum case): their names are the definitions of the chunk whose lines hold them (`member_names`)
     members: frozenset[str] = frozenset()
+    #: a function's or method's overload signatures (TypeScript's `function pick(a: string): string`, bodiless,
+    #: above the implementation they type): they and their doc comment belong to the implementation below
+    overloads: frozenset[str] = frozenset()
 
 
 _JS_DEFINITIONS = {
@@ -86,6 +89,7 @@ _TS_DEFINITIONS = {
     "internal_module": "namespace",
 }
 _TS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration", "internal_module"})
+_TS_OVERLOADS = frozenset({"function_signature", "method_signature"})
 
 
 def node_text(node: tree_sitter.Node) -> str:
@@ -125,8 +129,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         targets = [left] if left.type == "identifier" else [c for c in left.named_children if c.type == "identifier"]
         return [name for name in map(node_text, targets) if _CONSTANT_NAME.match(name)]
     if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
+        exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
-                for name in member_names(declarator) if _CONSTANT_NAME.match(name)]
+                for name in member_names(declarator) if exported or _CONSTANT_NAME.match(name)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -488,8 +493,10 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     return None
 
 
-#: JavaScript's and TypeScript's constants at a module's level (`export const MAX_RETRIES = 2`), in capitals as
-#: Python's (`member_names`): a `const app = express()` names no constant
+#: JavaScript's and TypeScript's constants at a module's level (`const MAX_RETRIES = 2`), in capitals as Python's
+#: (`member_names`): a `const app = express()` names no constant; and what a module exports, in any case (`export
+#: const QueryClientContext = React.createContext(...)`, `export const focusManager = new FocusManager()`): a
+#: singleton, a context, a lookup table asked by name were "probably not here"
 _JS_MEMBERS = frozenset({"lexical_declaration", "variable_declaration"})
 
 #: C's and C++'s enumerators: names of the file's scope in C (`JV_PARSE_SEQ` of an anonymous `enum { ... }`,
@@ -512,11 +519,11 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
-                     members=_JS_MEMBERS),
+                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS),
         LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
-                     members=_JS_MEMBERS),
+                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
                      {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"},
                      members=frozenset({"const_spec"})),

@@ -28,6 +28,24 @@ def line_pieces(line: str, max_chars: int) -> list[str]:
     return [piece for piece in pieces if piece.strip()]
 
 
+#: a Markdown page's YAML front matter (`---` / `title: Window Focus Refetching` / `---`), which static site
+#: generators read for its title: the page's first window was a chunk of no name, previewed as `---`
+_FRONT_MATTER_TITLE = re.compile(r"""^title:\s*(?P<quote>["']?)(?P<title>.+?)(?P=quote)\s*$""")
+
+
+def _front_matter_title(lines: list[str]) -> str:
+    """The `title:` of a page's front matter, if it opens with one."""
+    if not lines or lines[0].strip() != "---":
+        return ""
+    for line in lines[1:40]:
+        if line.strip() == "---":
+            break
+        match = _FRONT_MATTER_TITLE.match(line)
+        if match:
+            return match.group("title")
+    return ""
+
+
 def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overlap: int,
                 max_chars: int, symbol: str = "", kind: str = "text") -> list[Chunk]:
     """Overlapping windows of about `window_lines` lines (cut earlier at `max_chars`), blank ones dropped.
@@ -39,7 +57,7 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
     is_markdown = language == "markdown"
     headings: list[str] = []
     if is_markdown:
-        current = symbol
+        current = _front_matter_title(lines) or symbol
         for line in lines:
             match = _HEADING.match(line)
             if match:
