@@ -40,6 +40,7 @@ from noul_lsp.config import Settings, with_overrides
 from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
+from noul_lsp.models.runtime import gpu_present
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import glob_escaped, glob_within, scoped_globs
 from noul_lsp.session.background import LOCKED_RETRY_SECONDS
@@ -287,7 +288,8 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if (result.embedded or result.fetched) and not quiet:
             console.print(f"embedded {_count(result.embedded, 'chunk')} in {result.seconds:.1f}s"
                           f"{_rate_part(result, f' on {embedder.device}')}")
-            if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu:
+            # only where a GPU is there to miss: on a laptop without one, every find that embedded said so
+            if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu and gpu_present():
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")
         elif result.published and not quiet:
             console.print(_offered_late(result.published, "vector"))
@@ -347,13 +349,32 @@ def _find_console():
 _VISIBLE_CONTROLS = {code: repr(chr(code))[1:-1] for code in [*range(32), 127]}
 
 
+def shortened_path(path: str, room: int) -> str:
+    """`path` in at most `room` characters where it can be: its middle folders become `…` (the first folder
+    and the file's name stay, then as many folders above the name as fit). A hit's location is what a line
+    must keep: at 80 columns a monorepo's `packages/solid-query/src/__tests__/useQuery.test.tsx:12-40` lost its
+    extension and lines to the terminal's edge."""
+    if len(path) <= room or "/" not in path:
+        return path
+    parts = path.split("/")
+    head, tail = parts[0], [parts[-1]]
+    for folder in reversed(parts[1:-1]):
+        if len(head) + 2 + len("/".join([folder, *tail])) + 1 > room:
+            break
+        tail.insert(0, folder)
+    shortened = f"{head}/…/{'/'.join(tail)}"
+    return shortened if len(shortened) <= room else f"…/{parts[-1]}"
+
+
 def _print_human(result: FindResult, console=None) -> None:
     """One header line per hit (rank, labelled score, role, path:lines, symbol), then its two-line preview."""
     console = console or _find_console()
     here = result.here_probability
     crop = {"no_wrap": True, "overflow": "ellipsis"} if console.is_terminal else {"crop": False}
-    console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'bold'}]{here_text(here)}[/]"
-                  f"[dim]{escape(legend(result))}[/]", **crop)
+    if result.hits or here is not None:  # nothing found and nothing measured (a filter left no file): no
+        said = f"P(here) {result.signals['here']}" if here is None and "here" in result.signals else here_text(here)
+        console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'bold'}]{said}[/]"
+                      f"[dim]{escape(legend(result))}[/]", **crop)  # "not calibrated" for a calibrated pair
     if not result.hits:
         console.print("no results")
     scores = score_texts(result)
@@ -365,8 +386,12 @@ def _print_human(result: FindResult, console=None) -> None:
         where = where.translate(_VISIBLE_CONTROLS)
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
         role = f"  [magenta]{hit.role:<{role_width}}[/]" if role_width else ""
+        lines = f":{hit.start_line}-{hit.end_line}"
+        if console.is_terminal:  # the line is cropped at its end: the symbol goes first, the location never
+            before = 2 + 2 + score_width + (2 + role_width if role_width else 0) + 2
+            where = shortened_path(where, console.width - before - len(lines))
         console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "
-                      f"[green]{escape(where)}:{hit.start_line}-{hit.end_line}[/]{symbol}", **crop)
+                      f"[green]{escape(where)}{lines}[/]{symbol}", **crop)
         for line in hit.preview.split("\n"):
             console.print(f"      [dim]{escape(line)}[/]", **crop)
     index = result.index
@@ -580,6 +605,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         _print_json(found)
     else:
         skipped = found.pop("skipped", [])
+        if "openedFromSnapshot" in found:  # a bare generation number meant nothing to a reader
+            generation = found["openedFromSnapshot"]
+            found["openedFromSnapshot"] = f"yes (generation {generation})" if generation is not None \
+                else "no (read every chunk record)"
         width = max(len(k) for k in found)
         for key, value in found.items():
             print(f"{key:<{width}}  {'none' if value is None else value}")

@@ -106,6 +106,31 @@ def test_each_hit_line_carries_a_labelled_score_and_the_role():
     assert lines[4] == " 2  20% of candidates  test    tests/test_retry.py:3-9"
 
 
+def test_a_long_path_loses_its_middle_folders_and_the_symbol_before_its_lines():
+    """At 80 columns a monorepo's test path ran past the edge: its extension and lines were cropped away."""
+    path = "packages/solid-query/src/__tests__/useQuery.test.tsx"
+    hits = [Hit(path, 1204, 1260, 1, 0.09, "describe \"useQuery\".it \"should extract retryDelay from error\"",
+                "it('should extract retryDelay from error', async () => {", "test", role="test")]
+    result = FindResult("retryDelay test", hits, IndexState(2, 2, 2, 0, False, "m", "cpu"), {"total": 3.0},
+                        here_probability=0.9, signals={"ranking": "fitted (m@128)", "rerank": "off"})
+    out = StringIO()
+    _print_human(result, Console(file=out, force_terminal=True, width=70, color_system=None, highlight=False))
+    line = out.getvalue().splitlines()[1]
+    assert line.startswith(" 1  9% of candidates  test  packages/…/useQuery.test.tsx:1204-1260  ") and len(line) <= 70
+    out = StringIO()  # where it fits, as it is
+    _print_human(result, Console(file=out, force_terminal=True, width=200, color_system=None, highlight=False))
+    assert f"{path}:1204-1260  describe" in out.getvalue()
+
+
+def test_a_filter_that_leaves_nothing_says_no_results_not_uncalibrated():
+    result = FindResult("retry", [], IndexState(2, 2, 2, 0, False, "m", "cpu"), {"total": 1.0}, here_probability=None,
+                        signals={"ranking": "fitted (m@128)", "rerank": "off"},
+                        notes=["no indexed file matches --include 'nothing/**'"])
+    out = StringIO()
+    _print_human(result, Console(file=out, force_terminal=False, width=200, color_system=None, highlight=False))
+    assert out.getvalue().splitlines()[0] == "no results" and "not calibrated" not in out.getvalue()
+
+
 def test_a_control_character_in_a_file_name_stays_on_its_hit_line():
     """git allows a newline in a file name: printed as is, it would split a hit over two lines."""
     hits = [Hit("src/weird\nname.js", 1, 1, 1, 0.5, "weirdNameFn", "function weirdNameFn() {}", "function",

@@ -56,8 +56,13 @@ def test_report_shape_and_timings(indexed):
 def test_chunk_mode_include_and_exclude(indexed):
     chunks = indexed.find("token bucket refill", mode="chunks", limit=5).hits
     assert chunks[0].symbol.startswith("TokenBucket")
-    only_go = indexed.find("token bucket refill", include=["*.go"]).hits
+    narrowed = indexed.find("token bucket refill", include=["*.go"])
+    only_go = narrowed.hits
     assert only_go and all(h.path.endswith(".go") for h in only_go)
+    # P(here) measures the whole workspace: a narrowed search gives none rather than a number of another model
+    whole = indexed.find("token bucket refill")
+    assert whole.here_probability is not None and narrowed.here_probability is None
+    assert narrowed.signals["here"] == "not measured for a narrowed search" and all(h.probability is None for h in only_go)
     no_web = indexed.find("token bucket refill", exclude=["web/"]).hits
     assert all(not h.path.startswith("web/") for h in no_web)
     # written relative to the workspace with a leading ./ (never a match in gitignore syntax) it means the same

@@ -140,10 +140,24 @@ def test_roles_come_from_paths():
     assert file_role("lib/src/commonTest/kotlin/org/acme/FakesTest.kt") == "test"
     assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
     assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
+    # a TypeScript monorepo's conventions: jscodeshift's fixtures, Jest's doubles and a runner's set-up are
+    # tests, a tool's configuration written as code is config, a workflow named release.yml is no changelog
+    assert file_role("packages/codemods/src/v5/x/__testfixtures__/named.output.tsx") == "test"
+    assert file_role("packages/vue-query/src/__mocks__/useQueryClient.ts") == "test"
+    assert file_role("packages/react-query/test-setup.ts") == "test" and file_role("src/setupTests.js") == "test"
+    assert file_role("packages/react-query/vite.config.ts") == "config" and file_role(".eslintrc.cjs") == "config"
+    assert file_role("eslint.config.js") == "config" and file_role("karma.conf.js") == "config"
+    assert file_role("src/load-config.ts") == "source" and file_role("src/config.py") == "source"
+    assert file_role(".github/workflows/release.yml") == "config" and file_role("release-notes.md") == "changelog"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
+    # an example asked for outright reads examples as source; "for example" in passing does not
+    for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister"):
+        assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["example"]
+    passing = "retry the upload, for example on a timeout"
+    assert roles_read_as_source(analyse(passing).terms, "description", passing) == []
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
 
@@ -540,6 +554,10 @@ def test_a_later_window_of_a_long_definition_previews_its_signature_first():
     long_header = "def request(" + ", ".join(f"argument_{n}=None" for n in range(20)) + ") (part 3 of 4)"
     shown = record_preview(ChunkRecord("k", "a.py", 80, 99, "request", "python", "function", long_header, "x = 1", "h"))
     assert shown.split("\n")[0].endswith("… (part 3 of 4)") and len(shown.split("\n")[0]) <= 160
+    # a Markdown page's front matter is no preview: its title is the chunk's symbol already
+    page = ChunkRecord("k", "docs/focus.md", 1, 9, "Window Focus Refetching", "markdown", "text", "Window Focus Refetching",
+                       "---\nid: window-focus-refetching\ntitle: Window Focus Refetching\n---\n\nIf a user leaves", "h")
+    assert record_preview(page) == "If a user leaves"
 
 
 def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_directives():
@@ -616,3 +634,24 @@ def test_a_file_whose_head_says_a_tool_wrote_it_is_generated(tmp_path):
     result = workspace.find("fail when a required flag was not set", legs=("bm25",))
     assert {hit.path: hit.role for hit in result.hits} == {"flags.go": "source", "mocks/command.go": "generated"}
     assert workspace.find("header string", legs=("bm25",)).hits[0].role == "source"  # writer.go
+
+
+def test_a_bare_name_opens_its_definition_at_its_first_part(tmp_path):
+    """A definition too long for one chunk is cut into parts; its name asked alone opened at whichever part
+    named it most (TanStack's `HydrationBoundary` at its lines 67-111, the definition starting at 25)."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    head = "export const HydrationBoundary = ({ children, options }: HydrationBoundaryProps) => {\n"
+    filler = "".join(f"  const queue{i} = hydrateQueue(options, {i})\n" for i in range(60))
+    later = "".join(f"  // HydrationBoundary hydrates pending queries {i}: HydrationBoundary\n" for i in range(20))
+    (root / "src" / "HydrationBoundary.tsx").write_text(head + filler + later + "  return children\n}\n")
+    (root / "src" / "other.ts").write_text("export function unrelated() {\n  return 1\n}\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    chunks = sorted(c.start_line for c in workspace.store.chunks() if c.symbol == "HydrationBoundary")
+    assert len(chunks) > 1  # cut into parts, the later ones naming it more
+    hit = workspace.find("HydrationBoundary", legs=("bm25",)).hits[0]
+    assert hit.path == "src/HydrationBoundary.tsx" and hit.start_line == 1
+    described = workspace.find("hydrate pending queries", legs=("bm25",)).hits[0]  # a description: the best part
+    assert described.start_line > 1

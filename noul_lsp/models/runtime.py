@@ -24,6 +24,12 @@ def model_key(model_id: str, token_budget: int) -> str:
 T = TypeVar("T")
 
 
+def gpu_present() -> bool:
+    """Whether this machine shows an NVIDIA GPU (its driver's device nodes): the CPU fallback is worth a note
+    only where there is a GPU the runtime could not use."""
+    return Path("/dev/nvidiactl").exists() or Path("/proc/driver/nvidia").exists()
+
+
 @dataclass(frozen=True)
 class Session:
     session: object  # onnxruntime.InferenceSession

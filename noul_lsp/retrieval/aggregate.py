@@ -42,11 +42,15 @@ def file_order(ranking: list[Key], candidates: list[Candidates]) -> list[str]:
 def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25_rank: dict[Key, int],
                dense_rank: dict[Key, int], logits: dict[Key, float],
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
-               per_file: bool = True, moved: dict[str, list[str]] | None = None) -> list[Hit]:
+               per_file: bool = True, moved: dict[str, list[str]] | None = None,
+               at_definition: bool = False) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
-    with) is left out, and one changed on disk kept: each is listed in `moved` ("gone", "changed")."""
+    with) is left out, and one changed on disk kept: each is listed in `moved` ("gone", "changed").
+    `at_definition` (a bare name asked): a file's hit opens where its best chunk's definition starts, the
+    first of that definition's parts among the file's chunks (the same symbol and kind: a Rust `impl X` is
+    not a part of `struct X`), not the later part that names it most."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit]] = []
     shown: set[tuple] = set()
@@ -56,6 +60,14 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         index, row = keys[0]
         arrays = candidates[index].arrays
         best = arrays.chunk(row)
+        if at_definition and per_file and best.symbol and len(keys) > 1:
+            parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
+                     if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
+            if parts:
+                first = min(parts)[1]
+                keys = [first, *(k for k in keys if k != first)]
+                index, row = first
+                best = arrays.chunk(row)
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
         # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
         absolute = os.path.join(str(candidates[index].root.root), best.path)
@@ -101,13 +113,23 @@ def moved_note(moved: dict[str, list[str]]) -> str | None:
 _PART = re.compile(r"\(part (\d+) of \d+\)$")
 
 
+def _without_front_matter(text: str) -> str:
+    """A Markdown page's text after its YAML front matter (`---` / `id: ...` / `title: ...` / `---`), whose
+    title the chunk's symbol already shows: the preview was `---` and `id: window-focus-refetching`."""
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return text
+    end = next((i for i, line in enumerate(lines[1:40], 1) if line.strip() == "---"), None)
+    return text if end is None else "\n".join(lines[end + 1:])
+
+
 def record_preview(record: ChunkRecord) -> str:
     """A chunk's preview (`result.preview`). A later window of a long definition starts in its middle: its
     preview leads with the definition's signature and part, from the header every window carries."""
     line = record.header.rsplit("\n", 1)[-1]
     part = _PART.search(line)
     if part is None or part.group(1) == "1":
-        return preview(record.text)
+        return preview(_without_front_matter(record.text) if record.language == "markdown" else record.text)
     # a long signature is cut before its part, never the part: without it two windows read as one hit twice
     signature = line[: part.start()].rstrip()
     room = 160 - len(part.group(0)) - 1
