@@ -219,6 +219,8 @@ def test_markdown_windows_take_their_heading():
     # a page's front matter titles its first lines (TanStack's 495 pages: `---` / `id: ...` / `title: ...`)
     page = "---\nid: window-focus-refetching\ntitle: 'Window Focus Refetching'\n---\n\nIf a user leaves the app...\n"
     assert [c.symbol for c in FileChunker(IndexSettings()).chunk("docs/guides/focus.md", page)] == ["Window Focus Refetching"]
+    template = "---\nname: Feature request\ntitle: ''\nlabels: enhancement\n---\n\n**Is your feature request related**\n"
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk(".github/ISSUE_TEMPLATE/feature.md", template)] == [""]
 
 
 def test_invalid_utf8_and_garbage_never_crash():

@@ -30,7 +30,7 @@ def line_pieces(line: str, max_chars: int) -> list[str]:
 
 #: a Markdown page's YAML front matter (`---` / `title: Window Focus Refetching` / `---`), which static site
 #: generators read for its title: the page's first window was a chunk of no name, previewed as `---`
-_FRONT_MATTER_TITLE = re.compile(r"""^title:\s*(?P<quote>["']?)(?P<title>.+?)(?P=quote)\s*$""")
+_FRONT_MATTER_TITLE = re.compile(r"^title:(?P<title>.*)$")
 
 
 def _front_matter_title(lines: list[str]) -> str:
@@ -41,8 +41,8 @@ def _front_matter_title(lines: list[str]) -> str:
         if line.strip() == "---":
             break
         match = _FRONT_MATTER_TITLE.match(line)
-        if match:
-            return match.group("title")
+        if match:  # quoted or not; an issue template's `title: ''` is none
+            return match.group("title").strip().strip("'\"").strip()
     return ""
 
 
