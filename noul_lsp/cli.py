@@ -366,14 +366,17 @@ def shortened_path(path: str, room: int) -> str:
     return shortened if len(shortened) <= room else f"…/{parts[-1]}"
 
 
-def _print_human(result: FindResult, console=None) -> None:
-    """One header line per hit (rank, labelled score, role, path:lines, symbol), then its two-line preview."""
+def _print_human(result: FindResult, console=None, *, from_folder: Path | None = None) -> None:
+    """One header line per hit (rank, labelled score, role, path:lines, symbol), then its two-line preview.
+    `from_folder`: a folder of the workspace the find ran in; its hits' paths are written from there, as
+    `git grep` writes them, so that a terminal opens them (from `packages/query-core` the workspace-relative
+    `packages/query-core/src/query.ts` named no file)."""
     console = console or _find_console()
     here = result.here_probability
     crop = {"no_wrap": True, "overflow": "ellipsis"} if console.is_terminal else {"crop": False}
     if result.hits or here is not None:  # nothing found and nothing measured (a filter left no file): no
-        said = f"P(here) {result.signals['here']}" if here is None and "here" in result.signals else here_text(here)
-        console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'bold'}]{said}[/]"
+        console.print(f"[{'yellow' if here is not None and here < LOW_HERE else 'bold'}]"
+                      f"{here_text(here, result.signals.get('here', ''))}[/]"
                       f"[dim]{escape(legend(result))}[/]", **crop)  # "not calibrated" for a calibrated pair
     if not result.hits:
         console.print("no results")
@@ -382,6 +385,8 @@ def _print_human(result: FindResult, console=None) -> None:
     role_width = max((len(h.role) for h in result.hits), default=0)
     for hit in result.hits:
         where = f"{hit.repository}:{hit.path}" if hit.repository else hit.path  # an organisation hit's repository
+        if from_folder is not None and not hit.repository and hit.root:
+            where = os.path.relpath(os.path.join(hit.root, hit.path), from_folder)
         # a control character in a file name (git allows a newline) would break the one line per hit
         where = where.translate(_VISIBLE_CONTROLS)
         symbol = f"  [cyan]{escape(hit.symbol)}[/]" if hit.symbol else ""
@@ -436,8 +441,9 @@ def cmd_find(args: argparse.Namespace) -> int:
         result.notes[:0] = notes
         if args.json:
             _print_json(result.report())
-        else:
-            _print_human(result)
+        else:  # a folder's find writes its paths from where it ran, as git grep does (--json keeps the root's)
+            ran_inside = within is not None and Path.cwd().resolve().is_relative_to(workspace.root.resolve())
+            _print_human(result, from_folder=Path.cwd() if ran_inside else None)
         return 0
 
     return _on_workspace(str(root), settings, work)

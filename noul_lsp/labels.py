@@ -12,9 +12,11 @@ from noul_lsp.retrieval.result import FindResult, Hit
 LOW_HERE = 0.3
 
 
-def here_text(probability: float | None) -> str:
+def here_text(probability: float | None, why: str = "") -> str:
+    """P(here) in words; `why` is the find's reason when it gave none (`signals["here"]`: a narrowed search
+    is not measured, which "not calibrated" would misname)."""
     if probability is None:
-        return "P(here) not calibrated"
+        return f"P(here) {why}" if why else "P(here) not calibrated"
     text = f"P(here) {probability:.2f}"
     return f"{text} — probably not in this workspace" if probability < LOW_HERE else text
 
@@ -61,7 +63,7 @@ def legend(result: FindResult) -> str:
 
 
 def hover_markdown(hit: Hit, here_probability: float | None, query: str, *, share: bool = False,
-                   top: float = 0.0) -> str:
+                   top: float = 0.0, here_why: str = "") -> str:
     """What hovering a returned range shows: rank, symbol, role, the labelled scores and the signals."""
     signals = []
     if hit.bm25_rank is not None:
@@ -75,7 +77,7 @@ def hover_markdown(hit: Hit, here_probability: float | None, query: str, *, shar
     scores = [score_text(hit, share=share, top=top or hit.score)]
     if hit.probability is not None and share:
         scores.append(f"{percent(hit.score)} of candidates")
-    scores.append(here_text(here_probability))
+    scores.append(here_text(here_probability, here_why))
     return "\n".join([
         f"**noul** — rank {hit.rank}{symbol}{role} for *{query}*",
         "",

@@ -174,6 +174,18 @@ def test_typescript_overloads_belong_to_their_implementation():
     assert any(c.start_line <= 10 <= c.end_line and c.symbol != "pick" for c in chunks)  # `solo` has no body below
 
 
+def test_an_anonymous_default_export_is_named_by_its_module():
+    """A Next.js page or route handler (`export default () => ...`) and a dayjs plugin had no name at all."""
+    def named(path, text):
+        return [(c.symbol, c.kind) for c in FileChunker(IndexSettings()).chunk(path, text) if c.symbol]
+    assert named("pages/about.tsx", "export default () => {\n  return <div>About</div>\n}\n") == [("about", "function")]
+    assert named("pages/api/projects.ts", "export default async function (req, res) {\n  res.json([])\n}\n") \
+        == [("projects", "function")]
+    assert named("src/plugin/advancedFormat/index.js", "export default (o, c) => {\n  c.prototype.format = 1\n}\n") \
+        == [("advancedFormat", "function")]
+    assert named("src/config.ts", "export default { retries: 3 }\n") == []  # a value, not code: no definition
+
+
 def test_a_large_arrow_functions_parts_carry_its_head_not_its_first_statements():
     body = "".join(f"  const step{i} = compute{i}(props)\n" for i in range(40))
     chunks = FileChunker(SMALL).chunk("src/Devtools.tsx", f"export const ContentView = (props: Props) => {{\n{body}}}\n")

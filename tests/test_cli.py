@@ -12,10 +12,10 @@ import pytest
 from noul_lsp.cli import here_text
 
 
-def noul(*args: str, cache: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+def noul(*args: str, cache: Path, timeout: int = 300, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "NOUL_CACHE_DIR": str(cache)}
     return subprocess.run([sys.executable, "-m", "noul_lsp", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout)
+                          timeout=timeout, cwd=cwd)
 
 
 def test_find_json_indexes_on_first_use_and_reports(polyglot, tmp_path):
@@ -169,6 +169,9 @@ def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_
     assert typed["results"] and all(r["path"].startswith("web/") and r["path"].endswith(".ts")
                                     for r in typed["results"])
     assert set((tmp_path / "c" / "indexes").iterdir()) == indexes  # no index of the subfolder
+    # run in the folder, the hits' paths are written from there (as git grep writes them); --json keeps the root's
+    here = noul("find", "rate limit", "--limit", "3", cache=tmp_path / "c", cwd=polyglot / "web")
+    assert here.returncode == 0 and "src/rateLimiter.ts:" in here.stdout and "web/src/" not in here.stdout
     excluded = json.loads(noul("find", "rate limit", "--path", str(polyglot / "web"), "--exclude", "src/*.ts", "--json",
                                cache=tmp_path / "c").stdout)
     assert all(not (r["path"].startswith("web/src/") and r["path"].endswith(".ts")) for r in excluded["results"])

@@ -85,6 +85,8 @@ def test_hover_names_rank_role_labelled_scores_and_signals():
     assert "rank 2" in text and "`retry`" in text and "test file" in text
     assert "BM25 rank 1" in text and "embedding rank 4" in text and "score 0.0312" in text
     assert "50% of top" in text and "P(here) not calibrated" in text
+    narrowed = hover_markdown(hit, None, "retry uploads", top=0.0624, here_why="not measured for a narrowed search")
+    assert "P(here) not measured for a narrowed search" in narrowed and "not calibrated" not in narrowed
     calibrated = Hit("a.py", 3, 9, 1, 0.62, "retry", "", "function", probability=0.8)
     text = hover_markdown(calibrated, 0.91, "q", share=True, top=0.62)
     assert "P(answer) 0.80 · 62% of candidates · P(here) 0.91" in text

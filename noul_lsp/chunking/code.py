@@ -37,6 +37,8 @@ _NO_BODY_CLAUSES = frozenset({"delete_method_clause", "default_method_clause"})
 _SKIP_RECURSION = frozenset({"string", "string_literal", "template_string", "raw_string_literal"})
 #: JavaScript's declarations of a `variable_declarator` (`const`, `let`, `var`)
 _DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+#: what an anonymous `export default` may be that defines code (not an object or a call's result)
+_ANONYMOUS_DEFAULTS = frozenset({"arrow_function", "function_expression", "function", "class"})
 _WHITESPACE = re.compile(r"\s+")
 #: a preprocessor line between a definition's name and its body (C#'s `#pragma warning restore`, C's `#if`);
 #: read in every language, where a comment that opens so (`# if ...`) is no signature either
@@ -151,6 +153,14 @@ def _code_end(node: tree_sitter.Node) -> tuple[int, tuple[int, int] | None]:
     return max([end, *(_last_row(k) for k in kept)]), (run[0].start_point.row, _last_row(run[-1]))
 
 
+def _default_export_name(path: str) -> str:
+    """The name importers give a module's anonymous default export: its file's stem, or its folder's for an
+    `index` (`components/Button/index.tsx` is `Button`)."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].split(".")[0]
+    return parts[-2] if stem == "index" and len(parts) > 1 else stem or "default"
+
+
 def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
     """The body of a call's last argument that has one (`test('x', async t => {...})`)."""
     arguments = call.child_by_field_name("arguments")
@@ -163,11 +173,12 @@ def _signature(node: tree_sitter.Node) -> str:
     characters."""
     body = node.child_by_field_name("body")
     outer = node  # the node whose text holds the head
-    if node.type == "variable_declarator":  # `const ContentView = (props) => {`: the body is its value's
-        value = node.child_by_field_name("value")
+    if node.type in ("variable_declarator", "export_statement"):  # `const ContentView = (props) => {`,
+        value = node.child_by_field_name("value")  # `export default () => {`: the body is the value's
         body = value.child_by_field_name("body") if value is not None else None
         holder = node.parent  # and the head opens with its `const` (the body's first lines took its place)
-        if holder is not None and holder.type in _DECLARATIONS and holder.start_point.row == node.start_point.row:
+        if node.type == "variable_declarator" and holder is not None and holder.type in _DECLARATIONS \
+                and holder.start_point.row == node.start_point.row:
             outer = holder
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
@@ -198,6 +209,8 @@ class CodeChunker:
         self.max_chars = max_chars
         self.window_lines = window_lines
         self.parser = parser_for(spec.name)
+        #: the name of the module being chunked's anonymous default export (`_default_export_name`)
+        self._default_export = "default"
 
     def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
         """(the inner definition node, its kind, its name) when `node` is or wraps a definition."""
@@ -223,6 +236,12 @@ class CodeChunker:
                 found = self._definition(inner)
                 if found is not None:
                     return found
+        if spec.variable_functions and node.type == "export_statement":
+            # `export default () => {...}`, `export default function () {}`: a Next.js page or route handler,
+            # named by its module as importers name it (`pages/about.tsx` is `about`); it had no name at all
+            value = node.child_by_field_name("value")
+            if value is not None and value.type in _ANONYMOUS_DEFAULTS:
+                return node, "class" if value.type == "class" else "function", self._default_export
         if spec.variable_functions and node.type in ("lexical_declaration", "variable_declaration"):
             for declarator in node.named_children:
                 value = declarator.child_by_field_name("value")
@@ -396,6 +415,7 @@ class CodeChunker:
         return found if members_only else found[:MAX_NESTED]  # members: the caller's chunks cap their own
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
+        self._default_export = _default_export_name(path)
         tree = self._parse(text)
         lines = text.split("\n")
         segments: list[_Segment] = []

@@ -111,6 +111,8 @@ class _Shown:
     #: how the hover labels the scores: shares of the candidates' probability, or relative to the top score
     share: bool = False
     top: float = 0.0
+    #: why the find gave no P(here) (a narrowed search), else ""
+    here_why: str = ""
 
 
 class NoulServer(LanguageServer):
@@ -495,7 +497,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
         shown = ls.shown.setdefault(_document_key(lsp_hit.uri), _Shown(result.query, result.here_probability, [], score_is_share(result),
-                                                        max(h.score for h in result.hits)))
+                                                        max(h.score for h in result.hits), result.signals.get("here", "")))
         lines = [] if hit.repository else lines_of(hit.root, hit.path)
         for start, end in hit.ranges or [(hit.start_line, hit.end_line)]:
             shown.hits.append((line_range(lines, start, end, encoding), hit))
@@ -528,7 +530,8 @@ def hover(ls: NoulServer, params: types.HoverParams) -> types.Hover | None:
         if _inside(params.position, span):
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
                                                             value=hover_markdown(hit, shown.here_probability, shown.query,
-                                                                                 share=shown.share, top=shown.top)),
+                                                                                 share=shown.share, top=shown.top,
+                                                                                 here_why=shown.here_why)),
                                range=span)
     return None
 

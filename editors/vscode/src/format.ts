@@ -4,9 +4,10 @@ import type { FindHit, RootStatus, SemanticFindResult, ServerStatus } from "./ls
 /** Below this P(here) the picker warns that the code is probably not in the workspace. */
 export const LOW_HERE = 0.3;
 
-export function hereText(probability: number | null): string {
+/** P(here) in words; `why` is the server's reason when it gave none (a narrowed search is not measured). */
+export function hereText(probability: number | null, why?: string): string {
   if (probability === null || probability === undefined) {
-    return "P(here) not calibrated";
+    return why ? `P(here) ${why}` : "P(here) not calibrated";
   }
   const text = `P(here) ${probability.toFixed(2)}`;
   return probability < LOW_HERE ? `${text} — probably not in this workspace` : text;
@@ -125,7 +126,7 @@ export function pickerTitle(result: SemanticFindResult): string {
   const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
   // while the index is being built a short list may only mean "not indexed yet"
   const indexing = result.index.stale ? ` · still indexing (${result.index.files} files so far)` : "";
-  return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability)}` +
+  return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability, result.signals?.here)}` +
     `${rerankText(result)}${pending}${indexing}`;
 }
 

@@ -61,9 +61,9 @@ export interface SemanticFindResult {
   notes?: string[];
   /**
    * How the answer was made: ranking "fitted (<model>)" or "fusion"; rerank is the cross-encoder's id, "off"
-   * or "skipped"; rerankDevice "cpu" | "cuda".
+   * or "skipped"; rerankDevice "cpu" | "cuda"; here: why no P(here) was given (a narrowed search is not measured).
    */
-  signals?: { ranking?: string; rerank?: string; rerankDevice?: string; rerankFallback?: string };
+  signals?: { ranking?: string; rerank?: string; rerankDevice?: string; rerankFallback?: string; here?: string };
 }
 
 export interface RootStatus {

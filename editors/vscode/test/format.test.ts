@@ -27,6 +27,7 @@ const result: SemanticFindResult = {
 
 test("P(here) is shown with a plain warning when low", () => {
   assert.equal(hereText(null), "P(here) not calibrated");
+  assert.equal(hereText(null, "not measured for a narrowed search"), "P(here) not measured for a narrowed search");
   assert.equal(hereText(0.91), "P(here) 0.91");
   assert.equal(hereText(0.08), "P(here) 0.08 — probably not in this workspace");
 });

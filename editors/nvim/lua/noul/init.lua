@@ -81,9 +81,12 @@ function M.client(bufnr)
   return id and vim.lsp.get_client_by_id(id) or nil
 end
 
---- Human words for P(here).
-function M.here_text(here)
+--- Human words for P(here); `why` is the server's reason when it gave none (a narrowed search is not measured).
+function M.here_text(here, why)
   if here == nil or here == vim.NIL then
+    if type(why) == "string" and why ~= "" then
+      return "P(here) " .. why
+    end
     return "P(here) not calibrated"
   end
   local text = string.format("P(here) %.2f", here)
@@ -260,7 +263,8 @@ end
 --- P(here), the reranker, and what is still being embedded or indexed: the title of a result list (while
 --- the first index is built, few results may only mean "not indexed yet").
 function M.summary(result)
-  local here = M.here_text(result.hereProbability) .. M.rerank_text(result.signals)
+  local signals = type(result.signals) == "table" and result.signals or {}
+  local here = M.here_text(result.hereProbability, signals.here) .. M.rerank_text(result.signals)
   local index = type(result.index) == "table" and result.index or {}
   if (index.pending or 0) > 0 then
     here = here .. string.format(" (%d chunks still being embedded)", index.pending)
