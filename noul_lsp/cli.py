@@ -394,7 +394,9 @@ def _print_human(result: FindResult, console=None, *, from_folder: Path | None =
         lines = f":{hit.start_line}-{hit.end_line}"
         if console.is_terminal:  # the line is cropped at its end: the symbol goes first, the location never
             before = 2 + 2 + score_width + (2 + role_width if role_width else 0) + 2
-            where = shortened_path(where, console.width - before - len(lines))
+            repository, _, path = where.rpartition(":") if hit.repository else ("", "", where)
+            where = (f"{repository}:" if repository else "") + shortened_path(
+                path, console.width - before - len(lines) - (len(repository) + 1 if repository else 0))
         console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "
                       f"[green]{escape(where)}{lines}[/]{symbol}", **crop)
         for line in hit.preview.split("\n"):
@@ -407,6 +409,8 @@ def _print_human(result: FindResult, console=None, *, from_folder: Path | None =
     reranked = f"; reranked by {reranker} on {result.signals.get('rerankDevice')}" if reranker not in ("off", "skipped") else ""
     console.print(f"[dim]{escape(embedded)}{escape(reranked)}; {result.timings.get('total', 0):.0f} ms[/]")
     for note in result.notes:
+        if "here" in result.signals and note.startswith(f"P(here) {result.signals['here']}"):
+            continue  # the first line said it
         console.print(f"[yellow]{escape(note)}[/]")
 
 

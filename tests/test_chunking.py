@@ -172,6 +172,13 @@ def test_typescript_overloads_belong_to_their_implementation():
     assert lines_of("pick") == list(range(3, 9)) and lines_of("Client.fetchX") == list(range(14, 21))
     assert not any(c.symbol == "Client" and c.start_line >= 15 for c in chunks)  # no leftover lines of the class
     assert any(c.start_line <= 10 <= c.end_line and c.symbol != "pick" for c in chunks)  # `solo` has no body below
+    # a decorator between the signatures and the implementation (Angular's, NestJS's) is the method's too
+    decorated = ("export class Api {\n  constructor() { this.x = 1 }\n  /** Fetches one. */\n  get(id: string): Item\n"
+                 "  @Get(':id')\n  get(id: any) {\n    return this.items.find((item) => item.id === id)\n  }\n"
+                 "  plain() { return 1 }\n}\n")
+    chunks = FileChunker(IndexSettings(chunk_max_chars=120)).chunk("src/api.ts", decorated)
+    assert sorted(row for c in chunks if c.symbol == "Api.get" for row in range(c.start_line, c.end_line + 1)) \
+        == list(range(3, 9))
 
 
 def test_an_anonymous_default_export_is_named_by_its_module():
@@ -867,3 +874,8 @@ def test_vue_and_svelte_components_cut_their_scripts_by_grammar_and_are_named_by
     assert {c.symbol for c in chunks if c.start_line <= 2 <= c.end_line} == {"Posts"}
     assert all(svelte.split("\n")[0] not in c.text for c in FileChunker(IndexSettings()).chunk("a.svelte", svelte)
                if c.language == "typescript")  # the script's own lines, not its tag
+    # a script commented out or quoted in the template is none; `lang="tsx"` is TSX
+    quoted = ("<template>\n  <!-- <script>function fake() {}</script> -->\n  <code><script></code>\n</template>\n"
+              '<script lang="tsx">\nexport function total(rows: Row[]) {\n  return <b>{rows.length}</b>\n}\n</script>\n')
+    chunks = FileChunker(IndexSettings()).chunk("src/Total.vue", quoted)
+    assert ("total", "tsx") in {(c.symbol, c.language) for c in chunks} and not any(c.symbol == "fake" for c in chunks)

@@ -148,16 +148,20 @@ def test_roles_come_from_paths():
     assert file_role("packages/react-query/vite.config.ts") == "config" and file_role(".eslintrc.cjs") == "config"
     assert file_role("eslint.config.js") == "config" and file_role("karma.conf.js") == "config"
     assert file_role("src/load-config.ts") == "source" and file_role("src/config.py") == "source"
+    assert file_role("src/app/app.config.ts") == "source" and file_role("webpack.config.babel.js") == "config"
+    assert file_role("tests/fixtures/vite.config.ts") == "test" and file_role("src/main/java/a/TestSetup.java") == "source"
     assert file_role(".github/workflows/release.yml") == "config" and file_role("release-notes.md") == "changelog"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     # an example asked for outright reads examples as source; "for example" in passing does not
-    for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister"):
+    for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
+                   "show me an example of optimistic updates", "infinite scroll example"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["example"]
-    passing = "retry the upload, for example on a timeout"
-    assert roles_read_as_source(analyse(passing).terms, "description", passing) == []
+    for passing in ("retry the upload, for example on a timeout", "parse the examples in a docstring",
+                    "training examples for the classifier", "number of examples", "examples"):
+        assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
 
@@ -653,5 +657,6 @@ def test_a_bare_name_opens_its_definition_at_its_first_part(tmp_path):
     assert len(chunks) > 1  # cut into parts, the later ones naming it more
     hit = workspace.find("HydrationBoundary", legs=("bm25",)).hits[0]
     assert hit.path == "src/HydrationBoundary.tsx" and hit.start_line == 1
+    assert hit.bm25_rank == 1  # its evidence stays the scoring part's: P(answer) and the bench's records read it
     described = workspace.find("hydrate pending queries", legs=("bm25",)).hits[0]  # a description: the best part
     assert described.start_line > 1

@@ -155,10 +155,13 @@ def _code_end(node: tree_sitter.Node) -> tuple[int, tuple[int, int] | None]:
 
 def _default_export_name(path: str) -> str:
     """The name importers give a module's anonymous default export: its file's stem, or its folder's for an
-    `index` (`components/Button/index.tsx` is `Button`)."""
+    `index` (`components/Button/index.tsx` is `Button`; a package's `src/index.ts` the package's)."""
     parts = path.replace("\\", "/").split("/")
     stem = parts[-1].split(".")[0]
-    return parts[-2] if stem == "index" and len(parts) > 1 else stem or "default"
+    if stem != "index":
+        return stem or "default"
+    folders = [folder for folder in parts[:-1] if folder not in ("src", "lib")]
+    return folders[-1] if folders else "index"
 
 
 def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -332,7 +335,7 @@ class CodeChunker:
         next_name: str | None = None  # the name of the implementation (or joined signature) below
         for index in range(len(children) - 1, -1, -1):
             child = children[index]
-            if child.type in _COMMENTS:
+            if child.type in _COMMENTS or child.type in self.spec.leading:  # a decorator of the implementation
                 continue
             inner = child.child_by_field_name("declaration") if child.type == "export_statement" else child
             if inner is not None and inner.type in self.spec.overloads:

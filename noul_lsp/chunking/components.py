@@ -19,29 +19,41 @@ from noul_lsp.chunking.code import CodeChunker
 from noul_lsp.chunking.text import chunk_lines
 
 COMPONENT_SUFFIXES = (".vue", ".svelte")
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNORECASE)
-_TYPESCRIPT = re.compile(r"""\blang\s*=\s*["']?ts\b""", re.IGNORECASE)
+#: a component's script block: its tag opens a line (a `<script>` quoted in the template is none)
+_SCRIPT = re.compile(r"^[ \t]*<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNORECASE | re.MULTILINE)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_LANG = re.compile(r"""\blang\s*=\s*["']?(ts|typescript|tsx)\b""", re.IGNORECASE)
+
+
+def _blanked(match: re.Match) -> str:
+    """A comment's characters as spaces, its line breaks kept: the text's offsets stay those of the file."""
+    return re.sub(r"[^\n]", " ", match.group())
 
 
 def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunker | None], window_lines: int,
-                    overlap: int, max_chars: int) -> list[Chunk]:
+                    overlap: int, max_chars: int, warnings: list[str] | None = None) -> list[Chunk]:
     """The component's chunks on the file's lines: each script's definitions as in a `.js`/`.ts` file (its
-    other lines named by the component), then the template and styles in windows named by the component."""
+    other lines named by the component), then the template and styles in windows named by the component.
+    A script commented out in the template (`<!-- <script> ... -->`) is no script."""
     component = PurePosixPath(path).name.split(".")[0]
     language = "vue" if path.lower().endswith(".vue") else "svelte"
     lines = text.split("\n")
     chunks: list[Chunk] = []
-    for script in _SCRIPT.finditer(text):
-        grammar = "typescript" if _TYPESCRIPT.search(script.group(1)) else "javascript"
+    for script in _SCRIPT.finditer(_HTML_COMMENT.sub(_blanked, text)):  # offsets of the blanked text are the file's
+        lang = _LANG.search(script.group(1))
+        grammar = "javascript" if lang is None else "tsx" if lang.group(1).lower() == "tsx" else "typescript"
         first_row = text.count("\n", 0, script.start(2))  # the row the script's text starts on (0-based)
         # the script's rows as they are in the file: its first row keeps the tag's width blank, so columns stay
-        body = " " * (script.start(2) - (text.rfind("\n", 0, script.start(2)) + 1)) + script.group(2)
+        body = " " * (script.start(2) - (text.rfind("\n", 0, script.start(2)) + 1)) + text[script.start(2):script.end(2)]
         chunker = code_for(grammar)
         cut = None
         if chunker is not None:
             try:
                 cut = chunker.chunk(path, body)
-            except Exception:  # a definition reader's slip: the script's lines stay findable in windows below
+            except Exception as error:  # a definition reader's slip: the script's lines stay findable below
+                if warnings is not None:
+                    warnings.append(f"{path}: {grammar} definitions of its <script> unreadable "
+                                    f"({type(error).__name__}: {error}); cut into line windows")
                 cut = None
         if not cut:
             continue

@@ -90,6 +90,9 @@ _TS_DEFINITIONS = {
 }
 _TS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration", "internal_module"})
 _TS_OVERLOADS = frozenset({"function_signature", "method_signature"})
+#: a class body's decorators are siblings of the method they decorate (`@Input()`, `@Get(':id')`): they and the doc
+#: comment above them belong to it (Angular's and NestJS's methods lost both to the class's leftover lines)
+_JS_LEADING = frozenset({"decorator"})
 
 
 def node_text(node: tree_sitter.Node) -> str:
@@ -515,15 +518,15 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"),
                      _JS_DEFINITIONS, frozenset({"class_declaration"}), {"export_statement": "declaration"},
                      variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
-                     members=_JS_MEMBERS),
+                     members=_JS_MEMBERS, leading=_JS_LEADING),
         LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
-                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS),
+                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS, leading=_JS_LEADING),
         LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",),
                      _TS_DEFINITIONS, _TS_CONTAINERS, {"export_statement": "declaration"}, variable_functions=True,
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
-                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS),
+                     members=_JS_MEMBERS, overloads=_TS_OVERLOADS, leading=_JS_LEADING),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
                      {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"},
                      members=frozenset({"const_spec"})),

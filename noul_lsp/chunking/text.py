@@ -33,16 +33,22 @@ def line_pieces(line: str, max_chars: int) -> list[str]:
 _FRONT_MATTER_TITLE = re.compile(r"^title:(?P<title>.*)$")
 
 
+def front_matter_end(lines: list[str]) -> int | None:
+    """The row of the `---` that closes a Markdown page's front matter (within its first 40 lines), or None
+    when the page opens with none."""
+    if not lines or lines[0].strip() != "---":
+        return None
+    return next((row for row, line in enumerate(lines[1:40], 1) if line.strip() == "---"), None)
+
+
 def _front_matter_title(lines: list[str]) -> str:
     """The `title:` of a page's front matter, if it opens with one."""
-    if not lines or lines[0].strip() != "---":
-        return ""
-    for line in lines[1:40]:
-        if line.strip() == "---":
-            break
+    end = front_matter_end(lines)
+    for line in lines[1:end] if end is not None else ():
         match = _FRONT_MATTER_TITLE.match(line)
-        if match:  # quoted or not; an issue template's `title: ''` is none
-            return match.group("title").strip().strip("'\"").strip()
+        if match:  # quoted or not; an issue template's `title: ''` is none, nor a block scalar's `>-`
+            title = match.group("title").strip().strip("'\"").strip()
+            return "" if title[:1] in (">", "|") else title
     return ""
 
 

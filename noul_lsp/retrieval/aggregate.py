@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from noul_lsp.chunking.text import front_matter_end
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
 from noul_lsp.retrieval.retrieve import Candidates
@@ -57,17 +58,17 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     for score, keys in scored:
         if len(hits) == limit:
             break
-        index, row = keys[0]
+        scoring = keys[0]  # the chunk whose evidence the hit reports (its ranks and scores)
+        index, row = scoring
         arrays = candidates[index].arrays
         best = arrays.chunk(row)
         if at_definition and per_file and best.symbol and len(keys) > 1:
             parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
                      if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
-            if parts:
+            if parts:  # the location moves; the evidence stays the scoring chunk's
                 first = min(parts)[1]
                 keys = [first, *(k for k in keys if k != first)]
-                index, row = first
-                best = arrays.chunk(row)
+                best = arrays.chunk(first[1])
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
         # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
         absolute = os.path.join(str(candidates[index].root.root), best.path)
@@ -83,11 +84,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         rank = len(hits) + 1
         ranges = [(c.start_line, c.end_line) for c in (arrays.chunk(r) for _, r in keys[:3])]
         hit = Hit(best.path, best.start_line, best.end_line, rank, score, best.symbol, "", best.kind,
-                  bm25_rank=bm25_rank.get(keys[0]), dense_rank=dense_rank.get(keys[0]),
-                  rerank_score=logits.get(keys[0]), ranges=ranges, root=str(candidates[index].root.root),
+                  bm25_rank=bm25_rank.get(scoring), dense_rank=dense_rank.get(scoring),
+                  rerank_score=logits.get(scoring), ranges=ranges, root=str(candidates[index].root.root),
                   role=ROLES[int(arrays.symbols.roles[arrays.row_file[row]])],
-                  rank_score=before_rerank.get(keys[0]),
-                  static_rank=(static_rank or {}).get(keys[0]))
+                  rank_score=before_rerank.get(scoring),
+                  static_rank=(static_rank or {}).get(scoring))
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])
     for key, hit in hits:
@@ -113,14 +114,13 @@ def moved_note(moved: dict[str, list[str]]) -> str | None:
 _PART = re.compile(r"\(part (\d+) of \d+\)$")
 
 
-def _without_front_matter(text: str) -> str:
-    """A Markdown page's text after its YAML front matter (`---` / `id: ...` / `title: ...` / `---`), whose
-    title the chunk's symbol already shows: the preview was `---` and `id: window-focus-refetching`."""
-    lines = text.split("\n")
-    if lines[0].strip() != "---":
-        return text
-    end = next((i for i, line in enumerate(lines[1:40], 1) if line.strip() == "---"), None)
-    return text if end is None else "\n".join(lines[end + 1:])
+def _without_front_matter(record: ChunkRecord) -> str:
+    """A Markdown page's first chunk's text after its YAML front matter (`---` / `id: ...` / `title: ...` /
+    `---`), whose title the chunk's symbol already shows: the preview was `---` and `id: ...`. A later
+    window opening on a `---` rule is no front matter."""
+    lines = record.text.split("\n")
+    end = front_matter_end(lines) if record.start_line == 1 else None
+    return record.text if end is None else "\n".join(lines[end + 1:])
 
 
 def record_preview(record: ChunkRecord) -> str:
@@ -129,7 +129,7 @@ def record_preview(record: ChunkRecord) -> str:
     line = record.header.rsplit("\n", 1)[-1]
     part = _PART.search(line)
     if part is None or part.group(1) == "1":
-        return preview(_without_front_matter(record.text) if record.language == "markdown" else record.text)
+        return preview(_without_front_matter(record) if record.language == "markdown" else record.text)
     # a long signature is cut before its part, never the part: without it two windows read as one hit twice
     signature = line[: part.start()].rstrip()
     room = 160 - len(part.group(0)) - 1

@@ -221,7 +221,9 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     calibration = roots[0].calibration(pair)
     # one root of some size searched with its own idf: its level (reference.py) is its own, measured once;
     # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
+    narrowed = bool(include or exclude)  # P(here) reads the whole workspace: a narrowed find is not measured
     wanted = calibration is not None and calibration.reads_level(features) if level is None else level
+    wanted = wanted and not narrowed
     if wanted and query_shape(features) != "long" and len(roots) == 1 and term_idf is None \
             and features.get("dense_top") and loaded[0].live_rows >= reference.MIN_CHUNKS:
         started = time.perf_counter()
@@ -231,16 +233,14 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
             stale=stale)
         features.update(measured.levelled(features))
         stage("level", started)
-    here = apply_calibration(calibration, pair, legs, features, hits, notes,
-                             static_answered=any(len(c.static[0]) for c in candidates))
-    if here is not None and (include or exclude):
-        # fitted on searches of the whole workspace and read against its level: narrowed to a folder it said
-        # 0.07 with the asked-for example first, and 0.90 for React code in a folder that has none
-        here = None
-        for hit in hits:
-            hit.probability = None
-        signals["here"] = NARROWED
-        notes.append(f"P(here) {NARROWED}: it measures the whole workspace")
+    if not narrowed:
+        here = apply_calibration(calibration, pair, legs, features, hits, notes,
+                                 static_answered=any(len(c.static[0]) for c in candidates))
+    else:  # fitted on finds over the whole workspace and read against its level: narrowed to a folder it said
+        here = None  # 0.07 with the asked-for example first, and 0.90 for React code in a folder that has none
+        if calibration is not None and hits:
+            signals["here"] = NARROWED
+            notes.append(f"P(here) {NARROWED}: it measures the whole workspace")
     timings["total"] = sum(timings.values())
 
     signals["denseLegs"] = _coverage(roots, loaded, [leg for chosen in root_legs for leg in chosen])
