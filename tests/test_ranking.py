@@ -150,11 +150,17 @@ def test_roles_come_from_paths():
     assert file_role("src/load-config.ts") == "source" and file_role("src/config.py") == "source"
     assert file_role("src/app/app.config.ts") == "source" and file_role("webpack.config.babel.js") == "config"
     assert file_role("tests/fixtures/vite.config.ts") == "test" and file_role("src/main/java/a/TestSetup.java") == "source"
+    # Django's migrations are written by makemigrations (a query naming migrations reads them as source)
+    assert file_role("hc/api/migrations/0042_check_grace.py") == "generated"
+    assert file_role("hc/api/migrations/__init__.py") == "source" and file_role("hc/api/models.py") == "source"
+    # pip's requirement files are config, not documentation
+    assert file_role("requirements-dev.txt") == "config" and file_role("requirements/base.txt") == "config"
     assert file_role(".github/workflows/release.yml") == "config" and file_role("release-notes.md") == "changelog"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
+    assert roles_read_as_source(analyse("the migration that adds the grace field").terms) == ["generated"]
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example"):
@@ -577,6 +583,9 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
         == "def client():\nreturn Client()"
     assert preview("<?php\n\ndeclare(strict_types=1);\n\nnamespace League\\Flysystem;\n\nuse Throwable;") \
         == "namespace League\\Flysystem;\nuse Throwable;"
+    # a call whose last argument opens a block is no signature going on below (jQuery's document-ready)
+    assert preview("$(function () {\n  var form = $('#add-check');\n  form.submit(check);\n") \
+        == "$(function () {\nvar form = $('#add-check');"
 
 
 def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():

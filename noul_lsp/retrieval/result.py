@@ -150,7 +150,9 @@ def preview(text: str, lines: int = 2) -> str:
         cleaned = _DOCSTRING_FENCE.sub("", stripped).strip()
         if not cleaned or _EMPTY_LINE.match(cleaned):
             continue
-        if cleaned.count("(") > cleaned.count(")"):
+        # a signature whose parameters go on below; not a call whose last argument opens a block there
+        # (jQuery's `$(function () {` closes at the file's end: its body was joined into one line)
+        if cleaned.count("(") > cleaned.count(")") and not cleaned.endswith(("{", "=>", "[")):
             pending = cleaned
             continue
         shown.append(cleaned[:160])
