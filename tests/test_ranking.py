@@ -669,3 +669,36 @@ def test_a_bare_name_opens_its_definition_at_its_first_part(tmp_path):
     assert hit.bm25_rank == 1  # its evidence stays the scoring part's: P(answer) and the bench's records read it
     described = workspace.find("hydrate pending queries", legs=("bm25",)).hits[0]  # a description: the best part
     assert described.start_line > 1
+
+
+def test_a_template_asked_for_is_read_as_source(tmp_path):
+    """A Django app's templates are `other`; "the template of the check details page" found only its view
+    code. Asked for outright, the templates folder's files are read as source (not in passing: "webhook
+    templates" are strings in code)."""
+    from noul_lsp.retrieval.roles import asks_for_templates
+
+    assert asks_for_templates("the template of the project's settings page")
+    assert asks_for_templates("the check details template") and not asks_for_templates("templates")
+    assert not asks_for_templates("replace $NAME placeholders in webhook templates")
+    root = tmp_path / "ws"
+    (root / "templates" / "front").mkdir(parents=True)
+    (root / "hc" / "front").mkdir(parents=True)
+    (root / "templates" / "front" / "details.html").write_text(
+        '{% extends "base.html" %}\n{% block content %}\n<h1>Check details</h1>\n<div class="details">\n'
+        "  {{ check.name }} last ping {{ check.last_ping }}\n</div>\n{% endblock %}\n")
+    (root / "hc" / "front" / "views.py").write_text(
+        "def details(request, code):\n    \"\"\"Show one check.\"\"\"\n    check = get_check(code)\n"
+        "    return render(request, 'front/details.html', {'check': check, 'page': 'details'})\n\n\n"
+        "def log(request, code):\n    return render(request, 'front/log.html', {})\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    def template_share(query):
+        found = workspace.find(query)
+        assert found.signals["ranking"].startswith("fitted")
+        return next(h.score for h in found.hits if h.path == "templates/front/details.html" and h.role == "other")
+    # asked for, the template has a source file's prior (a fifth of the candidates' probability against a
+    # thousandth when not asked: the `other` role's weight is about -5)
+    assert template_share("the template of the check details page") > 50 * template_share(
+        "where is the check details page rendered")

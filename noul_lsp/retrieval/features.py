@@ -39,7 +39,15 @@ from noul_lsp.retrieval.bm25 import members as members_of
 from noul_lsp.retrieval.bm25 import repeated_term_weights
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.fusion import SAMPLE_STEP, SAMPLED_FROM, sampled_threshold
-from noul_lsp.retrieval.roles import ASKABLE_ROLES, ROLE_INDEX, ROLES, query_asks_for, roles_read_as_source
+from noul_lsp.retrieval.roles import (
+    ASKABLE_ROLES,
+    ROLE_INDEX,
+    ROLES,
+    TEMPLATE_FOLDERS,
+    asks_for_templates,
+    query_asks_for,
+    roles_read_as_source,
+)
 from noul_lsp.retrieval.segment import expand_ranges
 from noul_lsp.retrieval.symbols import SymbolTable
 from noul_lsp.retrieval.vocabulary import get_many, key_codes
@@ -342,6 +350,12 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     roles = table.roles[files]
     for role in roles_read_as_source(analysis.terms, analysis.shape, analysis.text):  # asked for: no prior against it
         roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)
+    if asks_for_templates(analysis.text, analysis.shape):  # a template asked for: the `other` files of its folders
+        templated = np.zeros(len(files), dtype=bool)
+        for postings in get_many(table.path_terms, list(TEMPLATE_FOLDERS)):
+            if postings is not None:
+                templated |= members_of(postings, files)
+        roles = np.where(templated & (roles == ROLE_INDEX["other"]), ROLE_INDEX["source"], roles)
     for role in ROLES:
         if role != "source":
             file_part[:, fcol[f"role_{role}"]] = roles == ROLE_INDEX[role]
