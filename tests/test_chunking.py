@@ -649,6 +649,12 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     assert names("src/sessions.py", python) == [  # a constant's name, not `chardet`'s fallback, `x.Y_Z` or a dunder
         ("", ("DEFAULT_TIMEOUT", "DEFAULT_PORTS", "_KT", "CACHE_DIR")),
         ("Session", ("Session.MAX_REDIRECTS", "Session.send"))]
+    # a class body's fields in any case: made by a call (Django's, SQLAlchemy's) or typed (a dataclass's)
+    model = ("class Check(models.Model):\n    grace = models.DurationField(default=GRACE)\n    timeout: float = 1.0\n"
+             "    tags: list[str]\n    trust_env = True\n    __slots__ = ('a',)\n\n    def f(self):\n"
+             "        local = call()\n        return local\n")
+    assert names("hc/api/models.py", model) == [
+        ("Check", ("Check.grace", "Check.timeout", "Check.tags", "Check.f"))]
     go = 'package cobra\n\nconst FlagSetByCobraAnnotation = "cobra_annotation"\nconst (\n  A = iota\n  B, _ = 1, 2\n)\n' \
          'var v = 1\nfunc f() { const L = 1 }\n'
     assert names("cobra.go", go) == [("", ("FlagSetByCobraAnnotation", "A", "B")), ("f", ())]

@@ -113,6 +113,20 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
 _CONSTANT_NAME = re.compile(r"_?[A-Z][A-Z0-9_]*[A-Z0-9]\Z")
 
+
+def _declares_a_field(assignment: tree_sitter.Node) -> bool:
+    """A Python class body's field declaration in any case: a value made by a call (Django's `grace =
+    models.DurationField(...)`, SQLAlchemy's `Column(...)`, `attr.ib()`) or a typed attribute (a dataclass's
+    `timeout: float = 1.0`); not a plain class attribute (`trust_env = True`). A model's fields asked by name
+    were "probably not here" (`alert_after`, `ping_log_limit`)."""
+    holder = assignment.parent
+    body = holder.parent if holder is not None else None
+    if body is None or body.type != "block" or body.parent is None or body.parent.type != "class_definition":
+        return False
+    right = assignment.child_by_field_name("right")
+    return assignment.child_by_field_name("type") is not None or (right is not None and right.type == "call")
+
+
 #: what a member declaration's names are written as, and the nodes that hold them
 _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_name", "type_identifier"})
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
@@ -130,7 +144,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         if left is None or left.type not in ("identifier", "pattern_list", "tuple_pattern"):
             return []
         targets = [left] if left.type == "identifier" else [c for c in left.named_children if c.type == "identifier"]
-        return [name for name in map(node_text, targets) if _CONSTANT_NAME.match(name)]
+        field = _declares_a_field(node)
+        return [name for name in map(node_text, targets)
+                if _CONSTANT_NAME.match(name) or (field and not name.startswith("__"))]
     if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
         exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
