@@ -84,12 +84,12 @@ _CAMEL_TEST_SUPPORT = re.compile(r"(^|[a-z0-9])Test(Utils?|Utilities|Helpers?|Su
 #: test doubles named as such in a class-named file (flysystem's `S3ClientStub.php`, `StubZipArchive.php`);
 #: not "Mock": Mockito's `Mock.java` and WireMock's `WireMockServer.java` are those libraries' product
 _CAMEL_DOUBLE = re.compile(r"^[A-Z]\w*?(Stub|Fake)$|^(Stub|Fake)[A-Z]")
-#: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
-#: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 #: a Django migration (`migrations/0042_check_grace.py`), written by `makemigrations`: a model's every field
 #: again, as operations; a query about the model found them before `models.py` (a query naming migrations
 #: reads them as source, `_ASKS_UNWEIGHTED`)
 _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
+#: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
+#: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
                              r"_generated|\.bundle)$")
 
