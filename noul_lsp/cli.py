@@ -349,7 +349,7 @@ def _find_console():
 _VISIBLE_CONTROLS = {code: repr(chr(code))[1:-1] for code in [*range(32), 127]}
 
 
-def shortened_path(path: str, room: int) -> str:
+def _shortened_path(path: str, room: int) -> str:
     """`path` in at most `room` characters where it can be: its middle folders become `…` (the first folder
     and the file's name stay, then as many folders above the name as fit). A hit's location is what a line
     must keep: at 80 columns a monorepo's `packages/solid-query/src/__tests__/useQuery.test.tsx:12-40` lost its
@@ -395,7 +395,7 @@ def _print_human(result: FindResult, console=None, *, from_folder: Path | None =
         if console.is_terminal:  # the line is cropped at its end: the symbol goes first, the location never
             before = 2 + 2 + score_width + (2 + role_width if role_width else 0) + 2
             repository, _, path = where.rpartition(":") if hit.repository else ("", "", where)
-            where = (f"{repository}:" if repository else "") + shortened_path(
+            where = (f"{repository}:" if repository else "") + _shortened_path(
                 path, console.width - before - len(lines) - (len(repository) + 1 if repository else 0))
         console.print(f"[bold]{hit.rank:>2}  {scores[hit.rank]:<{score_width}}[/]{role}  "
                       f"[green]{escape(where)}{lines}[/]{symbol}", **crop)

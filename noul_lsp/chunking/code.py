@@ -153,10 +153,11 @@ def _code_end(node: tree_sitter.Node) -> tuple[int, tuple[int, int] | None]:
     return max([end, *(_last_row(k) for k in kept)]), (run[0].start_point.row, _last_row(run[-1]))
 
 
-def _default_export_name(path: str) -> str:
-    """The name importers give a module's anonymous default export: its file's stem, or its folder's for an
-    `index` (`components/Button/index.tsx` is `Button`; a package's `src/index.ts` the package's)."""
-    parts = path.replace("\\", "/").split("/")
+def module_name(path: str) -> str:
+    """The name importers give a JavaScript module, its anonymous default export or a component file: its
+    file's stem, or its folder's for an `index` (`components/Button/index.tsx` is `Button`; a package's
+    `src/index.ts` the package's)."""
+    parts = path.split("/")
     stem = parts[-1].split(".")[0]
     if stem != "index":
         return stem or "default"
@@ -212,7 +213,7 @@ class CodeChunker:
         self.max_chars = max_chars
         self.window_lines = window_lines
         self.parser = parser_for(spec.name)
-        #: the name of the module being chunked's anonymous default export (`_default_export_name`)
+        #: the name of the module being chunked's anonymous default export (`module_name`)
         self._default_export = "default"
 
     def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -333,19 +334,22 @@ class CodeChunker:
         A signature with no implementation (a `.d.ts` file's) is left where it is."""
         joined: set[int] = set()
         next_name: str | None = None  # the name of the implementation (or joined signature) below
+        below: tree_sitter.Node | None = None  # the child below, read as a definition only under a signature
         for index in range(len(children) - 1, -1, -1):
             child = children[index]
             if child.type in _COMMENTS or child.type in self.spec.leading:  # a decorator of the implementation
                 continue
             inner = child.child_by_field_name("declaration") if child.type == "export_statement" else child
-            if inner is not None and inner.type in self.spec.overloads:
-                if next_name is not None and _name(inner) == next_name:
-                    joined.add(index)
-                else:
-                    next_name = None
+            if inner is None or inner.type not in self.spec.overloads:
+                below, next_name = child, None
                 continue
-            found = self._definition(child)
-            next_name = _name(found[0]) if found is not None else None
+            if below is not None:
+                found = self._definition(below)
+                below, next_name = None, _name(found[0]) if found is not None else None
+            if next_name is not None and _name(inner) == next_name:
+                joined.add(index)
+            else:
+                next_name = None
         return joined
 
     def _holds_tests(self, node: tree_sitter.Node) -> bool:
@@ -418,7 +422,7 @@ class CodeChunker:
         return found if members_only else found[:MAX_NESTED]  # members: the caller's chunks cap their own
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
-        self._default_export = _default_export_name(path)
+        self._default_export = module_name(path)
         tree = self._parse(text)
         lines = text.split("\n")
         segments: list[_Segment] = []

@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import PurePosixPath
 
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.code import CodeChunker
+from noul_lsp.chunking.code import CodeChunker, module_name
 from noul_lsp.chunking.text import chunk_lines
 
 COMPONENT_SUFFIXES = (".vue", ".svelte")
@@ -35,7 +34,7 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
     """The component's chunks on the file's lines: each script's definitions as in a `.js`/`.ts` file (its
     other lines named by the component), then the template and styles in windows named by the component.
     A script commented out in the template (`<!-- <script> ... -->`) is no script."""
-    component = PurePosixPath(path).name.split(".")[0]
+    component = module_name(path)
     language = "vue" if path.lower().endswith(".vue") else "svelte"
     lines = text.split("\n")
     chunks: list[Chunk] = []
