@@ -41,10 +41,12 @@ from noul_lsp.labels import LOW_HERE, here_text, legend, score_texts
 from noul_lsp.models.heads import HEADS
 from noul_lsp.models.registry import NO_STATIC, ModelMissing, recipes_directory
 from noul_lsp.models.runtime import gpu_present
+from noul_lsp.retrieval.engine import NARROWED
 from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import glob_escaped, glob_within, scoped_globs
 from noul_lsp.session.background import LOCKED_RETRY_SECONDS
 from noul_lsp.session.workspace import Workspace
+from noul_lsp.workspace.discovery import excluded_by_default
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
 
 COMMANDS = ("index", "find", "status", "bench", "bench-scale", "bench-org", "calibrate", "rank-fit", "models", "mcp", "team", "org")
@@ -403,6 +405,8 @@ def _print_human(result: FindResult, console=None, *, from_folder: Path | None =
             console.print(f"      [dim]{escape(line)}[/]", **crop)
     index = result.index
     embedded = f"{index.files} files, {index.embedded}/{index.chunks} chunks embedded" if index.chunks else "empty index"
+    if index.chunks and result.signals.get("here") == NARROWED:  # the counts are the index's, not the filter's
+        embedded = f"the whole index: {embedded}"
     if "org" in result.signals and not index.chunks:  # an organisation search alone: no local index
         embedded = f"the organisation index: {result.signals['org']}"
     reranker = result.signals.get("rerank", "off")
@@ -614,7 +618,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(found)
     else:
-        skipped = found.pop("skipped", [])
+        skipped, excluded = found.pop("skipped", []), found.pop("excludedByDefault", [])
         if "openedFromSnapshot" in found:  # a bare generation number meant nothing to a reader
             generation = found["openedFromSnapshot"]
             found["openedFromSnapshot"] = f"yes (generation {generation})" if generation is not None \
@@ -624,7 +628,20 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"{key:<{width}}  {'none' if value is None else value}")
         for entry in skipped:
             print(f"skipped  {entry['path']}: {entry['reason']}".translate(_VISIBLE_CONTROLS))
+        if excluded:
+            listed = _EXCLUDED_LISTED
+            for path in excluded[:listed]:
+                print(f"excluded {path}: a default exclude (a vendored library's name, a lock file, a bundle)"
+                      .translate(_VISIBLE_CONTROLS))
+            if len(excluded) > listed:
+                print(f"excluded ... and {len(excluded) - listed} more (`noul status --json` lists them)")
+            print("  keep one with a `!path` line in the workspace's .noulignore, or every one with "
+                  "useDefaultExcludes false")
     return 0
+
+
+#: the default-excluded files `status` lists in the terminal (the JSON has them all)
+_EXCLUDED_LISTED = 20
 
 
 def _status(workspace: Workspace) -> dict:
@@ -650,6 +667,8 @@ def _status(workspace: Workspace) -> dict:
         # each file not indexed, with why (binary, over the size cap, unreadable)
         "skipped": [{"path": record.path, "reason": record.skipped.removeprefix(f"{record.path}: ")}
                     for record in sorted(workspace.store.files().values(), key=lambda r: r.path) if record.skipped],
+        # the files only the default excludes leave out: a project's own `bootstrap-colors.css` is one
+        "excludedByDefault": excluded_by_default(workspace.root, workspace.settings.index),
     }
     if rebuilt:
         status["rebuilt"] = rebuilt

@@ -72,6 +72,7 @@ def test_index_then_status(polyglot, tmp_path):
     # `noul index` ended by writing the corpus snapshot: a new process opens from it, not from every record
     assert (Path(status["location"]) / "corpus-snapshot" / "meta.json").is_file()
     assert status["openedFromSnapshot"] is not None
+    assert status["excludedByDefault"] == []  # the fixture's excludes are its .gitignore's and .noulignore's
 
 
 def test_a_find_after_a_save_answers_from_the_edit(polyglot, tmp_path):
@@ -172,6 +173,7 @@ def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_
     # run in the folder, the hits' paths are written from there (as git grep writes them); --json keeps the root's
     here = noul("find", "rate limit", "--limit", "3", cache=tmp_path / "c", cwd=polyglot / "web")
     assert here.returncode == 0 and "src/rateLimiter.ts:" in here.stdout and "web/src/" not in here.stdout
+    assert "the whole index: " in here.stdout  # its counts are the workspace's, not the folder's
     excluded = json.loads(noul("find", "rate limit", "--path", str(polyglot / "web"), "--exclude", "src/*.ts", "--json",
                                cache=tmp_path / "c").stdout)
     assert all(not (r["path"].startswith("web/src/") and r["path"].endswith(".ts")) for r in excluded["results"])
@@ -184,4 +186,5 @@ def test_find_in_a_folder_of_an_indexed_workspace_searches_its_index_within_the_
     # a find over an index with nothing to update says nothing of it; `noul index` does
     quiet = noul("find", "rate limit", "--path", str(polyglot), cache=tmp_path / "c")
     assert quiet.returncode == 0 and "indexed 0 changed files" not in quiet.stderr
+    assert "the whole index" not in quiet.stdout
     assert "indexed 0 changed files (0 chunks added" in noul("index", str(polyglot), cache=tmp_path / "c").stderr

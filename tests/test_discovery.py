@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from noul_lsp.config import IndexSettings
-from noul_lsp.workspace.discovery import SkippedFile, discover, read_text_file
+from noul_lsp.workspace.discovery import SkippedFile, discover, excluded_by_default, read_text_file
 
 EXPECTED = {
     "src/net/retry.py", "src/store/cookies.py", "web/src/rateLimiter.ts", "web/src/SearchBox.tsx",
@@ -34,6 +34,20 @@ def test_configured_excludes_apply(polyglot):
     found = {f.path for f in discover(polyglot, IndexSettings(exclude=("native/", "*.rb")))}
     assert "native/config.c" not in found and "scripts/markdown.rb" not in found
     assert "src/net/retry.py" in found
+
+
+def test_the_files_only_the_default_excludes_leave_out_are_listed(tmp_path):
+    """`status` lists them: a project's own `bootstrap-colors.css` matched the vendored library's pattern and
+    was left out without a word. A `!path` in .noulignore keeps one; the user's own excludes are not listed."""
+    (tmp_path / "static").mkdir()
+    for name in ("bootstrap-colors.css", "app.min.js", "app.js", "notes.tmp"):
+        (tmp_path / "static" / name).write_text("x\n")
+    settings = IndexSettings(exclude=("*.tmp",))
+    assert excluded_by_default(tmp_path, settings) == ["static/app.min.js", "static/bootstrap-colors.css"]
+    assert excluded_by_default(tmp_path, IndexSettings(use_default_excludes=False)) == []
+    (tmp_path / ".noulignore").write_text("!static/bootstrap-colors.css\n")
+    assert excluded_by_default(tmp_path, settings) == ["static/app.min.js"]
+    assert "static/bootstrap-colors.css" in {f.path for f in discover(tmp_path, settings)}
 
 
 def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):

@@ -222,3 +222,31 @@ def test_a_file_gone_from_disk_is_left_out_and_a_changed_one_noted(indexed):
     note = next(note for note in result.notes if note.startswith("the index is catching up"))
     assert "1 left out: gone from disk (src/net/retry.py)" in note
     assert f"1 changed on disk since, their lines may be off ({before[1]})" in note
+
+
+def test_a_bare_name_assigned_among_module_constants_opens_at_its_line(tmp_path, settings):
+    """A settings module's constants are windows of module-level code with no symbol: asked by name, the hit
+    opens at the line that assigns it and names it (it opened at the window's first line, inside the
+    `DATABASES` dict above it, with no symbol); a line that only reads the name does not move it."""
+    root = tmp_path / "proj"
+    (root / "app").mkdir(parents=True)
+    lines = ['"""Settings."""', "import os", ""]
+    lines += [f'OPTION_{i} = os.getenv("OPTION_{i}", "{i}")' for i in range(40)]
+    lines += ["DATABASES = {", '    "default": {"ENGINE": "x"},', "}", "",
+              "LIMIT_COPY = PING_BODY_LIMIT_DEFAULT", "PING_BODY_LIMIT = 100_000", "PING_LOG_LIMIT: int = 40", ""]
+    lines += [f"SETTING_{i} = {i}" for i in range(60)]
+    (root / "app" / "settings.py").write_text("\n".join(lines) + "\n")
+    (root / "app" / "views.py").write_text("from app.settings import PING_BODY_LIMIT\n\n\n"
+                                           "def ping(body):\n    return body[:PING_BODY_LIMIT]\n")
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        for name, line in (("PING_BODY_LIMIT", 49), ("ping_log_limit", 50), ("OPTION_3", 7)):
+            hit = workspace.find(name).hits[0]
+            assert (hit.path, hit.start_line, hit.symbol) == ("app/settings.py", line, name.upper())
+            assert hit.preview.startswith(name.upper())
+        described = workspace.find("the ping body limit setting").hits
+        assert all(not h.symbol.startswith("PING") for h in described if h.path == "app/settings.py")
+    finally:
+        workspace.close()

@@ -639,6 +639,11 @@ def test_a_file_whose_head_says_a_tool_wrote_it_is_generated(tmp_path):
     # Bison's parser and flex's scanner (jq's parser.c and lexer.c, a quarter of its C) say so in their heads
     assert generated_by_a_tool("/* A Bison parser, made by GNU Bison 3.8.2.  */\n\n/* Bison implementation */\n")
     assert generated_by_a_tool('#line 2 "src/lexer.c"\n\n#line 4 "src/lexer.c"\n\n#define YY_INT_ALIGNED short int\n')
+    # a bundler's or compiler's prelude: healthchecks' committed esbuild bundle was source and a first hit
+    assert generated_by_a_tool('"use strict";\n(() => {\n  var __defProp = Object.defineProperty;\n  var __export = 1;\n')
+    assert generated_by_a_tool("/******/ (() => { // webpackBootstrap\n/******/ \tvar __webpack_modules__ = ({\n")
+    assert generated_by_a_tool('"use strict";\nObject.defineProperty(exports, "__esModule", { value: true });\n')
+    assert not generated_by_a_tool('const api = {};\nObject.defineProperty(api, "version", { value: "1.0" });\n')
     chunks = FileChunker(IndexSettings()).chunk("mocks/command.go", (root / "mocks" / "command.go").read_text())
     assert chunks and {chunk.kind for chunk in chunks} == {"generated"}
     settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})

@@ -44,14 +44,16 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                dense_rank: dict[Key, int], logits: dict[Key, float],
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
                per_file: bool = True, moved: dict[str, list[str]] | None = None,
-               at_definition: bool = False) -> list[Hit]:
+               at_definition: bool = False, names: frozenset[str] = frozenset()) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
     with) is left out, and one changed on disk kept: each is listed in `moved` ("gone", "changed").
     `at_definition` (a bare name asked): a file's hit opens where its best chunk's definition starts, the
     first of that definition's parts among the file's chunks (the same symbol and kind: a Rust `impl X` is
-    not a part of `struct X`), not the later part that names it most."""
+    not a part of `struct X`), not the later part that names it most; a hit in a window of module-level
+    code (no symbol: `settings.py`'s constants) opens at the line that assigns one of the query's `names`
+    (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit]] = []
     shown: set[tuple] = set()
@@ -92,8 +94,33 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         hits.append((keys[0], hit))
     records = chunk_records(candidates, [key for key, _ in hits])
     for key, hit in hits:
-        hit.preview = record_preview(records[key]) if key in records else ""
+        record = records.get(key)
+        hit.preview = record_preview(record) if record is not None else ""
+        if at_definition and record is not None and not hit.symbol \
+                and not names.isdisjoint(name.lower() for name in record.names):
+            _open_at_assignment(hit, record, names)
     return [hit for _, hit in hits]
+
+
+def _assignment(names: frozenset[str]) -> re.Pattern[str]:
+    """A line that assigns or defines one of `names` (any case) at its start, after keywords or a type:
+    `PING_BODY_LIMIT = ...`, `export const X: T = ...`, `static final int X = ...`, `X := ...`, `#define X`."""
+    spelled = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    return re.compile(rf"^[ \t]*(?:#[ \t]*define[ \t]+(?:{spelled})\b|(?:[\w$.*&<>\[\], ]+?[ \t])?(?:{spelled})"
+                      rf"[ \t]*(?::[^=\n]*)?:?=(?!=))", re.IGNORECASE | re.MULTILINE)
+
+
+def _open_at_assignment(hit: Hit, record: ChunkRecord, names: frozenset[str]) -> None:
+    """Moves a symbol-less hit to the first line of its chunk that assigns a name the query asked for."""
+    found = _assignment(names).search(record.text)
+    if found is None:
+        return
+    line = hit.start_line + record.text.count("\n", 0, found.start())
+    if line > hit.end_line:
+        return
+    hit.start_line = line
+    hit.symbol = next(n for n in re.findall(r"[\w$]+", found.group(0)) if n.lower() in names)
+    hit.preview = preview(record.text[found.start():])
 
 
 def moved_note(moved: dict[str, list[str]]) -> str | None:

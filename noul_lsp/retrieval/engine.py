@@ -211,7 +211,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved if level is not False else None,
-                      at_definition=analysis.shape == "symbol")
+                      at_definition=analysis.shape == "symbol", names=analysis.names)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True

@@ -243,11 +243,12 @@ def _push_gitignore(directory: Path, relative_dir: str, stack: list[tuple[str, p
     return True
 
 
-def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
-    """Configured excludes, the defaults (unless turned off) and the root's .noulignore, as one spec
-    (compiled once per distinct set of lines: compiling them costs more than a save's whole update)."""
+def exclusion_spec(root: Path, settings: IndexSettings, *, defaults: bool = True) -> pathspec.PathSpec:
+    """Configured excludes, the defaults (unless turned off, or `defaults` False) and the root's .noulignore,
+    as one spec (compiled once per distinct set of lines: compiling them costs more than a save's whole
+    update)."""
     lines = list(settings.exclude)
-    if settings.use_default_excludes:
+    if settings.use_default_excludes and defaults:
         lines.extend(DEFAULT_EXCLUDES)
     noulignore = root / ".noulignore"
     try:
@@ -261,6 +262,20 @@ def exclusion_spec(root: Path, settings: IndexSettings) -> pathspec.PathSpec:
 @functools.lru_cache(maxsize=32)
 def _compiled(lines: tuple[str, ...]) -> pathspec.PathSpec:
     return gitignore_spec(lines)
+
+
+def excluded_by_default(root: Path, settings: IndexSettings) -> list[str]:
+    """The listed files that only the default excludes leave out (`status` shows them): a project's own file
+    whose name looks like a vendored library's (`bootstrap-colors.css`) was left out without a word. The
+    configured excludes and .noulignore are the user's own choice, not listed."""
+    if not settings.use_default_excludes:
+        return []
+    root = root.resolve()
+    listing = _git_listing(root)
+    if listing is None:
+        listing = _walk_listing(root)
+    every, chosen = exclusion_spec(root, settings), exclusion_spec(root, settings, defaults=False)
+    return [path for path in listing if every.match_file(path) and not chosen.match_file(path)]
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
