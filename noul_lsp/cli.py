@@ -629,19 +629,17 @@ def cmd_status(args: argparse.Namespace) -> int:
         for entry in skipped:
             print(f"skipped  {entry['path']}: {entry['reason']}".translate(_VISIBLE_CONTROLS))
         if excluded:
-            listed = _EXCLUDED_LISTED
-            for path in excluded[:listed]:
-                print(f"excluded {path}: a default exclude (a vendored library's name, a lock file, a bundle)"
-                      .translate(_VISIBLE_CONTROLS))
-            if len(excluded) > listed:
-                print(f"excluded ... and {len(excluded) - listed} more (`noul status --json` lists them)")
-            print("  keep one with a `!path` line in the workspace's .noulignore, or every one with "
-                  "useDefaultExcludes false")
+            print("excluded by the default excludes (a `!path` line in the workspace's .noulignore keeps one, "
+                  "useDefaultExcludes false keeps every one):")
+            for pattern, paths in excluded.items():
+                shown = ", ".join(paths[:_EXCLUDED_LISTED]) + (f" and {len(paths) - _EXCLUDED_LISTED} more"
+                                                                if len(paths) > _EXCLUDED_LISTED else "")
+                print(f"  {pattern}: {shown}".translate(_VISIBLE_CONTROLS))
     return 0
 
 
-#: the default-excluded files `status` lists in the terminal (the JSON has them all)
-_EXCLUDED_LISTED = 20
+#: the default-excluded files `status` lists per pattern in the terminal (the JSON has them all)
+_EXCLUDED_LISTED = 5
 
 
 def _status(workspace: Workspace) -> dict:
@@ -667,7 +665,7 @@ def _status(workspace: Workspace) -> dict:
         # each file not indexed, with why (binary, over the size cap, unreadable)
         "skipped": [{"path": record.path, "reason": record.skipped.removeprefix(f"{record.path}: ")}
                     for record in sorted(workspace.store.files().values(), key=lambda r: r.path) if record.skipped],
-        # the files only the default excludes leave out: a project's own `bootstrap-colors.css` is one
+        # the files only the default excludes leave out, by pattern: a project's own `bootstrap-colors.css` is one
         "excludedByDefault": excluded_by_default(workspace.root, workspace.settings.index),
     }
     if rebuilt:

@@ -72,7 +72,7 @@ def test_index_then_status(polyglot, tmp_path):
     # `noul index` ended by writing the corpus snapshot: a new process opens from it, not from every record
     assert (Path(status["location"]) / "corpus-snapshot" / "meta.json").is_file()
     assert status["openedFromSnapshot"] is not None
-    assert status["excludedByDefault"] == []  # the fixture's excludes are its .gitignore's and .noulignore's
+    assert status["excludedByDefault"] == {}  # the fixture's excludes are its .gitignore's and .noulignore's
 
 
 def test_a_find_after_a_save_answers_from_the_edit(polyglot, tmp_path):

@@ -43,10 +43,11 @@ def test_the_files_only_the_default_excludes_leave_out_are_listed(tmp_path):
     for name in ("bootstrap-colors.css", "app.min.js", "app.js", "notes.tmp"):
         (tmp_path / "static" / name).write_text("x\n")
     settings = IndexSettings(exclude=("*.tmp",))
-    assert excluded_by_default(tmp_path, settings) == ["static/app.min.js", "static/bootstrap-colors.css"]
-    assert excluded_by_default(tmp_path, IndexSettings(use_default_excludes=False)) == []
+    assert excluded_by_default(tmp_path, settings) == {"*.min.js": ["static/app.min.js"],
+                                                       "bootstrap*.css": ["static/bootstrap-colors.css"]}
+    assert excluded_by_default(tmp_path, IndexSettings(use_default_excludes=False)) == {}
     (tmp_path / ".noulignore").write_text("!static/bootstrap-colors.css\n")
-    assert excluded_by_default(tmp_path, settings) == ["static/app.min.js"]
+    assert excluded_by_default(tmp_path, settings) == {"*.min.js": ["static/app.min.js"]}
     assert "static/bootstrap-colors.css" in {f.path for f in discover(tmp_path, settings)}
 
 

@@ -264,18 +264,28 @@ def _compiled(lines: tuple[str, ...]) -> pathspec.PathSpec:
     return gitignore_spec(lines)
 
 
-def excluded_by_default(root: Path, settings: IndexSettings) -> list[str]:
-    """The listed files that only the default excludes leave out (`status` shows them): a project's own file
-    whose name looks like a vendored library's (`bootstrap-colors.css`) was left out without a word. The
-    configured excludes and .noulignore are the user's own choice, not listed."""
+def excluded_by_default(root: Path, settings: IndexSettings) -> dict[str, list[str]]:
+    """The listed files that only the default excludes leave out, by the default pattern that took each
+    (`status` shows them): a project's own file whose name looks like a vendored library's
+    (`bootstrap-colors.css` under `bootstrap*.css`) was left out without a word. The configured excludes
+    and .noulignore are the user's own choice, not listed."""
     if not settings.use_default_excludes:
-        return []
+        return {}
     root = root.resolve()
     listing = _git_listing(root)
     if listing is None:
         listing = _walk_listing(root)
     every, chosen = exclusion_spec(root, settings), exclusion_spec(root, settings, defaults=False)
-    return [path for path in listing if every.match_file(path) and not chosen.match_file(path)]
+    left_out = [path for path in listing if every.match_file(path) and not chosen.match_file(path)]
+    by_pattern: dict[str, list[str]] = {}
+    for pattern in DEFAULT_EXCLUDES:
+        if not left_out:
+            break
+        taken = _compiled((pattern,))
+        matched = {path for path in left_out if taken.match_file(path)}
+        by_pattern[pattern] = [path for path in left_out if path in matched]
+        left_out = [path for path in left_out if path not in matched]
+    return {pattern: paths for pattern, paths in by_pattern.items() if paths}
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
