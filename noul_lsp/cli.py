@@ -218,6 +218,10 @@ def _checkpoint(workspace: Workspace, quiet: bool) -> None:
 NO_WAIT_STATIC_SECONDS = 2.0
 
 
+#: how often `noul index` writes a progress line to a log (stderr not a terminal) while it embeds
+LOG_PROGRESS_SECONDS = 30.0
+
+
 def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: float | None = None,
             always_report: bool = True) -> None:
     """Bring the index up to date, showing files, chunks, embedding rate and ETA on a terminal. Without
@@ -273,10 +277,17 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         started = time.perf_counter()
         task = progress.add_task("embedding", total=None, info="") if live else None
 
+        printed = [started]  # a log (stderr not a terminal) gets a line now and then, not minutes of silence
+
         def on_embed(done: int, total: int) -> None:
+            now = time.perf_counter()
+            rate = done / max(now - started, 1e-9)
             if live:
-                rate = done / max(time.perf_counter() - started, 1e-9)
                 progress.update(task, completed=done, total=total, info=f"{rate:.1f} chunks/s on {embedder.device}")
+            elif not quiet and now - printed[0] >= LOG_PROGRESS_SECONDS and done < total:
+                printed[0] = now
+                console.print(f"embedding: {done}/{total} chunks ({rate:.1f} chunks/s on {embedder.device}; "
+                              f"about {(total - done) / max(rate, 1e-9):.0f} s left)")
 
         try:
             result = workspace.embed_missing(embedder, progress=on_embed)

@@ -140,3 +140,23 @@ def test_a_control_character_in_a_file_name_stays_on_its_hit_line():
     out = StringIO()
     _print_human(result, Console(file=out, force_terminal=False, width=200, color_system=None, highlight=False))
     assert out.getvalue().splitlines()[1] == " 1  50% of candidates  source  src/weird\\nname.js:1-1  weirdNameFn"
+
+
+def test_a_log_gets_progress_lines_while_the_index_embeds(polyglot, tmp_path, monkeypatch, capsys):
+    """`noul index` with stderr not a terminal (a log, CI) said nothing for the minutes of embedding."""
+    from noul_lsp import cli
+    from noul_lsp.config import parse_settings
+    from noul_lsp.session.workspace import Workspace
+
+    settings, problems = parse_settings({"cacheDir": str(tmp_path / "cache"), "index": {"embedBatch": 4}})
+    assert problems == []
+    monkeypatch.setattr(cli, "LOG_PROGRESS_SECONDS", 0.0)
+    workspace = Workspace(polyglot, settings)
+    try:
+        cli._update(workspace, embed=True, quiet=False)
+    finally:
+        workspace.close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("embedding: ")]
+    assert lines and all("chunks/s on cpu; about" in line for line in lines)
+    done = [int(line.split()[1].split("/")[0]) for line in lines]
+    assert done == sorted(done) and done[0] >= 4
