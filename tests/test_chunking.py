@@ -885,3 +885,20 @@ def test_vue_and_svelte_components_cut_their_scripts_by_grammar_and_are_named_by
               '<script lang="tsx">\nexport function total(rows: Row[]) {\n  return <b>{rows.length}</b>\n}\n</script>\n')
     chunks = FileChunker(IndexSettings()).chunk("src/Total.vue", quoted)
     assert ("total", "tsx") in {(c.symbol, c.language) for c in chunks} and not any(c.symbol == "fake" for c in chunks)
+
+
+def test_a_django_management_command_is_named_by_its_module():
+    """`class Command` of `management/commands/sendalerts.py` is run and asked for as `sendalerts`: the name
+    is among its chunk's; another class, another folder or a `_private.py` helper gets none."""
+    chunker = FileChunker(IndexSettings())
+    source = ("from django.core.management.base import BaseCommand\n\n\nclass Command(BaseCommand):\n"
+              "    help = 'Send alerts.'\n\n    def handle(self, *args, **options):\n        return 'done'\n")
+
+    def names(path: str) -> dict[str, tuple[str, ...]]:
+        return {c.symbol: c.names for c in chunker.chunk(path, source) if c.symbol}
+
+    assert names("hc/api/management/commands/sendalerts.py")["Command"] == ("Command.handle", "sendalerts")
+    for other in ("hc/api/commands/sendalerts.py", "hc/api/management/commands/_common.py"):
+        assert all("sendalerts" not in n and "_common" not in n for n in names(other).values())
+    other_class = source.replace("Command(", "Other(")
+    assert "x" not in {c.symbol: c.names for c in chunker.chunk("m/management/commands/x.py", other_class)}["Other"]

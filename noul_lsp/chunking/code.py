@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 
 import tree_sitter
@@ -444,7 +444,14 @@ class CodeChunker:
             names = tuple((name, row) for name, row in declared if run_start <= row <= run_end)
             chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True, names=names)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        if self.spec.named_by_file is not None:
+            chunks = [self._named_by_file(path, chunk) for chunk in chunks]
         return chunks
+
+    def _named_by_file(self, path: str, chunk: Chunk) -> Chunk:
+        """The chunk with the name its file gives its definition (`LanguageSpec.named_by_file`) among its names."""
+        name = self.spec.named_by_file(path, chunk.symbol) if chunk.symbol else None
+        return replace(chunk, names=(*chunk.names, name)) if name and name not in chunk.names else chunk
 
     def _parse(self, text: str) -> tree_sitter.Tree:
         """The file's tree, read through the language's rewrites (rewrites.py): `before_parse` always; where

@@ -72,6 +72,22 @@ class LanguageSpec:
     #: a function's or method's overload signatures (TypeScript's `function pick(a: string): string`, bodiless,
     #: above the implementation they type): they and their doc comment belong to the implementation below
     overloads: frozenset[str] = frozenset()
+    #: the name a framework gives a top-level definition by its file (`named_by_file(path, symbol)`, None: no
+    #: such name): a Django management command is `class Command` in `management/commands/sendalerts.py`,
+    #: run and asked for as `sendalerts`
+    named_by_file: Callable[[str, str], str | None] | None = None
+
+
+#: a Django management command's module (`hc/api/management/commands/sendalerts.py`; `_private.py` helpers
+#: are no command)
+_DJANGO_COMMAND = re.compile(r"(?:^|/)management/commands/([^/_][^/]*)\.py$")
+
+
+def _django_command(path: str, symbol: str) -> str | None:
+    """A Django management command's name: its module's, for its `Command` class (the 21 commands of
+    healthchecks were 21 classes named `Command`, and `sendalerts` asked by name was "probably not here")."""
+    found = _DJANGO_COMMAND.search(path) if symbol == "Command" else None
+    return found.group(1) if found else None
 
 
 _JS_DEFINITIONS = {
@@ -530,7 +546,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi"),
                      {"function_definition": "function", "class_definition": "class"},
                      frozenset({"class_definition"}), {"decorated_definition": "definition"},
-                     members=frozenset({"assignment"})),
+                     members=frozenset({"assignment"}), named_by_file=_django_command),
         LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"),
                      _JS_DEFINITIONS, frozenset({"class_declaration"}), {"export_statement": "declaration"},
                      variable_functions=True, named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
