@@ -669,6 +669,10 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     exported = ("export const QueryClientContext = React.createContext(undefined)\nconst local = makeThing()\n"
                 "export const focusManager = new FocusManager(), skipToken = Symbol()\n")
     assert names("src/context.tsx", exported) == [("", ("QueryClientContext", "focusManager", "skipToken"))]
+    # and each name a destructuring export binds (not the key it renames, not an unexported pattern's)
+    destructured = ("export const { useQuery, useMutation: useMut, opts = {}, ...rest } = createHooks()\n"
+                    "export const [first, , second] = pair()\nconst { hidden } = other()\n")
+    assert names("src/hooks.js", destructured) == [("", ("useQuery", "useMut", "opts", "rest", "first", "second"))]
     # the cap of names is each chunk's: a file's 70 constants above a function leave the 10 below it theirs
     many = "".join(f"C{i:03d} = {i}\n" for i in range(70)) + "\ndef f():\n    return 1\n\n" + "D000 = 0\nD001 = 1\n"
     assert [len(found) for _, found in names("src/many.py", many)] == [64, 0, 2]

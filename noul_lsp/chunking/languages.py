@@ -166,7 +166,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
         exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
-                for name in member_names(declarator) if exported or _CONSTANT_NAME.match(name)]
+                for name in (_bound_names(declarator) if exported else member_names(declarator))
+                if exported or _CONSTANT_NAME.match(name)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -185,6 +186,32 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         text = node_text(name).lstrip("$").strip("`")  # PHP's `$location`, Swift's `` `default` ``
         if text.isidentifier() and text != "_":  # Go's `B, _ = 1, 2`
             names.append(text)
+    return names
+
+
+#: the nodes of a destructuring pattern that bind a name (`{ a, b: c, ...rest }`, `[first, second]`)
+_BINDING_PATTERNS = frozenset({"object_pattern", "array_pattern", "pair_pattern", "rest_pattern",
+                               "object_assignment_pattern", "assignment_pattern"})
+
+
+def _bound_names(declarator: tree_sitter.Node) -> list[str]:
+    """The names a JavaScript declarator binds: its name, or each name its destructuring pattern binds
+    (`export const { useQuery, useMutation: useMut } = createHooks()` exports `useQuery` and `useMut`, which
+    were defined nowhere)."""
+    pattern = declarator.child_by_field_name("name")
+    if pattern is None or pattern.type not in _BINDING_PATTERNS:
+        return member_names(declarator)
+    names, pending = [], [pattern]
+    while pending:
+        node = pending.pop()
+        if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+            names.append(node_text(node))
+        elif node.type == "pair_pattern":  # `key: bound`: the key is the object's, the value is bound
+            pending.extend(c for c in [node.child_by_field_name("value")] if c is not None)
+        elif node.type in ("object_assignment_pattern", "assignment_pattern"):  # `a = 1`: its left is bound
+            pending.extend(c for c in [node.child_by_field_name("left")] if c is not None)
+        elif node.type in _BINDING_PATTERNS:
+            pending.extend(reversed(node.named_children))
     return names
 
 
