@@ -33,7 +33,7 @@ EXPECTED = {
         ("", "module", 15, 15)],
     "services/export/csv.go": [
         ("", "module", 1, 7), ("Invoice", "type", 9, 14), ("WriteInvoicesCSV", "function", 16, 30),
-        ("Sum", "method", 32, 39)],
+        ("Invoice.Sum", "method", 32, 39)],  # a Go method is its receiver's
     "crates/auth/src/token.rs": [
         ("", "module", 1, 3), ("Claims", "struct", 5, 8), ("Verifier", "trait", 10, 12),
         ("HmacVerifier", "struct", 14, 16), ("HmacVerifier", "impl", 18, 18), ("HmacVerifier.new", "method", 19, 21),
@@ -656,8 +656,10 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     assert names("hc/api/models.py", model) == [
         ("Check", ("Check.grace", "Check.timeout", "Check.tags", "Check.f"))]
     go = 'package cobra\n\nconst FlagSetByCobraAnnotation = "cobra_annotation"\nconst (\n  A = iota\n  B, _ = 1, 2\n)\n' \
-         'var v = 1\nfunc f() { const L = 1 }\n'
-    assert names("cobra.go", go) == [("", ("FlagSetByCobraAnnotation", "A", "B")), ("f", ())]
+         'var v = 1\nvar (\n  errNoUpstream = errors.New("x")\n  _ Module = (*T)(nil)\n)\nfunc f() { const L = 1; var w = 2 }\n'
+    # a package's variables are its names too (sentinel errors, defaults); an interface guard and a function's
+    # own are not
+    assert names("cobra.go", go) == [("", ("FlagSetByCobraAnnotation", "A", "B", "v", "errNoUpstream")), ("f", ())]
     rust = 'pub const MAX: usize = 3;\nstatic NAME: &str = "x";\nimpl Foo { const ID: u8 = 1; fn f() { const L: u8 = 2; } }\n'
     assert names("src/lib.rs", rust) == [("", ("MAX", "NAME")), ("Foo", ("Foo.ID", "Foo.f"))]
     typescript = ("export const MAX_RETRIES = 3;\nconst DEFAULT_OPTIONS = {a: 1};\nconst app = express();\n"
@@ -906,3 +908,20 @@ def test_a_django_management_command_is_named_by_its_module():
         assert all("sendalerts" not in n and "_common" not in n for n in names(other).values())
     other_class = source.replace("Command(", "Other(")
     assert "x" not in {c.symbol: c.names for c in chunker.chunk("m/management/commands/x.py", other_class)}["Other"]
+
+
+def test_a_go_method_is_its_receivers_and_a_type_group_is_one_definition_a_type():
+    """caddy's `selectionpolicies.go` held twelve chunks named `Select`; a `type ( ... )` group of ten matchers
+    was five chunks all named `MatchHost`, `MatchPath` defined nowhere; a split struct's head was its first
+    three lines, its fields' comments joined in."""
+    chunker = FileChunker(IndexSettings(chunk_max_chars=300))
+    source = ("package x\n\ntype (\n\t// A is a.\n\tA struct{ x int }\n\t// B is b.\n\tB = int\n)\n\n"
+              "// Serve serves.\nfunc (s *Server[K, V]) Serve() {}\nfunc (Sel) Select() {}\nfunc (c *pkg.C) Q() {}\n"
+              "type Handler struct {\n" + "".join(f"\t// field {n} does this\n\tField{n} int\n" for n in range(20))
+              + "}\n")
+    chunks = chunker.chunk("x.go", source)
+    assert [(c.symbol, c.kind, c.start_line) for c in chunks if c.symbol][:6] == [
+        ("A", "type", 4), ("B", "type", 6), ("Server.Serve", "method", 10), ("Sel.Select", "method", 12),
+        ("Q", "method", 13), ("Handler", "type", 14)]
+    handler = [c for c in chunks if c.symbol == "Handler"]
+    assert len(handler) > 1 and all(c.header.startswith("type Handler struct (part ") for c in handler)

@@ -250,3 +250,26 @@ def test_a_bare_name_assigned_among_module_constants_opens_at_its_line(tmp_path,
         assert all(not h.symbol.startswith("PING") for h in described if h.path == "app/settings.py")
     finally:
         workspace.close()
+
+
+def test_a_file_whose_best_chunk_is_its_imports_opens_at_its_definition(tmp_path, settings):
+    """9 of 10 hits for "tests for the Caddyfile lexer" opened at `package caddyfile / import "testing"`, the
+    test file's only mention of testing; the file's rank and evidence stay, its location is its definition."""
+    root = tmp_path / "proj"
+    (root / "lex").mkdir(parents=True)
+    (root / "lex" / "lexer_test.go").write_text(
+        'package lex\n\nimport (\n\t"testing"\n)\n\nfunc TestLexer(t *testing.T) {\n\tfor _, c := range cases {\n'
+        '\t\tif got := Lex(c.in); got != c.want {\n\t\t\tt.Errorf("lex %q: got %v", c.in, got)\n\t\t}\n\t}\n}\n')
+    (root / "lex" / "lexer.go").write_text(
+        "package lex\n\n// Lex cuts the input into tokens.\nfunc Lex(in string) []string {\n\treturn strings.Fields(in)\n}\n")
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        chunks = workspace.find("tests for the lexer", mode="chunks").hits
+        assert (chunks[0].path, chunks[0].start_line, chunks[0].kind) == ("lex/lexer_test.go", 1, "module")
+        first = workspace.find("tests for the lexer").hits[0]
+        assert (first.path, first.start_line, first.symbol) == ("lex/lexer_test.go", 7, "TestLexer")
+        assert first.preview.startswith("func TestLexer(") and first.ranges[0] == (1, 5)
+    finally:
+        workspace.close()

@@ -156,6 +156,15 @@ def test_roles_come_from_paths():
     # pip's requirement files are config, not documentation
     assert file_role("requirements-dev.txt") == "config" and file_role("requirements/base.txt") == "config"
     assert file_role(".github/workflows/release.yml") == "config" and file_role("release-notes.md") == "changelog"
+    # a page under .github is docs; a test's data is the test's, whatever its kind, but in a docs folder or a dot file
+    assert file_role(".github/SECURITY.md") == "docs" and file_role(".github/ISSUE_TEMPLATE/bug.md") == "docs"
+    assert file_role("caddyconfig/caddyfile/testdata/import_glob0.txt") == "test"
+    assert file_role("tests/static/config.json") == "test" and file_role("__tests__/.eslintrc.yml") == "config"
+    assert file_role("doc/guide/tests/writing_test.rst") == "docs"
+    assert file_role("caddytest/integration/caddyfile_adapt/reverse_proxy.caddyfiletest") == "test"
+    # Go's fuzz harnesses and fuzzing folders, and a test's mocks, are tests
+    assert file_role("caddyconfig/caddyfile/lexer_fuzz.go") == "test" and file_role("fuzzing/afl.c") == "test"
+    assert file_role("internal/testmocks/dummyverifier.go") == "test" and file_role("mock/server.go") == "source"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
@@ -586,6 +595,24 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
     # a call whose last argument opens a block is no signature going on below (jQuery's document-ready)
     assert preview("$(function () {\n  var form = $('#add-check');\n  form.submit(check);\n") \
         == "$(function () {\nvar form = $('#add-check');"
+
+
+def test_a_code_preview_reads_the_doc_comment_above_a_signature_after_it():
+    """168 of 400 rows of a Go walkthrough showed two lines of godoc and no `func` line; a comment line with an
+    open parenthesis was joined to the next, its `//` kept. Text (a Markdown heading) is read as it is."""
+    from noul_lsp.retrieval.result import preview
+
+    godoc = ("// leastRequests returns the host with the\n// least number of active requests (to it).\n"
+             "func leastRequests(upstreams []*Upstream) *Upstream {\n\tif len(upstreams) == 0 {")
+    assert preview(godoc, code=True) == ("func leastRequests(upstreams []*Upstream) *Upstream {\n"
+                                         "leastRequests returns the host with the")
+    javadoc = "/**\n * Returns the thumbnail.\n * @param w width\n */\npublic Image thumb(\n    int w) {\n  return x;"
+    assert preview(javadoc, code=True) == "public Image thumb(int w) {\nReturns the thumbnail."
+    rust = "/// Parses the args.\n#[derive(Debug)]\npub fn parse(args: &[String]) -> Result<()> {\n    todo!()"
+    assert preview(rust, code=True) == "pub fn parse(args: &[String]) -> Result<()> {\nParses the args."
+    assert preview("#include <stdio.h>\n// the entry\nint main() {", code=True) == "#include <stdio.h>\n// the entry"
+    assert preview("// only a comment\n// and more", code=True) == "// only a comment\n// and more"
+    assert preview("# Title\n\nSome words.") == "# Title\nSome words."
 
 
 def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():

@@ -172,6 +172,19 @@ def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
     return next((body for body in bodies if body is not None), None)
 
 
+_GO_TYPES = frozenset({"type_declaration", "type_spec", "type_alias"})
+
+
+def _go_type_body(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The braces of a Go struct's fields or an interface's methods (`type X struct {` ends its head)."""
+    spec = node if node.type != "type_declaration" else next(
+        (c for c in node.named_children if c.type in _GO_TYPES), None)
+    typed = spec.child_by_field_name("type") if spec is not None else None
+    if typed is None or typed.type not in ("struct_type", "interface_type"):
+        return None
+    return next((c for c in typed.children if c.type in ("field_declaration_list", "{")), None)
+
+
 def _signature(node: tree_sitter.Node) -> str:
     """The definition's head (from the line of its name up to its body), whitespace-collapsed, at most 200
     characters."""
@@ -184,6 +197,8 @@ def _signature(node: tree_sitter.Node) -> str:
         if node.type == "variable_declarator" and holder is not None and holder.type in _DECLARATIONS \
                 and holder.start_point.row == node.start_point.row:
             outer = holder
+    if body is None and node.type in _GO_TYPES:  # Go: a struct's or an interface's braces are its type's (its
+        body = _go_type_body(node)  # head was its first three lines, its fields' comments joined in)
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
     if body is None and node.type in ("infix", "apply"):  # hspec's `it "x" $ do ...`, tasty's `testGroup "x" [...]`

@@ -90,6 +90,51 @@ def _django_command(path: str, symbol: str) -> str | None:
     return found.group(1) if found else None
 
 
+#: Go's type specifications: one of `type X struct{...}`, or each of a `type ( ... )` group
+_GO_TYPE_SPECS = frozenset({"type_spec", "type_alias"})
+
+
+def _go_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """Go's definitions whose names the grammar's fields do not give whole:
+    - a method is its receiver's (`func (s *Server[K]) Serve()` is `Server.Serve`): caddy's
+      `selectionpolicies.go` held twelve chunks named `Select`, and `Handler.ServeHTTP` asked found
+      `HandlerFunc.ServeHTTP`;
+    - a `type ( ... )` group of several types is no definition of its own: each of its types is one (the
+      group of `MatchHost` ... `MatchNot` was five chunks all named `MatchHost`, and `MatchPath` was defined
+      nowhere); a group of one is that type, as `type X struct{...}` is."""
+    if node.type == "method_declaration":
+        name = node.child_by_field_name("name")
+        receiver = _go_receiver(node)
+        if name is not None and receiver:
+            return node, "method", f"{receiver}.{node_text(name)}"
+        return None
+    if node.type in _GO_TYPE_SPECS and node.parent is not None and node.parent.type == "type_declaration" \
+            and _go_type_specs(node.parent) > 1:
+        name = node.child_by_field_name("name")
+        return (node, "type", node_text(name)) if name is not None else None
+    if node.type == "type_declaration" and _go_type_specs(node) == 1:
+        spec = next(c for c in node.named_children if c.type in _GO_TYPE_SPECS)
+        name = spec.child_by_field_name("name")
+        return node, "type", node_text(name) if name is not None else ""
+    return None  # a group of several: `_collect` reads its types, each a definition of its own
+
+
+def _go_type_specs(declaration: tree_sitter.Node) -> int:
+    return sum(1 for child in declaration.named_children if child.type in _GO_TYPE_SPECS)
+
+
+def _go_receiver(method: tree_sitter.Node) -> str:
+    """The type a Go method's receiver names, without its pointer or type arguments (`*Server[K, V]` is
+    `Server`); "" when there is none to read."""
+    receiver = method.child_by_field_name("receiver")
+    declaration = next((c for c in receiver.named_children if c.type == "parameter_declaration"), None) \
+        if receiver is not None else None
+    typed = declaration.child_by_field_name("type") if declaration is not None else None
+    while typed is not None and typed.type in ("pointer_type", "generic_type", "parenthesized_type"):
+        typed = typed.child_by_field_name("type") or (typed.named_children[0] if typed.named_children else None)
+    return node_text(typed) if typed is not None and typed.type == "type_identifier" else ""
+
+
 _JS_DEFINITIONS = {
     "function_declaration": "function",
     "generator_function_declaration": "function",
@@ -118,12 +163,12 @@ def node_text(node: tree_sitter.Node) -> str:
 #: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
 #: and C's enumerators, its macros at a file's level (in or out of its conditionals), Python's assignments and
-#: Go's, Rust's and JavaScript's constants
+#: Go's, Rust's and JavaScript's constants, and Go's package variables (`var errNoUpstream = errors.New(...)`)
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
-                            "const_declaration", "export_statement"})
+                            "const_declaration", "export_statement", "var_declaration", "var_spec_list"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -587,8 +632,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_js_test_definition, container_kinds=_TEST_GROUPS,
                      members=_JS_MEMBERS, overloads=_TS_OVERLOADS, leading=_JS_LEADING),
         LanguageSpec("go", "tree_sitter_go", "language", (".go",),
-                     {"function_declaration": "function", "method_declaration": "method", "type_declaration": "type"},
-                     members=frozenset({"const_spec"})),
+                     {"function_declaration": "function", "method_declaration": "method"},
+                     named_definition=_go_definition, members=frozenset({"const_spec", "var_spec"})),
         LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",),
                      {"function_item": "function", "impl_item": "impl", "struct_item": "struct", "enum_item": "enum",
                       "trait_item": "trait", "mod_item": "module", "macro_definition": "macro", "union_item": "union"},

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from noul_lsp.chunking.languages import LANGUAGES
 from noul_lsp.chunking.text import front_matter_end
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
@@ -91,15 +92,37 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                   role=ROLES[int(arrays.symbols.roles[arrays.row_file[row]])],
                   rank_score=before_rerank.get(scoring),
                   static_rank=(static_rank or {}).get(scoring))
-        hits.append((keys[0], hit))
-    records = chunk_records(candidates, [key for key, _ in hits])
-    for key, hit in hits:
+        # a file's head of imports is no place to open it at when the file has a definition that matched too
+        # (9 of 10 hits for "tests for the Caddyfile lexer" opened at `package caddyfile / import "testing"`)
+        beside = keys[1] if per_file and not at_definition and best.kind == "module" and len(keys) > 1 \
+            and arrays.chunk(keys[1][1]).kind != "module" else None
+        hits.append((keys[0], hit, beside))
+    records = chunk_records(candidates, [key for key, _, _ in hits] + [b for _, _, b in hits if b is not None])
+    for key, hit, beside in hits:
         record = records.get(key)
+        if record is not None and beside in records and _imports_only(record.text):
+            record = records[beside]
+            hit.start_line, hit.end_line, hit.symbol, hit.kind = (record.start_line, record.end_line,
+                                                                  record.symbol, record.kind)
         hit.preview = record_preview(record) if record is not None else ""
         if at_definition and record is not None and not hit.symbol \
                 and not names.isdisjoint(name.lower() for name in record.names):
             _open_at_assignment(hit, record, names)
-    return [hit for _, hit in hits]
+    return [hit for _, hit, _ in hits]
+
+
+#: a line of a file's head that names what it uses, not what it does: a package clause, imports, includes,
+#: `require`s, comments, blank lines and the brackets of an import group (`import (` ... `)`)
+_HEAD_LINE = re.compile(
+    r"\s*(?:|package\s+[\w.]+;?|import\b.*|from\s+\S+\s+import\b.*|using\s+[\w.]+;|#\s*include\b.*|use\s+.*;"
+    r"|extern\s+crate\s+.*|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(.*|require\(.*|[()]|\w*\s*\"[^\"]*\";?"
+    r"|//.*|#(?!\w).*|/\*.*|\*.*|--.*|\"use strict\";?"
+    r"|[\w.$]+(?:\s+as\s+\w+)?,?|\}\s*from\s+.*|\)\s*;?)\s*")  # the names of an import spread over lines
+
+
+def _imports_only(text: str) -> bool:
+    """Whether a chunk is a file's head of imports alone (`_HEAD_LINE`)."""
+    return all(_HEAD_LINE.fullmatch(line) for line in text.split("\n"))
 
 
 def _assignment(names: frozenset[str]) -> re.Pattern[str]:
@@ -120,7 +143,7 @@ def _open_at_assignment(hit: Hit, record: ChunkRecord, names: frozenset[str]) ->
         return
     hit.start_line = line
     hit.symbol = next(n for n in re.findall(r"[\w$]+", found.group(0)) if n.lower() in names)
-    hit.preview = preview(record.text[found.start():])
+    hit.preview = preview(record.text[found.start():], code=True)
 
 
 def moved_note(moved: dict[str, list[str]]) -> str | None:
@@ -156,7 +179,8 @@ def record_preview(record: ChunkRecord) -> str:
     line = record.header.rsplit("\n", 1)[-1]
     part = _PART.search(line)
     if part is None or part.group(1) == "1":
-        return preview(_without_front_matter(record) if record.language == "markdown" else record.text)
+        return preview(_without_front_matter(record) if record.language == "markdown" else record.text,
+                       code=record.language in LANGUAGES)
     # a long signature is cut before its part, never the part: without it two windows read as one hit twice
     signature = line[: part.start()].rstrip()
     room = 160 - len(part.group(0)) - 1

@@ -104,8 +104,8 @@ class FindResult:
         }
 
 
-#: lines that say nothing on their own: decorators, lone quotes, brackets, comment fences
-_EMPTY_LINE = re.compile(r"^(@.*|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
+#: lines that say nothing on their own: decorators, Rust's attributes, lone quotes, brackets, comment fences
+_EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
                          r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
@@ -118,10 +118,20 @@ _DECLARED = re.compile(r"(?:public|private|protected|internal|open|final|static|
 _DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
 
 
-def preview(text: str, lines: int = 2) -> str:
+#: a line of a comment: `//`, `///`, `//!`, `#` and a space (not C's `#include`, Rust's `#[derive]`), `--`, `;;`,
+#: `%`, the lines of a `/* ... */` block
+_COMMENT_LINE = re.compile(r"^(?://|#(?:\s|$|#)|--|;;|%|/\*|\*)")
+#: a comment line's markers, stripped to read its words
+_COMMENT_MARKS = re.compile(r"^(?:/\*+!?|\*+/?|//+!?|#+|--+|;+|%+)\s*|\s*\*+/$")
+
+
+def preview(text: str, lines: int = 2, *, code: bool = False) -> str:
     """The first meaningful lines of a chunk: its signature (a signature spread over several lines joined
     into one), then the first line of its docstring or body (decorators, lone quotes and brackets skipped,
-    docstring quotes stripped)."""
+    docstring quotes stripped). In `code`, a doc comment above the signature is read after it, as a
+    docstring is: 168 of 400 rows of a Go walkthrough showed two lines of godoc and no `func` line."""
+    if code and lines > 1 and (lead := _signature_then_doc(text)) is not None:
+        return lead
     shown: list[str] = []
     pending = ""  # a line whose brackets are still open
     skipping = 0  # brackets still open in a skipped decorator
@@ -161,3 +171,28 @@ def preview(text: str, lines: int = 2) -> str:
     if pending and len(shown) < lines:
         shown.append(pending[:160])
     return "\n".join(shown)
+
+
+def _signature_then_doc(text: str) -> str | None:
+    """A chunk that opens with a comment: the signature below it, then the comment's first line of words
+    (a tag line, `@param x`, is no summary); None when it does not open with one or nothing follows it."""
+    rows = text.split("\n")
+    doc, in_block = "", False
+    for index, line in enumerate(rows):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if in_block or _COMMENT_LINE.match(stripped):
+            in_block = (in_block or stripped.startswith("/*")) and "*/" not in stripped
+            words = _COMMENT_MARKS.sub("", stripped).strip()
+            if not doc and words and not words.startswith("@") and not _EMPTY_LINE.match(words):
+                doc = words
+            continue
+        if index == 0:
+            return None
+        signature = preview("\n".join(rows[index:]), lines=1)
+        if not signature:
+            return None
+        return f"{signature}\n{doc[:160]}" if doc else None
+    return None
+

@@ -42,7 +42,7 @@ _CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]
 #: of each codemod, code that reads like the library it rewrites; `__snapshots__`, `__fixtures__` alike)
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
                            "fixtures", "e2e", "integration_tests", "unittests", "__mocks__", "__testfixtures__",
-                           "__fixtures__", "__snapshots__"})
+                           "__fixtures__", "__snapshots__", "fuzz", "fuzzing"})
 _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
@@ -61,7 +61,7 @@ _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hac
 #: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
 _PACKAGE_FOLDER_SUFFIXES = frozenset({".go"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
-_TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?)$")
+_TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?|.*_fuzz)$")
 #: a test runner's set-up module (`test-setup.ts`, `setupTests.js`, `vitest.setup.ts`, `jest.setup.js`), on the
 #: stem's lower case
 _TEST_SETUP = re.compile(r"tests?[-_.]?setup|setup[-_.]?tests?|(jest|vitest|karma|mocha)[-_.]setup")
@@ -78,7 +78,8 @@ _CONFIG_CODE = re.compile(
 #: `SessionTests.swift`, `FtpAdapterTestCase.php`; folders `Polly.Core.Tests`, `commonTest`), matched on the
 #: path's own case so that `Latest.java` or `contest/` stay source (not `Spec`: kotlinpoet's `TypeSpec`)
 _CAMEL_TEST = re.compile(r"[a-z0-9]Test(?:s|Case)?$")
-_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$|(.*[-_.])?test[-_]?(utils?|utilities|helpers?|support)$")
+_TEST_PROJECT = re.compile(r".*\.(tests?|specs?)$|.*[-_]tests$"
+                           r"|(.*[-_.])?test[-_]?(utils?|utilities|helpers?|support|mocks?|fakes?)$")
 #: test-support folders written in CamelCase (flysystem's `AdapterTestUtilities/`), on the path's own case
 _CAMEL_TEST_SUPPORT = re.compile(r"(^|[a-z0-9])Test(Utils?|Utilities|Helpers?|Support)$")
 #: test doubles named as such in a class-named file (flysystem's `S3ClientStub.php`, `StubZipArchive.php`);
@@ -163,8 +164,8 @@ def file_role(path: str) -> str:
     # (not scripts/README or LICENSE: a command is not named in capitals)
     script = not suffix and not cased[-1].isupper() and any(f in _SCRIPT_FOLDERS for f in folders)
     code = suffix in _CODE_SUFFIXES
-    if any(f in (".github", ".circleci") for f in folders) and not code:
-        return "config"  # a workflow named `release.yml` releases; it is no release's notes
+    if any(f in (".github", ".circleci") for f in folders) and not code and suffix not in (".md", ".rst"):
+        return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
     changelog = _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders)
     if not code and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
@@ -191,13 +192,17 @@ def file_role(path: str) -> str:
         return "source"
     if name == "conftest.py":
         return "test"
+    # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
+    # config); so is a file whose kind is a test (caddy's 233 Caddyfile adapt tests, `*.caddyfiletest`, PHP's `.phpt`)
+    if (any(f in _TEST_FOLDERS for f in folders) and not name.startswith(".")
+            and not any(f in _DOC_FOLDERS for f in folders)) \
+            or suffix.endswith(("test", "tests")) or suffix == ".phpt":
+        return "test"  # (a test folder's own `.eslintrc.yml` stays config, a docs page on tests docs)
     if name in _CONFIG_NAMES or suffix in _CONFIG_SUFFIXES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) \
             or _REQUIREMENTS.fullmatch(name) or (suffix == ".txt" and folders[-1:] == ["requirements"]):
         return "config"
     if suffix in _DOC_SUFFIXES or any(f in _DOC_FOLDERS for f in folders):
         return "docs"
-    if any(f in _TEST_FOLDERS for f in folders):
-        return "test"
     return "source" if script else "other"
 
 
