@@ -56,7 +56,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     code (no symbol: `settings.py`'s constants) opens at the line that assigns one of the query's `names`
     (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names."""
     before_rerank = before_rerank or {}
-    hits: list[tuple[Key, Hit]] = []
+    hits: list[tuple[Key, Hit, Key | None]] = []  # (the scoring chunk, its hit, a definition beside imports)
     shown: set[tuple] = set()
     for score, keys in scored:
         if len(hits) == limit:
