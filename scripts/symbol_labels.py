@@ -14,6 +14,13 @@ files (a function and the method that wraps it, a class and its subclass of the 
 names by the same rule (donor repositories without a mirror are skipped):
 
     python scripts/symbol_labels.py --mirrors /work/.mirror --multi --out bench/labels/symbol-multi-dev.jsonl
+
+`--qualified` draws what people and agents type to tell one of several same-named definitions from the
+others: `Scope.name` (`Type::name` in Rust), a method or member whose bare name is defined in two or more
+source files while the qualified name is defined in one (`Session.request` where `request` is also a
+module function), its file gold; answerable only:
+
+    python scripts/symbol_labels.py --mirrors /work/.mirror --qualified --out bench/labels/symbol-qualified-dev.jsonl
 """
 
 from __future__ import annotations
@@ -93,6 +100,54 @@ def definitions(root: Path, keep=_distinctive) -> dict[str, set[str]]:
     return found
 
 
+def qualified_definitions(root: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(each `Scope.name` of the tree's non-test source files with the files defining it, each bare name's
+    files): the last two parts of every definition and nested definition that has a scope."""
+    chunker = FileChunker(IndexSettings())
+    qualified: dict[str, set[str]] = {}
+    bare: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if (not path.is_file() or language_for_path(relative) is None or file_role(relative) != "source"
+                or path.stat().st_size > 500_000):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for chunk in chunker.chunk(relative, text):
+            for symbol in (chunk.symbol or "", *chunk.names):
+                parts = [p for p in re.split(r"\.|::", symbol) if p]
+                if not parts or not _NAME.match(parts[-1]):
+                    continue
+                bare.setdefault(parts[-1], set()).add(relative)
+                if len(parts) >= 2 and _NAME.match(parts[-2]) and len(parts[-1]) >= 3 \
+                        and not parts[-1].startswith("__"):
+                    qualified.setdefault(f"{parts[-2]}.{parts[-1]}", set()).add(relative)
+    return qualified, bare
+
+
+def qualified_labels(mirrors: Path, work: Path, seed: int = 13, per_repository: int = 10) -> list[dict]:
+    """`--qualified` (see the module's docstring)."""
+    rng = random.Random(seed)
+    out: list[dict] = []
+    for repo, (commit, _) in TARGETS.items():
+        short = repo.split("/")[1]
+        root = _tree(mirrors, repo, commit, work / repo.replace("/", "+"))
+        qualified, bare = qualified_definitions(root)
+        chosen = sorted(name for name, files in qualified.items()
+                        if len(files) == 1 and len(bare[name.split(".")[-1]]) >= 2)
+        rng.shuffle(chosen)
+        separator = "::" if repo == "clap-rs/clap" else "."
+        for i, name in enumerate(chosen[:per_repository], 1):
+            out.append({"id": f"symbol-qualified-{short}-{i:02d}", "source": "symbol", "split": "dev", "repo": repo,
+                        "commit": commit, "query": name.replace(".", separator), "kind": "answerable",
+                        "tags": ["qualified"], "gold_files": sorted(qualified[name]), "gold_lines": {}, "cite": [],
+                        "why": f"`{name}` is defined in this file alone; `{name.split('.')[-1]}` alone in "
+                               f"{len(bare[name.split('.')[-1]])} source files (tree-sitter definitions)"})
+    return out
+
+
 def _absent(root: Path, name: str) -> bool:
     return subprocess.run(["grep", "-rqiF", name, str(root)]).returncode != 0
 
@@ -140,9 +195,11 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--multi", action="store_true", help="names defined in two or three files (see above)")
+    parser.add_argument("--qualified", action="store_true", help="Scope.name where name alone is ambiguous (see above)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
-        found = labels(args.mirrors, Path(work), multi=args.multi)
+        found = qualified_labels(args.mirrors, Path(work)) if args.qualified else \
+            labels(args.mirrors, Path(work), multi=args.multi)
     args.out.write_text("".join(json.dumps(record) + "\n" for record in found))
     print(f"{args.out}: {sum(r['kind'] == 'answerable' for r in found)} answerable, "
           f"{sum(r['kind'] == 'not_here' for r in found)} not_here")
