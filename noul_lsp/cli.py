@@ -46,8 +46,8 @@ from noul_lsp.retrieval.result import FindResult, QueryError
 from noul_lsp.retrieval.retrieve import glob_escaped, glob_within, scoped_globs
 from noul_lsp.session.background import LOCKED_RETRY_SECONDS
 from noul_lsp.session.workspace import Workspace
-from noul_lsp.workspace.discovery import excluded_by_default
 from noul_lsp.store import IndexDamaged, IndexLocked, StoreError, delete_index, index_directory, set_aside
+from noul_lsp.workspace.discovery import excluded_by_default
 
 COMMANDS = ("index", "find", "status", "bench", "bench-scale", "bench-org", "calibrate", "rank-fit", "models", "mcp", "team", "org")
 EXIT_FAILURE = 1
@@ -598,6 +598,10 @@ def cmd_bench_org(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the default-excluded paths `status` shows per pattern in the terminal (the JSON has more)
+_EXCLUDED_SHOWN = 5
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     found: dict = {}
 
@@ -642,15 +646,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         if excluded:
             print("excluded by the default excludes (a `!path` line in the workspace's .noulignore keeps one, "
                   "useDefaultExcludes false keeps every one):")
-            for pattern, paths in excluded.items():
-                shown = ", ".join(paths[:_EXCLUDED_LISTED]) + (f" and {len(paths) - _EXCLUDED_LISTED} more"
-                                                                if len(paths) > _EXCLUDED_LISTED else "")
-                print(f"  {pattern}: {shown}".translate(_VISIBLE_CONTROLS))
+            for pattern, taken in excluded.items():
+                paths = taken["paths"][:_EXCLUDED_SHOWN]
+                more = taken["files"] - len(paths) if not pattern.endswith("/") else len(taken["paths"]) - len(paths)
+                noun = "more" if not pattern.endswith("/") else "more folders"
+                shown = ", ".join(paths) + (f" and {more} {noun}" if more > 0 else "")
+                files = f" ({taken['files']} files)" if pattern.endswith("/") else ""
+                print(f"  {pattern}: {shown}{files}".translate(_VISIBLE_CONTROLS))
     return 0
 
-
-#: the default-excluded files `status` lists per pattern in the terminal (the JSON has them all)
-_EXCLUDED_LISTED = 5
 
 
 def _status(workspace: Workspace) -> dict:

@@ -36,8 +36,8 @@ EXPECTED = {
         ("Invoice.Sum", "method", 32, 39)],  # a Go method is its receiver's
     "crates/auth/src/token.rs": [
         ("", "module", 1, 3), ("Claims", "struct", 5, 8), ("Verifier", "trait", 10, 12),
-        ("HmacVerifier", "struct", 14, 16), ("HmacVerifier", "impl", 18, 18), ("HmacVerifier.new", "method", 19, 21),
-        ("HmacVerifier.check_expiry", "method", 23, 30), ("Verifier for HmacVerifier", "impl", 33, 33),
+        ("HmacVerifier", "struct", 14, 16), ("HmacVerifier (impl)", "impl", 18, 18), ("HmacVerifier.new", "method", 19, 21),
+        ("HmacVerifier.check_expiry", "method", 23, 30), ("Verifier for HmacVerifier (impl)", "impl", 33, 33),
         ("Verifier for HmacVerifier.verify", "method", 34, 42)],
     "java/com/example/imaging/Thumbnailer.java": [
         ("", "module", 1, 3), ("Thumbnailer", "class", 5, 7), ("Thumbnailer.constructor", "constructor", 9, 11),
@@ -338,7 +338,8 @@ def test_a_rust_items_attributes_belong_to_it():
     source = ('//! crate docs\n#![allow(dead_code)]\n\n/// A point.\n#[derive(Debug, Clone)]\n'
               'pub struct Point { x: f64, y: f64 }\n\n#[cfg(feature = "nightly")]\nmod nightly;\n')
     chunks = FileChunker(IndexSettings()).chunk("src/lib.rs", source)
-    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 2), ("Point", 4, 6), ("nightly", 8, 9)]
+    # (a `mod nightly;` declares a file's module: it defines nothing here, its lines are the crate's)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("", 1, 2), ("Point", 4, 6), ("", 8, 9)]
 
 
 def test_a_notebook_cell_saved_as_one_string_is_located_on_its_line():
@@ -661,7 +662,7 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     # own are not
     assert names("cobra.go", go) == [("", ("FlagSetByCobraAnnotation", "A", "B", "v", "errNoUpstream")), ("f", ())]
     rust = 'pub const MAX: usize = 3;\nstatic NAME: &str = "x";\nimpl Foo { const ID: u8 = 1; fn f() { const L: u8 = 2; } }\n'
-    assert names("src/lib.rs", rust) == [("", ("MAX", "NAME")), ("Foo", ("Foo.ID", "Foo.f"))]
+    assert names("src/lib.rs", rust) == [("", ("MAX", "NAME")), ("Foo (impl)", ("Foo.ID", "Foo.f"))]
     typescript = ("export const MAX_RETRIES = 3;\nconst DEFAULT_OPTIONS = {a: 1};\nconst app = express();\n"
                   "const f = () => 1;\nvar C_D = 3, e = 4;\nfunction g() {\n  const LOCAL_X = 1;\n  const helper = () => 2;\n"
                   "  return helper;\n}\n")
@@ -673,8 +674,9 @@ def test_the_members_a_type_declares_in_a_line_are_its_chunks_definitions():
     assert names("src/context.tsx", exported) == [("", ("QueryClientContext", "focusManager", "skipToken"))]
     # and each name a destructuring export binds (not the key it renames, not an unexported pattern's)
     destructured = ("export const { useQuery, useMutation: useMut, opts = {}, ...rest } = createHooks()\n"
-                    "export const [first, , second] = pair()\nconst { hidden } = other()\n")
-    assert names("src/hooks.js", destructured) == [("", ("useQuery", "useMut", "opts", "rest", "first", "second"))]
+                    "export const [first, , second] = pair()\nconst { hidden, MAX_DEPTH } = other()\n")
+    assert names("src/hooks.js", destructured) == [
+        ("", ("useQuery", "useMut", "opts", "rest", "first", "second", "MAX_DEPTH"))]
     # the cap of names is each chunk's: a file's 70 constants above a function leave the 10 below it theirs
     many = "".join(f"C{i:03d} = {i}\n" for i in range(70)) + "\ndef f():\n    return 1\n\n" + "D000 = 0\nD001 = 1\n"
     assert [len(found) for _, found in names("src/many.py", many)] == [64, 0, 2]
@@ -925,3 +927,18 @@ def test_a_go_method_is_its_receivers_and_a_type_group_is_one_definition_a_type(
         ("Q", "method", 13), ("Handler", "type", 14)]
     handler = [c for c in chunks if c.symbol == "Handler"]
     assert len(handler) > 1 and all(c.header.startswith("type Handler struct (part ") for c in handler)
+
+
+def test_a_rust_type_is_found_at_its_definition_not_its_module_line_nor_its_impl():
+    """just's `Token`, `Config`, `Search` (14 of 20 type names) opened at `mod token;` in lib.rs; `Keyword` at
+    `impl Keyword`, `Signal` at `impl From<Signal> for nix::Signal`; the variant `CircularRecipeDependency`
+    was defined nowhere ("probably not here")."""
+    source = ("mod token;\npub(crate) mod keyword;\n\n/// The kinds.\n#[derive(Debug)]\npub enum Keyword {\n"
+              "    Alias,\n    /// Set one.\n    Set(String),\n    Named { x: u8 },\n}\n\nimpl Keyword {\n"
+              "    pub fn lexeme(self) -> &'static str {\n        \"x\"\n    }\n}\n\n"
+              "impl From<Signal> for nix::Signal {\n    fn from(s: Signal) -> Self { todo!() }\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("src/lib.rs", source)
+    assert [(c.symbol, c.kind, c.names) for c in chunks] == [
+        ("", "module", ()), ("Keyword", "enum", ("Keyword.Alias", "Keyword.Set", "Keyword.Named")),
+        ("Keyword (impl)", "impl", ("Keyword.lexeme",)),
+        ("From<Signal> for nix::Signal (impl)", "impl", ("From<Signal> for nix::Signal.from",))]

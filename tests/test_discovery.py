@@ -43,11 +43,19 @@ def test_the_files_only_the_default_excludes_leave_out_are_listed(tmp_path):
     for name in ("bootstrap-colors.css", "app.min.js", "app.js", "notes.tmp"):
         (tmp_path / "static" / name).write_text("x\n")
     settings = IndexSettings(exclude=("*.tmp",))
-    assert excluded_by_default(tmp_path, settings) == {"*.min.js": ["static/app.min.js"],
-                                                       "bootstrap*.css": ["static/bootstrap-colors.css"]}
+    assert excluded_by_default(tmp_path, settings) == {
+        "*.min.js": {"files": 1, "paths": ["static/app.min.js"]},
+        "bootstrap*.css": {"files": 1, "paths": ["static/bootstrap-colors.css"]}}
     assert excluded_by_default(tmp_path, IndexSettings(use_default_excludes=False)) == {}
     (tmp_path / ".noulignore").write_text("!static/bootstrap-colors.css\n")
-    assert excluded_by_default(tmp_path, settings) == {"*.min.js": ["static/app.min.js"]}
+    assert excluded_by_default(tmp_path, settings) == {"*.min.js": {"files": 1, "paths": ["static/app.min.js"]}}
+    # a folder pattern gives its folders, not the thousands of files under them
+    for folder in ("node_modules/left-pad", "web/node_modules/react"):
+        (tmp_path / folder).mkdir(parents=True)
+        for n in range(3):
+            (tmp_path / folder / f"f{n}.js").write_text("x\n")
+    assert excluded_by_default(tmp_path, settings)["node_modules/"] == {
+        "files": 6, "paths": ["node_modules/", "web/node_modules/"]}
     assert "static/bootstrap-colors.css" in {f.path for f in discover(tmp_path, settings)}
 
 

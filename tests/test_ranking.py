@@ -162,9 +162,15 @@ def test_roles_come_from_paths():
     assert file_role("tests/static/config.json") == "test" and file_role("__tests__/.eslintrc.yml") == "config"
     assert file_role("doc/guide/tests/writing_test.rst") == "docs"
     assert file_role("caddytest/integration/caddyfile_adapt/reverse_proxy.caddyfiletest") == "test"
-    # Go's fuzz harnesses and fuzzing folders, and a test's mocks, are tests
+    # Go's fuzz harnesses and a repository's fuzzing folder, and a test's mocks, are tests
     assert file_role("caddyconfig/caddyfile/lexer_fuzz.go") == "test" and file_role("fuzzing/afl.c") == "test"
     assert file_role("internal/testmocks/dummyverifier.go") == "test" and file_role("mock/server.go") == "source"
+    # but a manifest in a test folder is config, a README docs, a folder named fuzz below the top a package, a
+    # spec folder's specification docs, and `.latest` no kind of test
+    assert file_role("fuzz/Cargo.toml") == "config" and file_role("tests/package.json") == "config"
+    assert file_role("tests/Dockerfile") == "config" and file_role("tests/README.md") == "docs"
+    assert file_role("src/fuzz/mod.rs") == "source" and file_role("internal/fuzz/worker.go") == "source"
+    assert file_role("specs/protocol.md") == "docs" and file_role("Dockerfile.latest") == "other"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
@@ -599,19 +605,38 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
 
 def test_a_code_preview_reads_the_doc_comment_above_a_signature_after_it():
     """168 of 400 rows of a Go walkthrough showed two lines of godoc and no `func` line; a comment line with an
-    open parenthesis was joined to the next, its `//` kept. Text (a Markdown heading) is read as it is."""
+    open parenthesis was joined to the next, its `//` kept. Only the block touching the signature is its doc,
+    a tool's directive or a rule is none, a language's own comment marks only (C's `# define` is code), and a
+    Python docstring stays the summary."""
     from noul_lsp.retrieval.result import preview
 
     godoc = ("// leastRequests returns the host with the\n// least number of active requests (to it).\n"
              "func leastRequests(upstreams []*Upstream) *Upstream {\n\tif len(upstreams) == 0 {")
-    assert preview(godoc, code=True) == ("func leastRequests(upstreams []*Upstream) *Upstream {\n"
-                                         "leastRequests returns the host with the")
+    assert preview(godoc, language="go") == ("func leastRequests(upstreams []*Upstream) *Upstream {\n"
+                                             "leastRequests returns the host with the")
     javadoc = "/**\n * Returns the thumbnail.\n * @param w width\n */\npublic Image thumb(\n    int w) {\n  return x;"
-    assert preview(javadoc, code=True) == "public Image thumb(int w) {\nReturns the thumbnail."
+    assert preview(javadoc, language="java") == "public Image thumb(int w) {\nReturns the thumbnail."
     rust = "/// Parses the args.\n#[derive(Debug)]\npub fn parse(args: &[String]) -> Result<()> {\n    todo!()"
-    assert preview(rust, code=True) == "pub fn parse(args: &[String]) -> Result<()> {\nParses the args."
-    assert preview("#include <stdio.h>\n// the entry\nint main() {", code=True) == "#include <stdio.h>\n// the entry"
-    assert preview("// only a comment\n// and more", code=True) == "// only a comment\n// and more"
+    assert preview(rust, language="rust") == "pub fn parse(args: &[String]) -> Result<()> {\nParses the args."
+    haddock = "{-# INLINE int16Host #-}\n-- | Encode an 'Int16'.\nint16Host :: Int16 -> Builder\nint16Host = x"
+    assert preview(haddock, language="haskell") == "int16Host :: Int16 -> Builder\nEncode an 'Int16'."
+    # a licence or a directive a blank line away, a rule, a directive touching it: the code's own preview
+    licensed = "// Copyright 2015 The Authors\n\n// Serve serves.\nfunc Serve() {}"
+    assert preview(licensed, language="go") == "func Serve() {}\nServe serves."
+    assert preview("//go:build !windows\n\npackage caddy\n\nimport \"os\"", language="go") == 'package caddy\nimport "os"'
+    assert preview("/* eslint-disable no-console */\nexport default (o) => {\n  run(o)", language="javascript") \
+        == "export default (o) => {\nrun(o)"
+    assert preview("/*----------*/\n/* do an itoa */\nvoid put(int n)\n{", language="c") == "void put(int n)\ndo an itoa"
+    # C's preprocessor is code; a dereference opening a window is no comment's line
+    assert preview("# define YYCOPY(Dst) \\\n  do { memcpy(Dst); } while (0)", language="c").startswith("# define YYCOPY")
+    assert preview("*out = value;\nreturn 0;", language="c") == "*out = value;\nreturn 0;"
+    # Python: the docstring is the summary when there is one, the comment above when there is none
+    documented = "# From werkzeug.\ndef parse(value):\n    \"\"\"Parse lists as in RFC 2068.\"\"\"\n    return 1"
+    assert preview(documented, language="python") == "def parse(value):\nParse lists as in RFC 2068."
+    assert preview("# Compute the checksum.\ndef checksum(data):\n    return 1", language="python") \
+        == "def checksum(data):\nCompute the checksum."
+    # comments alone, and text, are read as they are
+    assert preview("// only a comment\n// and more", language="go") == "// only a comment\n// and more"
     assert preview("# Title\n\nSome words.") == "# Title\nSome words."
 
 
@@ -734,3 +759,25 @@ def test_a_template_asked_for_is_read_as_source(tmp_path):
     # thousandth when not asked: the `other` role's weight is about -5)
     assert template_share("the template of the check details page") > 50 * template_share(
         "where is the check details page rendered")
+
+
+def test_a_head_of_imports_and_the_line_that_assigns_a_name_are_read_as_such():
+    """Where a hit moves: past a file's head of imports (in the languages' own forms, a module docstring
+    first), never past code; to the line that assigns the name asked, not a keyword argument, a comparison,
+    a condition or a comment that mentions it."""
+    from noul_lsp.retrieval.aggregate import _assignment, _imports_only
+
+    heads = ['package lex\n\nimport (\n\t"testing"\n\tstr "strings"\n)\n', '"""Tests util.inspect.\n\nMore.\n"""\n\n'
+             'from __future__ import annotations\nfrom a import (\n    b,\n    c as d,\n)\n',
+             "'use strict';\n\nconst { a } = require('b');", "require 'json'\nrequire_relative 'x'",
+             "<?php\n\nnamespace App;\n\nuse Foo\\Bar;", '#include <stdio.h>\n// io', "use std::io;\nuse crate::{\n    a,\n};",
+             "import {\n  x,\n} from 'z';\nimport type { T } from './t'"]
+    assert all(_imports_only(head) for head in heads)
+    code = ["import os\n\nmain()", 'echo "hello"\nexit', "*p = 1;", '"""Doc."""\nX = 1', "package x\n\nvar x = 1"]
+    assert not any(_imports_only(text) for text in code)
+    assigning = _assignment(frozenset({"timeout", "debug", "max_size"}))
+    lines = "run(\n    TIMEOUT=5,\n)\nif DEBUG: level = 1\n * MAX_SIZE = 10\nTIMEOUT => 5,\nDEBUG == 1\n"
+    assert [m.group(0).strip() for m in assigning.finditer(lines)] == ["TIMEOUT="]  # the keyword, at its indent
+    assert [m.group(0) for m in assigning.finditer("TIMEOUT: int = 3\nconst MAX_SIZE = 10;\n")] == [
+        "TIMEOUT: int =", "const MAX_SIZE ="]
+    assert not list(_assignment(frozenset({"items"})).finditer("ıtems = 3\n"))  # ASCII case only

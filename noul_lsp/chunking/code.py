@@ -18,7 +18,8 @@ import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.languages import MEMBER_HOLDERS, LanguageSpec, member_names, node_text, parser_for
+from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, go_type_body, member_names,
+                                         node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
@@ -172,19 +173,6 @@ def _callback_body(call: tree_sitter.Node) -> tree_sitter.Node | None:
     return next((body for body in bodies if body is not None), None)
 
 
-_GO_TYPES = frozenset({"type_declaration", "type_spec", "type_alias"})
-
-
-def _go_type_body(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The braces of a Go struct's fields or an interface's methods (`type X struct {` ends its head)."""
-    spec = node if node.type != "type_declaration" else next(
-        (c for c in node.named_children if c.type in _GO_TYPES), None)
-    typed = spec.child_by_field_name("type") if spec is not None else None
-    if typed is None or typed.type not in ("struct_type", "interface_type"):
-        return None
-    return next((c for c in typed.children if c.type in ("field_declaration_list", "{")), None)
-
-
 def _signature(node: tree_sitter.Node) -> str:
     """The definition's head (from the line of its name up to its body), whitespace-collapsed, at most 200
     characters."""
@@ -197,8 +185,8 @@ def _signature(node: tree_sitter.Node) -> str:
         if node.type == "variable_declarator" and holder is not None and holder.type in _DECLARATIONS \
                 and holder.start_point.row == node.start_point.row:
             outer = holder
-    if body is None and node.type in _GO_TYPES:  # Go: a struct's or an interface's braces are its type's (its
-        body = _go_type_body(node)  # head was its first three lines, its fields' comments joined in)
+    if body is None and node.type in GO_TYPE_NODES:  # Go: a struct's or an interface's braces are its type's
+        body = go_type_body(node)  # (its head was its first three lines, its fields' comments joined in)
     if body is None:
         body = next((child for child in node.named_children if child.type in _UNNAMED_BODIES), None)
     if body is None and node.type in ("infix", "apply"):  # hspec's `it "x" $ do ...`, tasty's `testGroup "x" [...]`
@@ -243,6 +231,8 @@ class CodeChunker:
                 return None  # `struct jv_parser *p`, `struct inst;`: a use or a forward declaration
             if node.type == "function_definition" and any(c.type in _NO_BODY_CLAUSES for c in node.children):
                 return None  # `SkipList(const SkipList&) = delete;`: found for `SkipList` before the class
+            if node.type == "mod_item" and node.child_by_field_name("body") is None:
+                return None  # Rust's `mod token;` names a file: 14 of 20 of just's types opened at lib.rs's line
             return node, spec.definitions[node.type], _name(node)
         if node.type in spec.wrappers:
             field_name = spec.wrappers[node.type]
@@ -313,8 +303,9 @@ class CodeChunker:
                 if trailing is not None:
                     comment_start, previous_end = trailing
             # an extension's own lines define nothing: `extension ImageDownloader {` in another file was found
-            # for `ImageDownloader` before its declaration (Swift); its members are the type's (`X.member`)
-            own = f"{symbol} (extension)" if kind == "extension" else symbol
+            # for `ImageDownloader` before its declaration (Swift); its members are the type's (`X.member`). So
+            # with Rust's `impl Keyword` (and `impl From<Signal> for nix::...::Signal`): they came before the enum
+            own = f"{symbol} ({kind})" if kind in ("extension", "impl") else symbol
             if child.end_byte - child.start_byte <= self.max_chars:
                 names = tuple(self._nested(inner, symbol, kind))
                 own, kind = self._through_namespaces(inner, own, kind)

@@ -115,12 +115,28 @@ def _go_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] 
     if node.type == "type_declaration" and _go_type_specs(node) == 1:
         spec = next(c for c in node.named_children if c.type in _GO_TYPE_SPECS)
         name = spec.child_by_field_name("name")
-        return node, "type", node_text(name) if name is not None else ""
+        return (node, "type", node_text(name)) if name is not None else None
     return None  # a group of several: `_collect` reads its types, each a definition of its own
 
 
 def _go_type_specs(declaration: tree_sitter.Node) -> int:
+    """How many types a Go `type` declaration declares (a group's, or one)."""
     return sum(1 for child in declaration.named_children if child.type in _GO_TYPE_SPECS)
+
+
+#: the nodes of a Go type's declaration, whose head `go_type_body` ends
+GO_TYPE_NODES = _GO_TYPE_SPECS | {"type_declaration"}
+
+
+def go_type_body(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The braces of a Go struct's fields or an interface's methods (`type X struct {` ends its head); None
+    for another type (`type B = int`)."""
+    spec = node if node.type != "type_declaration" else next(
+        (c for c in node.named_children if c.type in _GO_TYPE_SPECS), None)
+    typed = spec.child_by_field_name("type") if spec is not None else None
+    if typed is None or typed.type not in ("struct_type", "interface_type"):
+        return None
+    return next((c for c in typed.children if c.type in ("field_declaration_list", "{")), None)
 
 
 def _go_receiver(method: tree_sitter.Node) -> str:
@@ -168,7 +184,8 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
-                            "const_declaration", "export_statement", "var_declaration", "var_spec_list"})
+                            "const_declaration", "export_statement", "var_declaration", "var_spec_list",
+                            "enum_variant_list"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -211,8 +228,7 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     if node.type in _JS_MEMBERS and node.parent is not None and node.parent.type in ("program", "export_statement"):
         exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
-                for name in (_bound_names(declarator) if exported else member_names(declarator))
-                if exported or _CONSTANT_NAME.match(name)]
+                for name in _bound_names(declarator) if exported or _CONSTANT_NAME.match(name)]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -640,7 +656,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      frozenset({"impl_item", "trait_item", "mod_item"}),
                      # `#[derive(...)]`, `#[cfg(...)]` belong to the item below, as its doc comment does: apart,
                      # an item's best range was its attribute line alone (docs/benchmarks.md, "noul mcp")
-                     leading=frozenset({"attribute_item"}), members=frozenset({"const_item", "static_item"})),
+                     leading=frozenset({"attribute_item"}),
+                     # an enum's variants are names (`CompileErrorKind.CircularRecipeDependency` was "not here")
+                     members=frozenset({"const_item", "static_item", "enum_variant"})),
         LanguageSpec("java", "tree_sitter_java", "language", (".java",),
                      {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
                       "record_declaration": "record", "annotation_type_declaration": "annotation",

@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Sequence
 
-from noul_lsp.chunking.languages import LANGUAGES
 from noul_lsp.chunking.text import front_matter_end
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
@@ -111,39 +110,78 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     return [hit for _, hit, _ in hits]
 
 
-#: a line of a file's head that names what it uses, not what it does: a package clause, imports, includes,
-#: `require`s, comments, blank lines and the brackets of an import group (`import (` ... `)`)
-_HEAD_LINE = re.compile(
-    r"\s*(?:|package\s+[\w.]+;?|import\b.*|from\s+\S+\s+import\b.*|using\s+[\w.]+;|#\s*include\b.*|use\s+.*;"
-    r"|extern\s+crate\s+.*|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(.*|require\(.*|[()]|\w*\s*\"[^\"]*\";?"
-    r"|//.*|#(?!\w).*|/\*.*|\*.*|--.*|\"use strict\";?"
-    r"|[\w.$]+(?:\s+as\s+\w+)?,?|\}\s*from\s+.*|\)\s*;?)\s*")  # the names of an import spread over lines
+#: a statement of a file's head that names what it uses, not what it does: a package clause, an import,
+#: an include, a `require`, a `use`, a namespace, a strict-mode string
+_HEAD_STATEMENT = re.compile(
+    r"(?:package\s+[\w.]+;?|import\b.*|from\s+\S+\s+import\b.*|using\s+[\w.]+;|#\s*(?:include|import)\b.*"
+    r"|use\s+.*;?|extern\s+crate\s+.*|namespace\s+[\w\\.]+;|<\?php|require(?:_relative)?\b.*"
+    r"|(?:const|let|var|local)\s+[\w{}\s,]+=\s*require\s*\(.*|[\"']use strict[\"'];?)\s*")
+#: a comment line, in any of the chunked languages
+_HEAD_COMMENT = re.compile(r"(?://|#(?!\w)|/\*|\*(?:[\s/]|$)|--).*")
+#: the line that opens a group of imports spread over lines (`import (`, `from x import (`, `import {`,
+#: `use a::{`), and the lines that close one
+_GROUP_OPEN = re.compile(r".*(?:\(|\{)\s*$")
+_GROUP_CLOSE = re.compile(r"[)}]\s*(?:from\s+.*)?;?\s*")
 
 
 def _imports_only(text: str) -> bool:
-    """Whether a chunk is a file's head of imports alone (`_HEAD_LINE`)."""
-    return all(_HEAD_LINE.fullmatch(line) for line in text.split("\n"))
+    """Whether a chunk is a file's head of imports alone: comments, blank lines, a module docstring before
+    the first statement, `_HEAD_STATEMENT`s, and the lines of an import group those open."""
+    grouped, stated, fence = False, False, ""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if fence:  # inside the module's docstring
+            fence = "" if fence in stripped else fence
+            continue
+        if grouped:
+            grouped = not _GROUP_CLOSE.fullmatch(stripped)
+            continue
+        if not stripped or _HEAD_COMMENT.fullmatch(stripped):
+            continue
+        if not stated and (opened := _DOCSTRING_OPEN.match(stripped)):
+            quotes = opened.group(0)[-3:]
+            fence = quotes if stripped[opened.end():].count(quotes) == 0 else ""
+            stated = True
+            continue
+        if not _HEAD_STATEMENT.fullmatch(stripped):
+            return False
+        stated = True
+        grouped = _GROUP_OPEN.match(stripped) is not None and not stripped.startswith(("#", "<"))
+    return True
+
+
+#: a docstring's opening quotes (`"""`, `r"""`, `'''`)
+_DOCSTRING_OPEN = re.compile(r"[rbuRBU]?(?:\"\"\"|''')")
 
 
 def _assignment(names: frozenset[str]) -> re.Pattern[str]:
     """A line that assigns or defines one of `names` (any case) at its start, after keywords or a type:
     `PING_BODY_LIMIT = ...`, `export const X: T = ...`, `static final int X = ...`, `X := ...`, `#define X`."""
     spelled = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    return re.compile(rf"^[ \t]*(?:#[ \t]*define[ \t]+(?:{spelled})\b|(?:[\w$.*&<>\[\], ]+?[ \t])?(?:{spelled})"
-                      rf"[ \t]*(?::[^=\n]*)?:?=(?!=))", re.IGNORECASE | re.MULTILINE)
+    return re.compile(rf"^(?P<indent>[ \t]*)(?!(?:if|elif|while|for|with|case|return|assert|not)\b)"
+                      rf"(?:#[ \t]*define[ \t]+(?:{spelled})\b|(?:[\w$.&<>\[\], ]+?[ \t])?(?:{spelled})"
+                      rf"[ \t]*(?::[ \t]*[\w.\[\], |]+?[ \t]*)?:?=(?![=>]))", re.IGNORECASE | re.ASCII | re.MULTILINE)
 
 
 def _open_at_assignment(hit: Hit, record: ChunkRecord, names: frozenset[str]) -> None:
-    """Moves a symbol-less hit to the first line of its chunk that assigns a name the query asked for."""
-    found = _assignment(names).search(record.text)
+    """Moves a symbol-less hit to the first line of its chunk that assigns a name the query asked for, at the
+    module's level first (an indented `TIMEOUT=5,` is more often a call's keyword than a `var ( ... )` block's)."""
+    found = None
+    for match in _assignment(names).finditer(record.text):
+        if not match.group("indent"):
+            found = match
+            break
+        found = found or match
     if found is None:
         return
     line = hit.start_line + record.text.count("\n", 0, found.start())
     if line > hit.end_line:
         return
-    hit.start_line = line
-    hit.symbol = next(n for n in re.findall(r"[\w$]+", found.group(0)) if n.lower() in names)
-    hit.preview = preview(record.text[found.start():], code=True)
+    named = next((n for n in re.findall(r"[\w$]+", found.group(0)) if n.lower() in names), None)
+    if named is None:
+        return
+    hit.start_line, hit.symbol = line, named
+    hit.preview = preview(record.text[found.start():], language=record.language)
 
 
 def moved_note(moved: dict[str, list[str]]) -> str | None:
@@ -179,8 +217,9 @@ def record_preview(record: ChunkRecord) -> str:
     line = record.header.rsplit("\n", 1)[-1]
     part = _PART.search(line)
     if part is None or part.group(1) == "1":
+        # a definition's doc comment is read after its signature; a module window's comment is its summary
         return preview(_without_front_matter(record) if record.language == "markdown" else record.text,
-                       code=record.language in LANGUAGES)
+                       language=record.language if record.kind != "module" else "")
     # a long signature is cut before its part, never the part: without it two windows read as one hit twice
     signature = line[: part.start()].rstrip()
     room = 160 - len(part.group(0)) - 1

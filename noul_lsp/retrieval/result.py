@@ -104,8 +104,9 @@ class FindResult:
         }
 
 
-#: lines that say nothing on their own: decorators, Rust's attributes, lone quotes, brackets, comment fences
-_EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
+#: lines that say nothing on their own: decorators, Rust's attributes, Haskell's pragmas, lone quotes, brackets,
+#: comment fences
+_EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
                          r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
@@ -118,19 +119,36 @@ _DECLARED = re.compile(r"(?:public|private|protected|internal|open|final|static|
 _DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
 
 
-#: a line of a comment: `//`, `///`, `//!`, `#` and a space (not C's `#include`, Rust's `#[derive]`), `--`, `;;`,
-#: `%`, the lines of a `/* ... */` block
-_COMMENT_LINE = re.compile(r"^(?://|#(?:\s|$|#)|--|;;|%|/\*|\*)")
-#: a comment line's markers, stripped to read its words
-_COMMENT_MARKS = re.compile(r"^(?:/\*+!?|\*+/?|//+!?|#+|--+|;+|%+)\s*|\s*\*+/$")
+#: how each language writes a comment line, and whether it opens a block comment (`/*`, Haskell's `{-`); the
+#: others' code is never read as a comment (C's `# define` is a directive, `*p = 1;` a statement)
+_SLASHES = (r"//", r"/\*", r"\*/")
+_LINE_COMMENTS: dict[str, tuple[str, str, str]] = {
+    **{language: _SLASHES for language in ("c", "cpp", "csharp", "go", "java", "javascript", "kotlin", "rust",
+                                            "scala", "swift", "tsx", "typescript", "zig")},
+    "php": (r"//|#(?!\[)", r"/\*", r"\*/"),
+    **{language: (r"#(?!!)", "", "") for language in ("bash", "elixir", "python", "ruby")},
+    "haskell": (r"--", r"\{-(?!#)", r"-\}"),
+    "lua": (r"--(?!\[\[)", r"--\[\[", r"\]\]"),
+}
+#: a comment line's markers, stripped to read its words (Haddock's `-- |` and `-- ^`, Sphinx's `#:` too)
+_COMMENT_MARKS = re.compile(r"^(?:/\*+!?|\{-|--\[\[|\*+/?|//+!?|#+:?|--+)\s*[|^]?\s*|\s*(?:\*+/|-\}|\]\])$")
+#: a comment that is an instruction to a tool, or a note, not a summary: `//go:build`, `//nolint:gosec`,
+#: `eslint-disable`, `# noqa`, `# type: ignore`, `# pylint: disable`, `@ts-ignore`, `TODO`
+_NOT_A_SUMMARY = re.compile(r"^(?:[\w.-]+:\S|nolint|noqa|eslint-|pylint:|mypy:|type:\s*ignore|@ts-|istanbul\b|"
+                            r"prettier-ignore|clang-format|(?:TODO|FIXME|XXX|HACK)\b)", re.IGNORECASE)
+#: Haskell's pragma and Rust's attribute lines: nothing of their own above a doc comment
+_PRAGMA = re.compile(r"^(?:\{-#.*#-\}|#!?\[.*\])$")
+#: a language whose definitions carry their summary inside, after the signature: its docstring is read as it was
+_DOCSTRINGS = frozenset({"python"})
 
 
-def preview(text: str, lines: int = 2, *, code: bool = False) -> str:
+def preview(text: str, lines: int = 2, *, language: str = "") -> str:
     """The first meaningful lines of a chunk: its signature (a signature spread over several lines joined
     into one), then the first line of its docstring or body (decorators, lone quotes and brackets skipped,
-    docstring quotes stripped). In `code`, a doc comment above the signature is read after it, as a
-    docstring is: 168 of 400 rows of a Go walkthrough showed two lines of godoc and no `func` line."""
-    if code and lines > 1 and (lead := _signature_then_doc(text)) is not None:
+    docstring quotes stripped). In a `language` that writes its doc comment above the signature, that
+    comment's first line is read after it, as a docstring is: 168 of 400 rows of a Go walkthrough showed
+    two lines of godoc and no `func` line."""
+    if language in _LINE_COMMENTS and lines > 1 and (lead := _signature_then_doc(text, language)) is not None:
         return lead
     shown: list[str] = []
     pending = ""  # a line whose brackets are still open
@@ -173,26 +191,44 @@ def preview(text: str, lines: int = 2, *, code: bool = False) -> str:
     return "\n".join(shown)
 
 
-def _signature_then_doc(text: str) -> str | None:
-    """A chunk that opens with a comment: the signature below it, then the comment's first line of words
-    (a tag line, `@param x`, is no summary); None when it does not open with one or nothing follows it."""
+def _signature_then_doc(text: str, language: str) -> str | None:
+    """A chunk that opens with a comment: the signature below it, then the first line of words of the
+    comment block right above it (a blank line ends a block: a `//go:build` line or a licence above is no
+    doc), or the code's own preview when the comment says nothing of it (a directive, a rule, a licence);
+    None when it opens with no comment or nothing follows it. In Python a docstring below the signature is
+    the summary, when there is one."""
+    line_mark, block_open, block_close = _LINE_COMMENTS[language]
+    comment = re.compile(rf"^(?:{line_mark}|{block_open})" if block_open else rf"^(?:{line_mark})")
     rows = text.split("\n")
-    doc, in_block = "", False
+    doc, in_block, opened = "", False, False
     for index, line in enumerate(rows):
         stripped = line.strip()
         if not stripped:
+            doc = "" if not in_block else doc  # only the block touching the signature is its doc
             continue
-        if in_block or _COMMENT_LINE.match(stripped):
-            in_block = (in_block or stripped.startswith("/*")) and "*/" not in stripped
-            words = _COMMENT_MARKS.sub("", stripped).strip()
-            if not doc and words and not words.startswith("@") and not _EMPTY_LINE.match(words):
+        if not opened and _PRAGMA.match(stripped):
+            continue  # a pragma or an attribute above the comment (`{-# INLINE f #-}`)
+        if in_block or comment.match(stripped):
+            opened = True
+            starts_block = bool(block_open) and re.match(block_open, stripped) is not None
+            in_block = (in_block or starts_block) and re.search(block_close, stripped) is None \
+                if block_open else False
+            words = _COMMENT_MARKS.sub("", stripped).strip(" \t=-*_#~")  # a rule's `=====` is no word
+            if not doc and re.search(r"[^\W\d_]", words) and not words.startswith("@") \
+                    and not _NOT_A_SUMMARY.match(words) and not _EMPTY_LINE.match(words):
                 doc = words
             continue
-        if index == 0:
+        if not opened:
             return None
-        signature = preview("\n".join(rows[index:]), lines=1)
-        if not signature:
-            return None
-        return f"{signature}\n{doc[:160]}" if doc else None
+        code = "\n".join(rows[index:])
+        if not doc or (language in _DOCSTRINGS and _opens_with_a_docstring(code)):
+            return preview(code) or None  # a directive, a licence or a rule above says nothing of it
+        signature = preview(code, lines=1)
+        return f"{signature}\n{doc[:160]}" if signature else None
     return None
 
+
+def _opens_with_a_docstring(code: str) -> bool:
+    """Whether a Python definition's body opens with a docstring (below its signature's lines)."""
+    body = code.split(":\n", 1)
+    return len(body) == 2 and _DOCSTRING_FENCE.match(body[1].lstrip()) is not None

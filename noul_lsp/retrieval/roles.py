@@ -42,7 +42,15 @@ _CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]
 #: of each codemod, code that reads like the library it rewrites; `__snapshots__`, `__fixtures__` alike)
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
                            "fixtures", "e2e", "integration_tests", "unittests", "__mocks__", "__testfixtures__",
-                           "__fixtures__", "__snapshots__", "fuzz", "fuzzing"})
+                           "__fixtures__", "__snapshots__"})
+#: the test folders whose other files (not code) are a test's data: not RSpec's `spec/` (a `spec/protocol.md` is
+#: a specification)
+_TEST_DATA_FOLDERS = _TEST_FOLDERS - {"spec", "specs"}
+#: a repository's fuzzing harnesses and corpora, at its top (cargo-fuzz's `fuzz/`, OSS-Fuzz's `fuzzing/`; Go's
+#: `internal/fuzz` is a fuzzing engine's source)
+_FUZZ_FOLDERS = frozenset({"fuzz", "fuzzing"})
+#: a file whose kind is a test (caddy's Caddyfile adapt tests, PHP's `.phpt`, lit's and sqllogictest's `.test`)
+_TEST_SUFFIXES = frozenset({".caddyfiletest", ".phpt", ".test"})
 _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
@@ -175,6 +183,7 @@ def file_role(path: str) -> str:
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
                      and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
         if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
+                or (folders and folders[0] in _FUZZ_FOLDERS)
                 or (_TEST_SETUP.fullmatch(stem) and suffix not in _JVM_SUFFIXES)
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
@@ -192,14 +201,18 @@ def file_role(path: str) -> str:
         return "source"
     if name == "conftest.py":
         return "test"
+    # a manifest or a dot file is config wherever it is (`fuzz/Cargo.toml`, `tests/package.json`, a test folder's
+    # `.eslintrc.yml`)
+    if name in _CONFIG_NAMES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) or _REQUIREMENTS.fullmatch(name) \
+            or (suffix == ".txt" and folders[-1:] == ["requirements"]):
+        return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
-    # config); so is a file whose kind is a test (caddy's 233 Caddyfile adapt tests, `*.caddyfiletest`, PHP's `.phpt`)
-    if (any(f in _TEST_FOLDERS for f in folders) and not name.startswith(".")
-            and not any(f in _DOC_FOLDERS for f in folders)) \
-            or suffix.endswith(("test", "tests")) or suffix == ".phpt":
-        return "test"  # (a test folder's own `.eslintrc.yml` stays config, a docs page on tests docs)
-    if name in _CONFIG_NAMES or suffix in _CONFIG_SUFFIXES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) \
-            or _REQUIREMENTS.fullmatch(name) or (suffix == ".txt" and folders[-1:] == ["requirements"]):
+    # config; not a README, not in a docs folder); so is a file whose kind is a test (caddy's 233 `*.caddyfiletest`)
+    in_tests = any(f in _TEST_DATA_FOLDERS for f in folders) or (folders and folders[0] in _FUZZ_FOLDERS)
+    if suffix in _TEST_SUFFIXES or (in_tests and not stem.startswith("readme")
+                                    and not any(f in _DOC_FOLDERS for f in folders)):
+        return "test"
+    if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or any(f in _DOC_FOLDERS for f in folders):
         return "docs"

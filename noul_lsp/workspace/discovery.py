@@ -264,11 +264,16 @@ def _compiled(lines: tuple[str, ...]) -> pathspec.PathSpec:
     return gitignore_spec(lines)
 
 
-def excluded_by_default(root: Path, settings: IndexSettings) -> dict[str, list[str]]:
+#: the paths `excluded_by_default` gives per pattern (its count is of every file)
+EXCLUDED_LISTED = 50
+
+
+def excluded_by_default(root: Path, settings: IndexSettings) -> dict[str, dict]:
     """The listed files that only the default excludes leave out, by the default pattern that took each
     (`status` shows them): a project's own file whose name looks like a vendored library's
-    (`bootstrap-colors.css` under `bootstrap*.css`) was left out without a word. The configured excludes
-    and .noulignore are the user's own choice, not listed."""
+    (`bootstrap-colors.css` under `bootstrap*.css`) was left out without a word. Per pattern, how many
+    files and the first `EXCLUDED_LISTED` paths: a folder pattern's folders (`web/node_modules/`), not the
+    thousands of files under them. The configured excludes and .noulignore are the user's choice, not listed."""
     if not settings.use_default_excludes:
         return {}
     root = root.resolve()
@@ -277,15 +282,29 @@ def excluded_by_default(root: Path, settings: IndexSettings) -> dict[str, list[s
         listing = _walk_listing(root)
     every, chosen = exclusion_spec(root, settings), exclusion_spec(root, settings, defaults=False)
     left_out = [path for path in listing if every.match_file(path) and not chosen.match_file(path)]
-    by_pattern: dict[str, list[str]] = {}
+    found: dict[str, dict] = {}
     for pattern in DEFAULT_EXCLUDES:
         if not left_out:
             break
         taken = _compiled((pattern,))
         matched = {path for path in left_out if taken.match_file(path)}
-        by_pattern[pattern] = [path for path in left_out if path in matched]
+        if not matched:
+            continue
         left_out = [path for path in left_out if path not in matched]
-    return {pattern: paths for pattern, paths in by_pattern.items() if paths}
+        shown = sorted(matched) if not pattern.endswith("/") else sorted({
+            _folder_taken(path, taken) for path in matched})
+        found[pattern] = {"files": len(matched), "paths": shown[:EXCLUDED_LISTED]}
+    return found
+
+
+def _folder_taken(path: str, taken: pathspec.PathSpec) -> str:
+    """The outermost folder of `path` that a folder pattern takes (`web/node_modules/` of its files)."""
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        folder = "/".join(parts[:end]) + "/"
+        if taken.match_file(folder):
+            return folder
+    return path
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
