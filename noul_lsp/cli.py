@@ -299,8 +299,12 @@ def _update(workspace: Workspace, *, embed: bool, quiet: bool, static_seconds: f
         if result.share_problem and not quiet and not (static is not None and static.share_problem):
             console.print(f"[yellow]noul: embedding locally: {escape(result.share_problem)}[/]")
         if (result.embedded or result.fetched) and not quiet:
+            # a chunk whose text another chunk has (a copied file, a repeated block) reuses its vector: the
+            # counts of `indexed` and `embedded` differ by them, which nothing said
+            reused = report.chunks_added - result.embedded - result.fetched
             console.print(f"embedded {_count(result.embedded, 'chunk')} in {result.seconds:.1f}s"
-                          f"{_rate_part(result, f' on {embedder.device}')}")
+                          f"{_rate_part(result, f' on {embedder.device}')}"
+                          + (f"; {_count(reused, 'chunk')} reuse the vector of the same text" if reused > 0 else ""))
             # only where a GPU is there to miss: on a laptop without one, every find that embedded said so
             if result.embedded and embedder.fallback_reason and workspace.settings.models.use_gpu and gpu_present():
                 console.print(f"[dim]CPU, not GPU: {escape(embedder.fallback_reason)}[/]")

@@ -941,4 +941,8 @@ def test_a_rust_type_is_found_at_its_definition_not_its_module_line_nor_its_impl
     assert [(c.symbol, c.kind, c.names) for c in chunks] == [
         ("", "module", ()), ("Keyword", "enum", ("Keyword.Alias", "Keyword.Set", "Keyword.Named")),
         ("Keyword (impl)", "impl", ("Keyword.lexeme",)),
-        ("From<Signal> for nix::Signal (impl)", "impl", ("From<Signal> for nix::Signal.from",))]
+        ("From for nix::Signal (impl)", "impl", ("From for nix::Signal.from",))]
+    # an impl's type arguments and lifetimes are no part of its type's name (`Recipe::confirm` is asked)
+    generic = "impl<'src> Recipe<'src> {\n    fn confirm(&self) {}\n}\nimpl<'a, D> Keyed<'a> for Recipe<'a, D> {}\n"
+    assert [(c.symbol, c.names) for c in FileChunker(IndexSettings()).chunk("src/recipe.rs", generic)] == [
+        ("Recipe (impl)", ("Recipe.confirm",)), ("Keyed for Recipe (impl)", ())]

@@ -171,6 +171,8 @@ def test_roles_come_from_paths():
     assert file_role("tests/Dockerfile") == "config" and file_role("tests/README.md") == "docs"
     assert file_role("src/fuzz/mod.rs") == "source" and file_role("internal/fuzz/worker.go") == "source"
     assert file_role("specs/protocol.md") == "docs" and file_role("Dockerfile.latest") == "other"
+    # an example whatever its kind (a justfile, a template), but its README
+    assert file_role("examples/cross-platform.just") == "example" and file_role("examples/README.md") == "docs"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
@@ -638,6 +640,10 @@ def test_a_code_preview_reads_the_doc_comment_above_a_signature_after_it():
     # comments alone, and text, are read as they are
     assert preview("// only a comment\n// and more", language="go") == "// only a comment\n// and more"
     assert preview("# Title\n\nSome words.") == "# Title\nSome words."
+    # a signature of many lines is read to its end, however long, and the body's first line follows it
+    long = ("fn run_dependencies<'run>(\n" + "".join(f"    parameter_{n}: &Context<'src, 'run>,\n" for n in range(9))
+            + ") -> RunResult<'src, ()> {\n    if context.config.no_dependencies {\n        return Ok(());")
+    assert preview(long, language="rust").split("\n")[1] == "if context.config.no_dependencies {"
 
 
 def test_the_symbol_table_reads_one_line_per_definition_and_names_without_rubys_marks():

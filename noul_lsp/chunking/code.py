@@ -73,11 +73,12 @@ def _name(node: tree_sitter.Node) -> str:
     named = node.child_by_field_name("name")
     if named is not None:
         return node_text(named)
-    if node.type == "impl_item":  # rust: impl [Trait for] Type
-        target = node.child_by_field_name("type")
-        trait = node.child_by_field_name("trait")
+    if node.type == "impl_item":  # rust: impl [Trait for] Type, without type arguments and lifetimes
+        target = node.child_by_field_name("type")  # (`Recipe<'src, D>` and `Recipe<'src>` are one `Recipe`,
+        trait = node.child_by_field_name("trait")  # the scope `Recipe::confirm` asks for)
         if target is not None:
-            return f"{node_text(trait)} for {node_text(target)}" if trait is not None else node_text(target)
+            typed = _without_type_arguments(node_text(target))
+            return f"{_without_type_arguments(node_text(trait))} for {typed}" if trait is not None else typed
     if node.type == "type_declaration":  # go: type ( Name struct{...} )
         for child in node.named_children:
             inner = child.child_by_field_name("name")
@@ -104,6 +105,16 @@ def _name(node: tree_sitter.Node) -> str:
         else:
             declarator = declarator.child_by_field_name("declarator")
     return ""
+
+
+def _without_type_arguments(name: str) -> str:
+    """A Rust type's name without its `<...>` (nested ones too): `Parser<'run, 'src>` is `Parser`."""
+    while (shorter := _TYPE_ARGUMENTS.sub("", name)) != name:
+        name = shorter
+    return name
+
+
+_TYPE_ARGUMENTS = re.compile(r"<[^<>]*>")
 
 
 def _member_name(kind: str, name: str, scope: str) -> str:

@@ -136,6 +136,8 @@ _COMMENT_MARKS = re.compile(r"^(?:/\*+!?|\{-|--\[\[|\*+/?|//+!?|#+:?|--+)\s*[|^]
 #: `eslint-disable`, `# noqa`, `# type: ignore`, `# pylint: disable`, `@ts-ignore`, `TODO`
 _NOT_A_SUMMARY = re.compile(r"^(?:[\w.-]+:\S|nolint|noqa|eslint-|pylint:|mypy:|type:\s*ignore|@ts-|istanbul\b|"
                             r"prettier-ignore|clang-format|(?:TODO|FIXME|XXX|HACK)\b)", re.IGNORECASE)
+#: the most lines a signature spread over lines is read to (a call left open in a window is no signature)
+_SIGNATURE_LINES = 30
 #: Haskell's pragma and Rust's attribute lines: nothing of their own above a doc comment
 _PRAGMA = re.compile(r"^(?:\{-#.*#-\}|#!?\[.*\])$")
 #: a language whose definitions carry their summary inside, after the signature: its docstring is read as it was
@@ -152,15 +154,20 @@ def preview(text: str, lines: int = 2, *, language: str = "") -> str:
         return lead
     shown: list[str] = []
     pending = ""  # a line whose brackets are still open
+    depth = joined = 0  # the brackets still open in it, and the lines joined to it
     skipping = 0  # brackets still open in a skipped decorator
     for line in text.split("\n"):
         stripped = line.strip()
         if skipping > 0:
             skipping += stripped.count("(") - stripped.count(")")
             continue
-        if pending:
-            pending = f"{pending} {stripped}".replace("( ", "(").replace(" )", ")")
-            if pending.count("(") <= pending.count(")") or len(pending) > 200:
+        if pending:  # a signature's lines are read to its last, however long (a Rust signature with
+            # lifetimes passed 200 characters, and its seventh parameter was shown as the body's first line)
+            depth += stripped.count("(") - stripped.count(")")
+            if len(pending) <= 200:
+                pending = f"{pending} {stripped}".replace("( ", "(").replace(" )", ")")
+            joined += 1
+            if depth <= 0 or joined > _SIGNATURE_LINES:
                 shown.append(pending[:160])
                 pending = ""
             if len(shown) == lines:
@@ -181,7 +188,7 @@ def preview(text: str, lines: int = 2, *, language: str = "") -> str:
         # a signature whose parameters go on below; not a call whose last argument opens a block there
         # (jQuery's `$(function () {` closes at the file's end: its body was joined into one line)
         if cleaned.count("(") > cleaned.count(")") and not cleaned.endswith(("{", "=>", "[")):
-            pending = cleaned
+            pending, depth, joined = cleaned, cleaned.count("(") - cleaned.count(")"), 0
             continue
         shown.append(cleaned[:160])
         if len(shown) == lines:

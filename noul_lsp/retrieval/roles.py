@@ -212,6 +212,11 @@ def file_role(path: str) -> str:
     if suffix in _TEST_SUFFIXES or (in_tests and not stem.startswith("readme")
                                     and not any(f in _DOC_FOLDERS for f in folders)):
         return "test"
+    # an example is an example whatever its kind (just's `examples/cross-platform.just` was other, and asked
+    # for as an example outright, not in the twenty)
+    if any(f in _EXAMPLE_FOLDERS for f in folders) and not stem.startswith("readme") \
+            and not any(f in _DOC_FOLDERS for f in folders):
+        return "example"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or any(f in _DOC_FOLDERS for f in folders):
