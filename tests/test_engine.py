@@ -273,3 +273,27 @@ def test_a_file_whose_best_chunk_is_its_imports_opens_at_its_definition(tmp_path
         assert first.preview.startswith("func TestLexer(") and first.ranges[0] == (1, 5)
     finally:
         workspace.close()
+
+
+def test_a_capitalised_bare_name_is_looked_up_in_smart_case(tmp_path, settings):
+    """just's `Token` found `Lexer.token` first (P(answer) 0.95) and the struct third: a name the corpus
+    spells two ways is found in the spelling asked when that has a capital; lower case asks for any."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "token.rs").write_text("/// A token of the source.\npub(crate) struct Token {\n    pub kind: u8,\n}\n")
+    (root / "src" / "lexer.rs").write_text(
+        "pub(crate) struct Lexer {\n    tokens: Vec<u8>,\n}\n\nimpl Lexer {\n    /// Create a new token.\n"
+        "    fn token(&mut self, kind: u8) {\n        self.tokens.push(kind);\n        self.token_start = 0;\n"
+        "        self.token_end = kind;\n    }\n}\n")
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        assert workspace.find("Token").hits[0].path == "src/token.rs"
+        assert {h.path for h in workspace.find("token").hits[:2]} == {"src/token.rs", "src/lexer.rs"}
+        table = workspace.corpus.arrays().symbols
+        assert len(table.rows_defining({"token"})) == 2
+        assert len(table.rows_defining({"token"}, ["Token"])) == 1 and len(table.rows_defining({"token"}, ["token"])) == 2
+        assert len(table.rows_defining({"token"}, ["TOKEN"])) == 2  # a spelling nobody wrote: any case
+    finally:
+        workspace.close()

@@ -23,6 +23,10 @@ _PATH_PART = re.compile(r"[A-Za-z0-9_]+")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]+$")
 
 
+#: the prefix of a definition key that keeps one spelling of a name the corpus spells more than one way
+EXACT = "="
+
+
 @dataclass(frozen=True)
 class SymbolTable:
     """Definition names, scopes and file facts of one corpus state (rows are the corpus's rows)."""
@@ -56,8 +60,13 @@ class SymbolTable:
     #: other chunks, it tells which definitions the best chunks use (features.py, `referenced`)
     definition_codes: np.ndarray
 
-    def rows_defining(self, names: Iterable[str]) -> np.ndarray:
-        found = [self.definitions[n] for n in names if n in self.definitions]
+    def rows_defining(self, names: Iterable[str], spelled: Iterable[str] = ()) -> np.ndarray:
+        """The rows defining any of `names` (lower-cased); a name `spelled` with a capital in the query
+        (smart case, as ripgrep's and vim's) takes the rows of that exact spelling where the corpus spells
+        the name more than one way (`Token` the struct, not `Lexer.token`)."""
+        exact = {name.lower(): f"{EXACT}{name}" for name in spelled if name != name.lower()}
+        keys = [exact[n] if n in exact and exact[n] in self.definitions else n for n in names]
+        found = [self.definitions[n] for n in keys if n in self.definitions]
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
 
     def rows_in_scopes(self, names: Iterable[str]) -> np.ndarray:
@@ -117,6 +126,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     own_keys: list[str] = []  # the chunk's own definition per row
     definition_keys: list[str] = []
     definition_rows: list[int] = []
+    spellings: dict[str, dict[str, list[int]]] = {}  # lower-cased name -> each spelling's rows
     scope_rows: dict[str, list[int]] = {}
     for row, entry in enumerate(symbols):
         # the chunk's own symbol, then the definitions nested in it (segment.symbol_lines): each defines its
@@ -124,11 +134,14 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         for line, symbol in enumerate(entry.split("\n")):
             # a test's title in quotes (`describe "Endpoint".it "works"`, chunking/languages.py) names no code
             parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol and '"' not in symbol else []
-            key = parts[-1].strip().lower().lstrip("#") if parts else ""  # JS `#parseJson` is typed parseJson
+            spelling = parts[-1].strip().lstrip("#") if parts else ""  # JS `#parseJson` is typed parseJson
+            key = spelling.lower()
             if line == 0:
                 own_keys.append(key)
             definition_keys.append(key)
             definition_rows.append(row)
+            if key:
+                spellings.setdefault(key, {}).setdefault(spelling, []).append(row)
             if key.rstrip("?!=") != key:  # Ruby's `save!`, `valid?`, `name=`: typed without the mark too
                 definition_keys.append(key.rstrip("?!="))
                 definition_rows.append(row)
@@ -136,6 +149,10 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
                 scope_rows.setdefault(scope.strip().lower(), []).append(row)
     definitions = {name: np.unique(found) for name, found in
                    _group(definition_keys, np.array(definition_rows, dtype=np.int32)).items()}
+    # a name spelled more than one way (`Token`, `token`) keeps each spelling's rows too, under `EXACT`
+    definitions.update({f"{EXACT}{spelling}": np.unique(np.array(found, dtype=np.int32))
+                        for spelled in spellings.values() if len(spelled) > 1
+                        for spelling, found in spelled.items()})
     # what other chunks' use of a name points to (the `references` features): the chunk's own definition
     definition_codes = np.zeros(rows, dtype=np.uint64)
     for name, found in _group(own_keys, np.arange(rows, dtype=np.int32)).items():  # one code per distinct name
