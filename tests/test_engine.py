@@ -297,3 +297,29 @@ def test_a_capitalised_bare_name_is_looked_up_in_smart_case(tmp_path, settings):
         assert len(table.rows_defining({"token"}, ["TOKEN"])) == 2  # a spelling nobody wrote: any case
     finally:
         workspace.close()
+
+
+def test_a_source_files_hit_opens_outside_its_test_module_unless_tests_are_asked_for(tmp_path, settings):
+    """just's `#[cfg(test)] mod tests` were the first chunk of five of forty questions, the code they test
+    second: the file's rank and evidence stay, its location is the code; a query asking for tests keeps it."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    cases = "".join(f"    #[test]\n    fn circular_dependency_{n}() {{\n        assert_circular_dependency(\"a{n}\", \"b{n}\");"
+                    f"\n    }}\n" for n in range(6))
+    (root / "src" / "resolver.rs").write_text(
+        "/// Resolves what each recipe needs first, failing on a cycle.\npub(crate) fn resolve_dependency(stack: &mut Vec<u8>)"
+        " -> Result<(), Error> {\n    if stack.contains(&1) {\n        return Err(Error::Cycle);\n    }\n"
+        "    Ok(())\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n" + cases + "}\n")
+    (root / "src" / "other.rs").write_text("pub(crate) fn unrelated() -> u8 {\n    7\n}\n")
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        query = "assert circular dependency"
+        assert workspace.find(query, mode="chunks").hits[0].symbol.startswith("tests")
+        first = workspace.find(query).hits[0]
+        assert (first.path, first.symbol) == ("src/resolver.rs", "resolve_dependency")
+        asked = workspace.find("tests for the circular dependency check").hits[0]
+        assert asked.path == "src/resolver.rs" and asked.symbol.startswith("tests")
+    finally:
+        workspace.close()

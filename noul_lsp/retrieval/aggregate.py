@@ -44,7 +44,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                dense_rank: dict[Key, int], logits: dict[Key, float],
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
                per_file: bool = True, moved: dict[str, list[str]] | None = None,
-               at_definition: bool = False, names: frozenset[str] = frozenset()) -> list[Hit]:
+               at_definition: bool = False, names: frozenset[str] = frozenset(),
+               wants_tests: bool = True) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
@@ -53,7 +54,9 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     first of that definition's parts among the file's chunks (the same symbol and kind: a Rust `impl X` is
     not a part of `struct X`), not the later part that names it most; a hit in a window of module-level
     code (no symbol: `settings.py`'s constants) opens at the line that assigns one of the query's `names`
-    (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names."""
+    (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names. Unless the query
+    `wants_tests`, a source file's hit opens at its best chunk outside its test module (Rust's `mod tests`):
+    just's in-file test modules were the first chunk of five of forty questions, the code they test second."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit, Key | None]] = []  # (the scoring chunk, its hit, a definition beside imports)
     shown: set[tuple] = set()
@@ -71,6 +74,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                 first = min(parts)[1]
                 keys = [first, *(k for k in keys if k != first)]
                 best = arrays.chunk(first[1])
+        if per_file and not wants_tests and _in_test_module(best.symbol) and len(keys) > 1:
+            outside = next((k for k in keys[1:] if not _in_test_module(arrays.chunk(k[1]).symbol)), None)
+            if outside is not None:  # the location moves; the evidence stays the scoring chunk's
+                keys = [outside, *(k for k in keys if k != outside)]
+                best = arrays.chunk(outside[1])
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
         # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
         absolute = os.path.join(str(candidates[index].root.root), best.path)
@@ -108,6 +116,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                 and not names.isdisjoint(name.lower() for name in record.names):
             _open_at_assignment(hit, record, names)
     return [hit for _, hit, _ in hits]
+
+
+def _in_test_module(symbol: str) -> bool:
+    """Whether a chunk is a source file's module of tests or inside one (Rust's `#[cfg(test)] mod tests`)."""
+    return symbol == "tests" or symbol.startswith(("tests.", "test."))
 
 
 #: a statement of a file's head that names what it uses, not what it does: a package clause, an import,

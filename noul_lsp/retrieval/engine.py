@@ -36,6 +36,7 @@ from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
 from noul_lsp.retrieval.retrieve import RowFilter, filter_note, retrieve, union_idf
+from noul_lsp.retrieval.roles import asks_for_tests
 from noul_lsp.store import ChunkRecord
 
 LEGS = ("bm25", "dense", "static")
@@ -211,7 +212,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved if level is not False else None,
-                      at_definition=analysis.shape == "symbol", names=analysis.names)
+                      at_definition=analysis.shape == "symbol", names=analysis.names,
+                      wants_tests=asks_for_tests(analysis.terms, analysis.shape, analysis.text))
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True

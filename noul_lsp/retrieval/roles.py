@@ -263,6 +263,12 @@ def asks_for_templates(text: str, shape: str = "description") -> bool:
     return shape != "long" and _ASKS_FOR_TEMPLATES.search(text) is not None
 
 
+def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text: str = "") -> bool:
+    """Whether a short query asks for tests, by a word (`_ASKS`) or outright (`_ASKS_FOR_TESTS`)."""
+    terms = list(query_terms)
+    return query_asks_for(terms, shape)["test"] or "test" in roles_read_as_source(terms, shape, text)
+
+
 def roles_read_as_source(query_terms: Iterable[str], shape: str = "description", text: str = "") -> list[str]:
     """The roles a short query asks for by name that the ranker has no asking weight for (`_ASKS_UNWEIGHTED`),
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
