@@ -79,11 +79,9 @@ def _tree(mirrors: Path, repo: str, commit: str | None, out: Path) -> Path:
     return out
 
 
-def definitions(root: Path, keep=_distinctive) -> dict[str, set[str]]:
-    """Definition names of the tree's non-test source files that `keep` accepts, each with the files
-    defining it."""
+def _source_chunks(root: Path):
+    """(relative path, chunk) of the tree's non-test source files (500 kB or less)."""
     chunker = FileChunker(IndexSettings())
-    found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
         if (not path.is_file() or language_for_path(relative) is None or file_role(relative) != "source"
@@ -94,36 +92,33 @@ def definitions(root: Path, keep=_distinctive) -> dict[str, set[str]]:
         except (UnicodeDecodeError, OSError):
             continue
         for chunk in chunker.chunk(relative, text):
-            name = (chunk.symbol or "").split(".")[-1].split("::")[-1]
-            if _NAME.match(name) and keep(name):
-                found.setdefault(name, set()).add(relative)
+            yield relative, chunk
+
+
+def definitions(root: Path, keep=_distinctive) -> dict[str, set[str]]:
+    """Definition names of the tree's non-test source files that `keep` accepts, each with the files
+    defining it."""
+    found: dict[str, set[str]] = {}
+    for relative, chunk in _source_chunks(root):
+        name = (chunk.symbol or "").split(".")[-1].split("::")[-1]
+        if _NAME.match(name) and keep(name):
+            found.setdefault(name, set()).add(relative)
     return found
 
 
 def qualified_definitions(root: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """(each `Scope.name` of the tree's non-test source files with the files defining it, each bare name's
     files): the last two parts of every definition and nested definition that has a scope."""
-    chunker = FileChunker(IndexSettings())
     qualified: dict[str, set[str]] = {}
     bare: dict[str, set[str]] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root).as_posix()
-        if (not path.is_file() or language_for_path(relative) is None or file_role(relative) != "source"
-                or path.stat().st_size > 500_000):
-            continue
-        try:
-            text = path.read_text()
-        except (UnicodeDecodeError, OSError):
-            continue
-        for chunk in chunker.chunk(relative, text):
-            for symbol in (chunk.symbol or "", *chunk.names):
-                parts = [p for p in re.split(r"\.|::", symbol) if p]
-                if not parts or not _NAME.match(parts[-1]):
-                    continue
-                bare.setdefault(parts[-1], set()).add(relative)
-                if len(parts) >= 2 and _NAME.match(parts[-2]) and len(parts[-1]) >= 3 \
-                        and not parts[-1].startswith("__"):
-                    qualified.setdefault(f"{parts[-2]}.{parts[-1]}", set()).add(relative)
+    for relative, chunk in _source_chunks(root):
+        for symbol in (chunk.symbol or "", *chunk.names):
+            parts = [p for p in re.split(r"\.|::", symbol) if p]
+            if not parts or not _NAME.match(parts[-1]):
+                continue
+            bare.setdefault(parts[-1], set()).add(relative)
+            if len(parts) >= 2 and _NAME.match(parts[-2]) and len(parts[-1]) >= 3 and not parts[-1].startswith("__"):
+                qualified.setdefault(f"{parts[-2]}.{parts[-1]}", set()).add(relative)
     return qualified, bare
 
 
