@@ -97,8 +97,8 @@ _GO_TYPE_SPECS = frozenset({"type_spec", "type_alias"})
 def _go_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """Go's definitions whose names the grammar's fields do not give whole:
     - a method is its receiver's (`func (s *Server[K]) Serve()` is `Server.Serve`): caddy's
-      `selectionpolicies.go` held twelve chunks named `Select`, and `Handler.ServeHTTP` asked found
-      `HandlerFunc.ServeHTTP`;
+      `selectionpolicies.go` held twelve chunks named `Select`, and `Handler.ServeHTTP` asked had no scope
+      to match;
     - a `type ( ... )` group of several types is no definition of its own: each of its types is one (the
       group of `MatchHost` ... `MatchNot` was five chunks all named `MatchHost`, and `MatchPath` was defined
       nowhere); a group of one is that type, as `type X struct{...}` is."""
@@ -179,7 +179,8 @@ def node_text(node: tree_sitter.Node) -> str:
 #: the nodes whose member declarations are a type's or a file's (not a function's, a closure's, an `init`
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
 #: and C's enumerators, its macros at a file's level (in or out of its conditionals), Python's assignments and
-#: Go's, Rust's and JavaScript's constants, and Go's package variables (`var errNoUpstream = errors.New(...)`)
+#: Go's, Rust's and JavaScript's constants, Go's package variables (`var errNoUpstream = errors.New(...)`) and
+#: Rust's enum variants
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
