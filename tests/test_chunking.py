@@ -214,8 +214,10 @@ def test_notebook_cells_land_on_their_source_lines_and_outputs_are_dropped():
     chunks = FileChunker(IndexSettings()).chunk("notebooks/sales.ipynb", raw)
     lines = raw.split("\n")
     # a code cell is cut by the Python grammar: its function is a definition, found by its name as in a .py
-    assert [(c.symbol, c.kind) for c in chunks] == [("Sales analysis", "markdown-cell"), ("cell 2", "code-cell"),
-                                                    ("monthly_revenue_median", "function"), ("cell 3", "code-cell")]
+    # (a cell's lines with no name of their own are named by the section above them)
+    assert [(c.symbol, c.kind) for c in chunks] == [
+        ("Sales analysis", "markdown-cell"), ("Sales analysis (cell 2)", "code-cell"),
+        ("monthly_revenue_median", "function"), ("Sales analysis (cell 3)", "code-cell")]
     imports, function = chunks[1], chunks[2]
     assert json.loads(lines[imports.start_line - 1].strip().rstrip(",")) == "import statistics\n"
     assert function.text.startswith("def monthly_revenue_median(rows):")
@@ -946,3 +948,28 @@ def test_a_rust_type_is_found_at_its_definition_not_its_module_line_nor_its_impl
     generic = "impl<'src> Recipe<'src> {\n    fn confirm(&self) {}\n}\nimpl<'a, D> Keyed<'a> for Recipe<'a, D> {}\n"
     assert [(c.symbol, c.names) for c in FileChunker(IndexSettings()).chunk("src/recipe.rs", generic)] == [
         ("Recipe (impl)", ("Recipe.confirm",)), ("Keyed for Recipe (impl)", ())]
+
+
+def test_a_notebooks_cells_are_located_named_by_their_section_and_read_from_nbformat_3():
+    """A cell whose line is the word `source` moved every hit of its notebook to line 1; an nbformat 3
+    notebook (`worksheets`, code under `input`) was indexed empty; a prose or code cell with no heading of
+    its own was "cell N", its section's title in none of its chunks."""
+    def cell(kind: str, lines: list[str]) -> dict:
+        return {"cell_type": kind, "metadata": {}, "source": lines, **({"outputs": []} if kind == "code" else {})}
+
+    cells = [cell("code", ["source = load()\n", "source"]), cell("markdown", ["## Fitting the model\n", "Words."]),
+             cell("code", ["model.fit(source)"]), cell("code", ["def fit_weibull(speeds):\n", "    return speeds\n"])]
+    raw = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    lines = raw.split("\n")
+    chunks = {c.symbol: c for c in FileChunker(IndexSettings()).chunk("fit.ipynb", raw)}
+    assert lines[chunks["fit_weibull"].start_line - 1].strip().startswith('"def fit_weibull')
+    assert lines[chunks["cell 1"].start_line - 1].strip() == '"source = load()\\n",'
+    assert set(chunks) == {"cell 1", "Fitting the model", "Fitting the model (cell 3)", "fit_weibull"}
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "heading", "level": 1, "metadata": {}, "source": ["The Hurst exponent"]},
+        {"cell_type": "code", "input": ["def hurst_exponent(series):\n", "    return 0.5\n"], "language": "python",
+         "metadata": {}, "outputs": []}]}]}
+    raw = json.dumps(old, indent=1)
+    found = {c.symbol: c for c in FileChunker(IndexSettings()).chunk("old.ipynb", raw)}
+    assert set(found) == {"The Hurst exponent", "hurst_exponent"}
+    assert raw.split("\n")[found["hurst_exponent"].start_line - 1].strip().startswith('"def hurst_exponent')

@@ -52,6 +52,12 @@ def _front_matter_title(lines: list[str]) -> str:
     return ""
 
 
+def last_heading(text: str) -> str | None:
+    """The title of the last Markdown heading in `text`, None when it has none."""
+    titles = [found.group(2) for found in map(_HEADING.match, text.split("\n")) if found]
+    return titles[-1] if titles else None
+
+
 def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overlap: int,
                 max_chars: int, symbol: str = "", kind: str = "text") -> list[Chunk]:
     """Overlapping windows of about `window_lines` lines (cut earlier at `max_chars`), blank ones dropped.
