@@ -49,7 +49,8 @@ def notebook_cells(raw: str) -> list[tuple[str, str, int, bool]]:
         text = "".join(source) if isinstance(source, list) else str(source)
         kind = str(cell.get("cell_type", "code"))
         if kind == "heading":  # nbformat 3's heading cell: a Markdown heading of its level
-            text, kind = f"{'#' * int(cell.get('level', 1) or 1)} {text}", "markdown"
+            level = cell.get("level")
+            text, kind = f"{'#' * (level if isinstance(level, int) and 1 <= level <= 6 else 1)} {text}", "markdown"
         if located:
             row = source_rows[index]
             line = row + 2 if raw_lines[row].rstrip().endswith("[") else row + 1
