@@ -602,8 +602,25 @@ def cmd_bench_org(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the default-excluded paths `status` shows per pattern in the terminal (the JSON has more)
-_EXCLUDED_SHOWN = 5
+#: the paths `status` shows in the terminal per default-exclude pattern and per kind of skip (the JSON has all)
+_PATHS_SHOWN = 5
+
+
+def _skipped_lines(skipped: list[dict]) -> list[str]:
+    """The terminal's lines for the skipped files: one a file, but a kind of reason more than
+    `_PATHS_SHOWN` files share (`binary`: a notebook repository's 72 PNGs) is one line with a count."""
+    kinds: dict[str, list[dict]] = {}
+    for entry in skipped:
+        kinds.setdefault(entry["reason"].split(" (", 1)[0], []).append(entry)
+    lines = []
+    for kind, entries in kinds.items():
+        if len(entries) <= _PATHS_SHOWN:
+            lines.extend(f"skipped  {entry['path']}: {entry['reason']}" for entry in entries)
+            continue
+        shown = ", ".join(entry["path"] for entry in entries[:_PATHS_SHOWN])
+        lines.append(f"skipped  {len(entries)} files, {kind}: {shown} and {len(entries) - _PATHS_SHOWN} more "
+                     "(`noul status --json` lists each with why)")
+    return lines
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -645,13 +662,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         width = max(len(k) for k in found)
         for key, value in found.items():
             print(f"{key:<{width}}  {'none' if value is None else value}")
-        for entry in skipped:
-            print(f"skipped  {entry['path']}: {entry['reason']}".translate(_VISIBLE_CONTROLS))
+        for line in _skipped_lines(skipped):
+            print(line.translate(_VISIBLE_CONTROLS))
         if excluded:
             print("excluded by the default excludes (a `!path` line in the workspace's .noulignore keeps one, "
                   "useDefaultExcludes false keeps every one):")
             for pattern, taken in excluded.items():
-                paths = taken["paths"][:_EXCLUDED_SHOWN]
+                paths = taken["paths"][:_PATHS_SHOWN]
                 more = taken["files"] - len(paths) if not pattern.endswith("/") else len(taken["paths"]) - len(paths)
                 noun = "more" if not pattern.endswith("/") else "more folders"
                 shown = ", ".join(paths) + (f" and {more} {noun}" if more > 0 else "")

@@ -160,3 +160,15 @@ def test_a_log_gets_progress_lines_while_the_index_embeds(polyglot, tmp_path, mo
     assert lines and all("chunks/s on cpu; about" in line for line in lines)
     done = [int(line.split()[1].split("/")[0]) for line in lines]
     assert done == sorted(done) and done[0] >= 4
+
+
+def test_status_groups_a_reason_many_skipped_files_share():
+    """A notebook repository's 72 PNGs were 72 lines of `status`; a few stay one a line."""
+    from noul_lsp.cli import _skipped_lines
+
+    binaries = [{"path": f"figures/{n}.png", "reason": f"binary (a NUL byte at byte {n})"} for n in range(8)]
+    big = [{"path": "data/huge.json", "reason": "2000000 bytes is over the 1000000-byte cap"}]
+    lines = _skipped_lines(binaries + big)
+    assert lines[0].startswith("skipped  8 files, binary: figures/0.png, ") and lines[0].count(".png") == 5
+    assert "and 3 more" in lines[0] and lines[1] == "skipped  data/huge.json: 2000000 bytes is over the 1000000-byte cap"
+    assert _skipped_lines(binaries[:2]) == [f"skipped  figures/{n}.png: binary (a NUL byte at byte {n})" for n in (0, 1)]
