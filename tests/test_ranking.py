@@ -773,14 +773,17 @@ def test_a_head_of_imports_and_the_line_that_assigns_a_name_are_read_as_such():
     a condition or a comment that mentions it."""
     from noul_lsp.retrieval.aggregate import _assignment, _imports_only
 
-    heads = ['package lex\n\nimport (\n\t"testing"\n\tstr "strings"\n)\n', '"""Tests util.inspect.\n\nMore.\n"""\n\n'
-             'from __future__ import annotations\nfrom a import (\n    b,\n    c as d,\n)\n',
-             "'use strict';\n\nconst { a } = require('b');", "require 'json'\nrequire_relative 'x'",
-             "<?php\n\nnamespace App;\n\nuse Foo\\Bar;", '#include <stdio.h>\n// io', "use std::io;\nuse crate::{\n    a,\n};",
-             "import {\n  x,\n} from 'z';\nimport type { T } from './t'"]
-    assert all(_imports_only(head) for head in heads)
-    code = ["import os\n\nmain()", 'echo "hello"\nexit', "*p = 1;", '"""Doc."""\nX = 1', "package x\n\nvar x = 1"]
-    assert not any(_imports_only(text) for text in code)
+    heads = [("go", 'package lex\n\nimport (\n\t"testing"\n\tstr "strings"\n)\n'),
+             ("python", '"""Tests util.inspect.\n\nMore.\n"""\n\nfrom __future__ import annotations\nfrom a import (\n'
+                        '    b,\n    c as d,\n)\n'),
+             ("javascript", "'use strict';\n\nconst { a } = require('b');"),
+             ("ruby", "# frozen_string_literal: true\nrequire 'json'\nrequire_relative 'x'"),
+             ("php", "<?php\n\nnamespace App;\n\nuse Foo\\Bar;"), ("c", '/*\n Copyright\n*/\n#include <stdio.h>\n// io'),
+             ("rust", "use std::io;\nuse crate::{\n    a,\n};"), ("typescript", "import {\n  x,\n} from 'z';\nimport type { T } from './t'")]
+    assert all(_imports_only(head, language) for language, head in heads)
+    code = [("python", "import os\n\nmain()"), ("bash", 'echo "hello"\nexit'), ("c", "*p = 1;"),
+            ("python", '"""Doc."""\nX = 1'), ("go", "package x\n\nvar x = 1"), ("c", "# define X 1")]
+    assert not any(_imports_only(text, language) for language, text in code)
     assigning = _assignment(frozenset({"timeout", "debug", "max_size"}))
     lines = "run(\n    TIMEOUT=5,\n)\nif DEBUG: level = 1\n * MAX_SIZE = 10\nTIMEOUT => 5,\nDEBUG == 1\n"
     assert [m.group(0).strip() for m in assigning.finditer(lines)] == ["TIMEOUT="]  # the keyword, at its indent

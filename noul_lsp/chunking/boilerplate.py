@@ -39,10 +39,13 @@ _DIRECTIVES["cpp"] = _DIRECTIVES["c"] + r"|namespace\s*[\w:]*\s*\{|\}"
 _PATTERNS = {language: re.compile(rf"\s*({pattern})\s*(//.*)?") for language, pattern in _DIRECTIVES.items()}
 #: brackets and punctuation alone, or a lone `end` (one class, then the keyword: linear on any line)
 _EMPTY = re.compile(r"[\s{}()\[\];,]*(end[\s;]*)?")
-#: a comment line: `#` only where it starts a comment (not C's `#include` or Rust's `#[derive]`)
+#: a comment line: `#` only where it starts a comment (not C's `#include` or Rust's `#[derive]`); `*` only as a
+#: block comment's continuation (`* text`, `*/`), not a dereference (`*out = value;`)
 _HASH_COMMENTS = frozenset({"python", "ruby", "bash", "elixir"})
 _DASH_COMMENTS = frozenset({"lua", "haskell"})
-_SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*)")
+_SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*(?:[\s/]|$))")
+#: each language's block comment (its opening, its closing): C's family's `/* */` unless named here
+_BLOCK_COMMENTS = {"haskell": ("{-", "-}"), "lua": ("--[[", "]]"), **{language: None for language in _HASH_COMMENTS}}
 _BARE_COMMENT = re.compile(r"\s*(//|\*|#|--)\s*")  # a comment line with nothing in it: a paragraph break
 _WORD = re.compile(r"[A-Za-z]{3}")
 #: the words of the header Xcode writes above a notice: the file's name, the project's, "Created by X on date."
@@ -63,9 +66,9 @@ def leading_licence(lines: list[str], language: str) -> int:
     notice), with the blank lines after it. In Go a comment block right above `package` is the package's
     documentation, copyright line or not."""
     end = 0
-    while end < len(lines) and lines[end].strip() and _is_comment(lines[end], language):
-        if lines[end].lstrip().startswith("/*"):  # a block comment: its lines need no comment mark
-            while end < len(lines) and "*/" not in lines[end]:
+    while end < len(lines) and lines[end].strip() and is_comment(lines[end], language):
+        if (closing := block_closing(lines[end], language)) is not None:  # its lines need no comment mark
+            while end < len(lines) and closing not in lines[end]:
                 end += 1
         end += 1
     if not end or not any(_LICENCE.search(line) for line in lines[:end]):
@@ -104,9 +107,25 @@ def carries_nothing(lines: list[str], language: str) -> bool:
                or (pattern is not None and pattern.fullmatch(line)) for line in lines)
 
 
-def _is_comment(line: str, language: str) -> bool:
+def is_comment(line: str, language: str) -> bool:
+    """Whether a line is a comment's, in `language`'s own marks (or opens its block comment)."""
     if language in _HASH_COMMENTS:
         return line.lstrip().startswith("#")
     if language in _DASH_COMMENTS:
-        return line.lstrip().startswith("--")
+        return line.lstrip().startswith(("--", "{-"))
     return _SLASH_COMMENT.match(line) is not None
+
+
+def block_closing(line: str, language: str) -> str | None:
+    """The mark that closes the block comment `line` opens and leaves open (`*/` of a `/**` line), None when it
+    opens none."""
+    block = _BLOCK_COMMENTS.get(language, ("/*", "*/"))
+    stripped = line.lstrip()
+    if block is None or not stripped.startswith(block[0]) or stripped.startswith("{-#"):  # (`{-# INLINE #-}`)
+        return None
+    return block[1] if block[1] not in stripped[len(block[0]):] else None
+
+
+def is_magic_comment(line: str) -> bool:
+    """Whether a line only instructs the interpreter or an editor (`_MAGIC_COMMENT`)."""
+    return _MAGIC_COMMENT.fullmatch(line) is not None

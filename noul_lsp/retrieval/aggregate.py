@@ -11,6 +11,8 @@ import os
 import re
 from collections.abc import Sequence
 
+from noul_lsp.chunking.boilerplate import block_closing, is_comment
+from noul_lsp.chunking.languages import LANGUAGES
 from noul_lsp.chunking.text import front_matter_end
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
@@ -107,7 +109,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     records = chunk_records(candidates, [key for key, _, _ in hits] + [b for _, _, b in hits if b is not None])
     for key, hit, beside in hits:
         record = records.get(key)
-        if record is not None and beside in records and _imports_only(record.text):
+        if record is not None and beside in records and _imports_only(record.text, record.language):
             record = records[beside]
             hit.start_line, hit.end_line, hit.symbol, hit.kind = (record.start_line, record.end_line,
                                                                   record.symbol, record.kind)
@@ -129,27 +131,30 @@ _HEAD_STATEMENT = re.compile(
     r"(?:package\s+[\w.]+;?|import\b.*|from\s+\S+\s+import\b.*|using\s+[\w.]+;|#\s*(?:include|import)\b.*"
     r"|use\s+.*;?|extern\s+crate\s+.*|namespace\s+[\w\\.]+;|<\?php|require(?:_relative)?\b.*"
     r"|(?:const|let|var|local)\s+[\w{}\s,]+=\s*require\s*\(.*|[\"']use strict[\"'];?)\s*")
-#: a comment line, in any of the chunked languages
-_HEAD_COMMENT = re.compile(r"(?://|#(?!\w)|/\*|\*(?:[\s/]|$)|--).*")
 #: the line that opens a group of imports spread over lines (`import (`, `from x import (`, `import {`,
 #: `use a::{`), and the lines that close one
 _GROUP_OPEN = re.compile(r".*(?:\(|\{)\s*$")
 _GROUP_CLOSE = re.compile(r"[)}]\s*(?:from\s+.*)?;?\s*")
 
 
-def _imports_only(text: str) -> bool:
-    """Whether a chunk is a file's head of imports alone: comments, blank lines, a module docstring before
-    the first statement, `_HEAD_STATEMENT`s, and the lines of an import group those open."""
-    grouped, stated, fence = False, False, ""
+def _imports_only(text: str, language: str) -> bool:
+    """Whether a chunk is a file's head of imports alone: comments (in `language`'s marks), blank lines, a
+    module docstring before the first statement, `_HEAD_STATEMENT`s, and the lines of an import group those
+    open."""
+    grouped, stated, fence, closing = False, False, "", None
     for line in text.split("\n"):
         stripped = line.strip()
         if fence:  # inside the module's docstring
             fence = "" if fence in stripped else fence
             continue
+        if closing:  # inside a block comment
+            closing = None if closing in stripped else closing
+            continue
         if grouped:
             grouped = not _GROUP_CLOSE.fullmatch(stripped)
             continue
-        if not stripped or _HEAD_COMMENT.fullmatch(stripped):
+        if not stripped or is_comment(stripped, language):
+            closing = block_closing(stripped, language) if stripped else None
             continue
         if not stated and (opened := _DOCSTRING_OPEN.match(stripped)):
             quotes = opened.group(0)[-3:]
@@ -194,7 +199,7 @@ def _open_at_assignment(hit: Hit, record: ChunkRecord, names: frozenset[str]) ->
     if named is None:
         return
     hit.start_line, hit.symbol = line, named
-    hit.preview = preview(record.text[found.start():], language=record.language)
+    hit.preview = preview(record.text[found.start():], language=_code_language(record))
 
 
 def moved_note(moved: dict[str, list[str]]) -> str | None:
@@ -224,6 +229,12 @@ def _without_front_matter(record: ChunkRecord) -> str:
     return record.text if end is None else "\n".join(lines[end + 1:])
 
 
+def _code_language(record: ChunkRecord) -> str:
+    """The record's language when it is code (its comments are read as such), else "" (a Markdown bullet's
+    `*` is no comment)."""
+    return record.language if record.language in LANGUAGES else ""
+
+
 def record_preview(record: ChunkRecord) -> str:
     """A chunk's preview (`result.preview`). A later window of a long definition starts in its middle: its
     preview leads with the definition's signature and part, from the header every window carries."""
@@ -232,7 +243,7 @@ def record_preview(record: ChunkRecord) -> str:
     if part is None or part.group(1) == "1":
         # a definition's doc comment is read after its signature; a module window's comment is its summary
         return preview(_without_front_matter(record) if record.language == "markdown" else record.text,
-                       language=record.language if record.kind != "module" else "")
+                       language=_code_language(record) if record.kind != "module" else "")
     # a long signature is cut before its part, never the part: without it two windows read as one hit twice
     signature = line[: part.start()].rstrip()
     room = 160 - len(part.group(0)) - 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from noul_lsp.chunking.boilerplate import block_closing, is_comment, is_magic_comment
+
 
 class QueryError(ValueError):
     """The request itself is wrong (empty query, bad mode); the message says how."""
@@ -119,17 +121,6 @@ _DECLARED = re.compile(r"(?:public|private|protected|internal|open|final|static|
 _DOCSTRING_FENCE = re.compile(r"^[rbuRBU]?[\"']{3}|[\"']{3}$")
 
 
-#: how each language writes a comment line, and whether it opens a block comment (`/*`, Haskell's `{-`); the
-#: others' code is never read as a comment (C's `# define` is a directive, `*p = 1;` a statement)
-_SLASHES = (r"//", r"/\*", r"\*/")
-_LINE_COMMENTS: dict[str, tuple[str, str, str]] = {
-    **{language: _SLASHES for language in ("c", "cpp", "csharp", "go", "java", "javascript", "kotlin", "rust",
-                                            "scala", "swift", "tsx", "typescript", "zig")},
-    "php": (r"//|#(?!\[)", r"/\*", r"\*/"),
-    **{language: (r"#(?!!)", "", "") for language in ("bash", "elixir", "python", "ruby")},
-    "haskell": (r"--", r"\{-(?!#)", r"-\}"),
-    "lua": (r"--(?!\[\[)", r"--\[\[", r"\]\]"),
-}
 #: a comment line's markers, stripped to read its words (Haddock's `-- |` and `-- ^`, Sphinx's `#:` too)
 _COMMENT_MARKS = re.compile(r"^(?:/\*+!?|\{-|--\[\[|\*+/?|//+!?|#+:?|--+)\s*[|^]?\s*|\s*(?:\*+/|-\}|\]\])$")
 #: a comment that is an instruction to a tool, or a note, not a summary: `//go:build`, `//nolint:gosec`,
@@ -150,7 +141,7 @@ def preview(text: str, lines: int = 2, *, language: str = "") -> str:
     docstring quotes stripped). In a `language` that writes its doc comment above the signature, that
     comment's first line is read after it, as a docstring is: 168 of 400 rows of a Go walkthrough showed
     two lines of godoc and no `func` line."""
-    if language in _LINE_COMMENTS and lines > 1 and (lead := _signature_then_doc(text, language)) is not None:
+    if language and lines > 1 and (lead := _signature_then_doc(text, language)) is not None:
         return lead
     shown: list[str] = []
     pending = ""  # a line whose brackets are still open
@@ -202,26 +193,23 @@ def _signature_then_doc(text: str, language: str) -> str | None:
     """A chunk that opens with a comment: the signature below it, then the first line of words of the
     comment block right above it (a blank line ends a block: a `//go:build` line or a licence above is no
     doc), or the code's own preview when the comment says nothing of it (a directive, a rule, a licence);
-    None when it opens with no comment or nothing follows it. In Python a docstring below the signature is
-    the summary, when there is one."""
-    line_mark, block_open, block_close = _LINE_COMMENTS[language]
-    comment = re.compile(rf"^(?:{line_mark}|{block_open})" if block_open else rf"^(?:{line_mark})")
+    None when it opens with no comment or nothing follows it. A comment is one in the language's own marks
+    (`boilerplate.is_comment`: C's `# define` is code). In Python a docstring below the signature is the
+    summary, when there is one."""
     rows = text.split("\n")
-    doc, in_block, opened = "", False, False
+    doc, closing, opened = "", None, False
     for index, line in enumerate(rows):
         stripped = line.strip()
         if not stripped:
-            doc = "" if not in_block else doc  # only the block touching the signature is its doc
+            doc = doc if closing else ""  # only the block touching the signature is its doc
             continue
         if not opened and _PRAGMA.match(stripped):
             continue  # a pragma or an attribute above the comment (`{-# INLINE f #-}`)
-        if in_block or comment.match(stripped):
+        if closing or is_comment(stripped, language):
             opened = True
-            starts_block = bool(block_open) and re.match(block_open, stripped) is not None
-            in_block = (in_block or starts_block) and re.search(block_close, stripped) is None \
-                if block_open else False
+            closing = (None if closing in stripped else closing) if closing else block_closing(stripped, language)
             words = _COMMENT_MARKS.sub("", stripped).strip(" \t=-*_#~")  # a rule's `=====` is no word
-            if not doc and re.search(r"[^\W\d_]", words) and not words.startswith("@") \
+            if not doc and re.search(r"[^\W\d_]", words) and not words.startswith("@") and not is_magic_comment(line) \
                     and not _NOT_A_SUMMARY.match(words) and not _EMPTY_LINE.match(words):
                 doc = words
             continue
