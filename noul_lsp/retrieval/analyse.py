@@ -78,6 +78,12 @@ class QueryAnalysis:
     frames: int
 
     @property
+    def spelled(self) -> tuple[str, ...]:
+        """A bare name as the query spells it (`Token`; the last part of `Lexer.token`), for a lookup in
+        smart case (`symbols.SymbolTable.rows_defining`); nothing for another shape."""
+        return tuple(_WORD.findall(self.text)[-1:]) if self.shape == "symbol" else ()
+
+    @property
     def counts(self) -> dict[str, int]:
         """Each term's count in the query."""
         return dict(zip(self.terms, self.term_counts, strict=True))

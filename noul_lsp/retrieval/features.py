@@ -29,7 +29,6 @@ a chunk's row takes its own chunk columns beside its file's columns, so one line
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -311,8 +310,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
         chunk[found[hit], column["rrf"]] = fused_scores[hit] * (rrf_k + 1) / 2.0
     names = analysis.names
     # a bare name is looked up in smart case: `Token` asked, where `token` is defined too, is the type
-    spelled = re.findall(r"[A-Za-z_$][\w$]*", analysis.text)[-1:] if analysis.shape == "symbol" else ()
-    chunk[:, column["defines"]] = members_of(table.rows_defining(names, spelled), rows)
+    chunk[:, column["defines"]] = members_of(table.rows_defining(names, analysis.spelled), rows)
     chunk[:, column["in_scope"]] = members_of(table.rows_in_scopes(analysis.scopes | names), rows)
     name_terms = {identifier_terms(name)[0] for name in names if identifier_terms(name)}
     name_ids = [term_ids[t] for t in name_terms if t in term_ids]
