@@ -7,6 +7,7 @@ best chunks' fused scores (`file_chunk_weights`); with one, the ranking stage sc
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -68,19 +69,10 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         scoring = keys[0]  # the chunk whose evidence the hit reports (its ranks and scores)
         index, row = scoring
         arrays = candidates[index].arrays
-        best = arrays.chunk(row)
-        if at_definition and per_file and best.symbol and len(keys) > 1:
-            parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
-                     if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
-            if parts:  # the location moves; the evidence stays the scoring chunk's
-                first = min(parts)[1]
-                keys = [first, *(k for k in keys if k != first)]
-                best = arrays.chunk(first[1])
-        if per_file and not wants_tests and _in_test_module(best.symbol) and len(keys) > 1:
-            outside = next((k for k in keys[1:] if not _in_test_module(arrays.chunk(k[1]).symbol)), None)
-            if outside is not None:  # the location moves; the evidence stays the scoring chunk's
-                keys = [outside, *(k for k in keys if k != outside)]
-                best = arrays.chunk(outside[1])
+        if per_file and len(keys) > 1:  # the location may move; the evidence stays the scoring chunk's
+            opening = _opening(keys, arrays, at_definition=at_definition, wants_tests=wants_tests)
+            keys = [opening, *(k for k in keys if k != opening)]
+        best = arrays.chunk(keys[0][1])
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
         # is shown once (a chunk once, in chunk mode), where it ranks best; each root may pick another best chunk
         absolute = os.path.join(str(candidates[index].root.root), best.path)
@@ -118,6 +110,20 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                 and not names.isdisjoint(name.lower() for name in record.names):
             _open_at_assignment(hit, record, names)
     return [hit for _, hit, _ in hits]
+
+
+def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool) -> Key:
+    """The chunk of a file's ranked `keys` where its hit opens: the first part of the best chunk's definition
+    for a bare name (`at_definition`), the best chunk outside a test module unless tests are asked for."""
+    best = arrays.chunk(keys[0][1])
+    opening = keys[0]
+    if at_definition and best.symbol:
+        parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
+                 if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
+        opening = min(parts)[1] if parts else opening
+    if not wants_tests and _in_test_module(arrays.chunk(opening[1]).symbol):
+        opening = next((k for k in keys if not _in_test_module(arrays.chunk(k[1]).symbol)), opening)
+    return opening
 
 
 def _in_test_module(symbol: str) -> bool:
@@ -172,6 +178,7 @@ def _imports_only(text: str, language: str) -> bool:
 _DOCSTRING_OPEN = re.compile(r"[rbuRBU]?(?:\"\"\"|''')")
 
 
+@functools.lru_cache(maxsize=64)
 def _assignment(names: frozenset[str]) -> re.Pattern[str]:
     """A line that assigns or defines one of `names` (any case) at its start, after keywords or a type:
     `PING_BODY_LIMIT = ...`, `export const X: T = ...`, `static final int X = ...`, `X := ...`, `#define X`."""
