@@ -617,10 +617,15 @@ def _skipped_lines(skipped: list[dict]) -> list[str]:
         if len(entries) <= _PATHS_SHOWN:
             lines.extend(f"skipped  {entry['path']}: {entry['reason']}" for entry in entries)
             continue
-        shown = ", ".join(entry["path"] for entry in entries[:_PATHS_SHOWN])
-        lines.append(f"skipped  {len(entries)} files, {kind}: {shown} and {len(entries) - _PATHS_SHOWN} more "
+        lines.append(f"skipped  {len(entries)} files, {kind}: {_some([e['path'] for e in entries], len(entries))} "
                      "(`noul status --json` lists each with why)")
     return lines
+
+
+def _some(paths: list[str], total: int, more: str = "more") -> str:
+    """The first `_PATHS_SHOWN` of `paths`, and how many of `total` are left unsaid."""
+    shown = paths[:_PATHS_SHOWN]
+    return ", ".join(shown) + (f" and {total - len(shown)} {more}" if total > len(shown) else "")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -668,12 +673,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("excluded by the default excludes (a `!path` line in the workspace's .noulignore keeps one, "
                   "useDefaultExcludes false keeps every one):")
             for pattern, taken in excluded.items():
-                paths = taken["paths"][:_PATHS_SHOWN]
-                more = taken["files"] - len(paths) if not pattern.endswith("/") else len(taken["paths"]) - len(paths)
-                noun = "more" if not pattern.endswith("/") else "more folders"
-                shown = ", ".join(paths) + (f" and {more} {noun}" if more > 0 else "")
-                files = f" ({taken['files']} files)" if pattern.endswith("/") else ""
-                print(f"  {pattern}: {shown}{files}".translate(_VISIBLE_CONTROLS))
+                if pattern.endswith("/"):  # a folder pattern: its folders, and how many files they hold
+                    listed = f"{_some(taken['paths'], len(taken['paths']), 'more folders')} ({taken['files']} files)"
+                else:
+                    listed = _some(taken["paths"], taken["files"])
+                print(f"  {pattern}: {listed}".translate(_VISIBLE_CONTROLS))
     return 0
 
 
