@@ -208,18 +208,18 @@ def file_role(path: str) -> str:
         return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
     # config; not a README, not in a docs folder); so is a file whose kind is a test (caddy's 233 `*.caddyfiletest`)
+    in_docs = any(f in _DOC_FOLDERS for f in folders)
+    kept_as_is = in_docs or stem.startswith("readme")  # a docs folder's pages and a README stay docs
     in_tests = any(f in _TEST_DATA_FOLDERS for f in folders) or (folders and folders[0] in _FUZZ_FOLDERS)
-    if suffix in _TEST_SUFFIXES or (in_tests and not stem.startswith("readme")
-                                    and not any(f in _DOC_FOLDERS for f in folders)):
+    if suffix in _TEST_SUFFIXES or (in_tests and not kept_as_is):
         return "test"
     # an example is an example whatever its kind (just's `examples/cross-platform.just` was other, and asked
     # for as an example outright, not in the twenty)
-    if any(f in _EXAMPLE_FOLDERS for f in folders) and not stem.startswith("readme") \
-            and not any(f in _DOC_FOLDERS for f in folders):
+    if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
-    if suffix in _DOC_SUFFIXES or any(f in _DOC_FOLDERS for f in folders):
+    if suffix in _DOC_SUFFIXES or in_docs:
         return "docs"
     return "source" if script else "other"
 
