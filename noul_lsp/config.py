@@ -18,7 +18,8 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     "node_modules/", ".git/", ".hg/", ".svn/", ".venv/", "venv/", "__pycache__/", ".mypy_cache/",
     ".pytest_cache/", ".tox/", ".nox/", "site-packages/", "dist/", "build/", "target/", ".next/",
     "*.min.js", "*.min.css", "*.map", "*.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
-    "go.sum", "Package.resolved", "packages.lock.json", "*.pyc",
+    "go.sum", "Package.resolved", "packages.lock.json", ".terraform.lock.hcl", ".terraform/", "*.tfstate",
+    "*.tfstate.backup", "*.pyc",
     "*.svg", "*.csv", "*.tsv", "*.jsonl", "*.parquet", "*.pb", "*.onnx", "*.safetensors",
     # translation catalogs: thousands of msgid/msgstr pairs that repeat the code's strings
     "*.po", "*.pot", "*.mo",

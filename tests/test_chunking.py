@@ -973,3 +973,29 @@ def test_a_notebooks_cells_are_located_named_by_their_section_and_read_from_nbfo
     found = {c.symbol: c for c in FileChunker(IndexSettings()).chunk("old.ipynb", raw)}
     assert set(found) == {"The Hurst exponent", "hurst_exponent"}
     assert raw.split("\n")[found["hurst_exponent"].start_line - 1].strip().startswith('"def hurst_exponent')
+
+
+def test_terraform_blocks_are_definitions_named_by_their_address():
+    """A Terraform module was cut in line windows named nowhere: `var.cluster_name` or `aws_iam_role.this` asked
+    by name was in no definition. Each top-level block is one, named as Terraform's expressions name it; a
+    `locals` block's settings are its names; a nested block (`lifecycle`) is part of its resource; a file's
+    first comment is its first block's, as any comment above a block is."""
+    tf = ('# The cluster\'s IAM role\nresource "aws_iam_role" "this" {\n  name = var.name\n'
+          '  lifecycle {\n    create_before_destroy = true\n  }\n}\n\n'
+          'data "aws_iam_policy_document" "assume" {\n  statement {\n    actions = ["sts:AssumeRole"]\n  }\n}\n\n'
+          'variable "cluster_name" {\n  type = string\n}\n\nlocals {\n  role_name = "x"\n  prefix    = var.name\n}\n\n'
+          'module "kms" {\n  source = "terraform-aws-modules/kms/aws"\n}\n\noutput "cluster_arn" {\n  value = 1\n}\n')
+    chunks = FileChunker(IndexSettings()).chunk("main.tf", tf)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line, c.names) for c in chunks] == [
+        ("aws_iam_role.this", "resource", 1, 7, ()),
+        ("data.aws_iam_policy_document.assume", "data", 9, 13, ()),
+        ("var.cluster_name", "variable", 15, 17, ()),
+        ("local", "locals", 19, 22, ("local.role_name", "local.prefix")),
+        ("module.kms", "module_call", 24, 26, ()),
+        ("output.cluster_arn", "output", 28, 30, ())]
+    assert {c.language for c in chunks} == {"hcl"}
+    # a variables file's settings are its names; a Terraform test's `run` block is a test
+    assert FileChunker(IndexSettings()).chunk("prod.tfvars", 'cluster_name = "prod"\nnodes = 3\n')[0].names == (
+        "cluster_name", "nodes")
+    run = FileChunker(IndexSettings()).chunk("tests/basic.tftest.hcl", 'run "creates_bucket" {\n  command = plan\n}\n')
+    assert [(c.symbol, c.kind) for c in run] == [("run.creates_bucket", "test")]

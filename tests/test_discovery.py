@@ -57,6 +57,12 @@ def test_the_files_only_the_default_excludes_leave_out_are_listed(tmp_path):
     assert excluded_by_default(tmp_path, settings)["node_modules/"] == {
         "files": 6, "paths": ["node_modules/", "web/node_modules/"]}
     assert "static/bootstrap-colors.css" in {f.path for f in discover(tmp_path, settings)}
+    # Terraform's provider lock, its downloaded providers and its state (which holds secrets) are no one's code
+    (tmp_path / "infra" / ".terraform" / "providers").mkdir(parents=True)
+    for name in ("main.tf", ".terraform.lock.hcl", "terraform.tfstate", "terraform.tfstate.backup",
+                 ".terraform/providers/x.tf"):
+        (tmp_path / "infra" / name).write_text("x\n")
+    assert {f.path for f in discover(tmp_path, settings) if f.path.startswith("infra/")} == {"infra/main.tf"}
 
 
 def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):

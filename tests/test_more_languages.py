@@ -1,4 +1,4 @@
-"""The ten grammars beyond the first ten, end to end: a folder with one file in each is indexed with the
+"""The grammars beyond the first ten, end to end: a folder with one file in each is indexed with the
 real offline models, and a description of each file's code finds that file first, in a chunk its grammar
 cut (a definition or the lines between definitions, not a plain line window)."""
 
@@ -22,6 +22,7 @@ DESCRIPTIONS = [
     ("count how many examples passed and failed", "haskell/Runner.hs"),
     ("look up the handler registered for a request path", "zig/router.zig"),
     ("attach to a running tmux session when a new terminal opens", "bash/tmux.plugin.sh"),
+    ("delete the load balancer's old access logs from the bucket after some days", "terraform/logs.tf"),
 ]
 
 

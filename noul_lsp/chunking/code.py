@@ -270,9 +270,11 @@ class CodeChunker:
         return None
 
     def _collect(self, node: tree_sitter.Node, scope: str, scope_header: str, out: list[_Segment],
-                 scope_is_type: bool = True) -> None:
-        comment_start: int | None = None  # first row of the comment run just above the current child
-        previous_end = -2
+                 scope_is_type: bool = True, comment_above: int | None = None) -> None:
+        """`comment_above`: the first row of a comment run that ends on the row above `node` (it is its first
+        child's: HCL's grammar holds a file's first comment outside the `body` its first block is in)."""
+        comment_start: int | None = comment_above  # first row of the comment run just above the current child
+        previous_end = node.start_point.row - 1 if comment_above is not None else -2
         children = node.named_children
         overloads = self._overloads_above_their_implementation(children) if self.spec.overloads else set()
         overloaded = False  # the run above holds overload signatures: blank lines do not part it from them
@@ -291,7 +293,7 @@ class CodeChunker:
             found = self._definition(child)
             if found is None:
                 if child.end_point.row > child.start_point.row:
-                    self._collect(child, scope, scope_header, out, scope_is_type)
+                    self._collect(child, scope, scope_header, out, scope_is_type, attached)
                 continue
             inner, kind, name = found
             if inner.type == "namespace_definition":  # C++: a scope for what it holds, never a chunk of its own

@@ -186,7 +186,7 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
-                            "enum_variant_list"})
+                            "enum_variant_list", "body"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -216,6 +216,13 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     get; set; }` and `int _count, _max;`, Swift's `case processor(ImageProcessor), cacheOriginalImage` and `var
     sizeLimit`, Kotlin's `val isNullable`, PHP's `public const OPTION_VISIBILITY` and `$location`. Without them
     Polly's 390 properties were defined nowhere, and a property asked by name was "probably not here"."""
+    if node.type == "attribute":  # HCL: a `locals` block's `cluster_role = ...` (`local.cluster_role`), and a
+        # `.tfvars` file's or a terragrunt.hcl's top-level settings; a resource's own arguments are no names
+        block = node.parent.parent if node.parent is not None else None
+        head = block.named_children[0] if block is not None and block.type == "block" and block.named_children else None
+        named = block is not None and (block.type == "config_file" or (head is not None and node_text(head) == "locals"))
+        key = node.named_children[0] if node.named_children else None
+        return [node_text(key)] if named and key is not None and key.type == "identifier" else []
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     if node.type == "assignment":  # Python's `TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
@@ -558,6 +565,40 @@ def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
     return (node, "test", _quoted_title("test", title)) if title is not None else None
 
 
+#: Terraform's top-level blocks: block type -> (kind, the prefix of its address). A resource is addressed
+#: `aws_iam_role.this`, a data source `data.aws_iam_policy_document.assume`, a variable `var.cluster_name`, as
+#: Terraform's own expressions and plan output name them
+_TERRAFORM_BLOCKS = {"resource": ("resource", ""), "data": ("data", "data."), "variable": ("variable", "var."),
+                     "output": ("output", "output."), "module": ("module_call", "module."),
+                     "provider": ("provider", "provider."), "ephemeral": ("resource", "ephemeral."),
+                     "run": ("test", "run."), "check": ("check", "check.")}
+#: blocks with no label that are a definition of their own (`locals`' attributes are its names, `local.x`)
+_TERRAFORM_UNLABELLED = {"locals": ("locals", "local"), "terraform": ("settings", "terraform"),
+                         "moved": ("moved", "moved"), "import": ("import", "import"), "removed": ("removed", "removed")}
+
+
+def _hcl_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """A top-level HCL block, named by its address as Terraform writes it: `resource "aws_iam_role" "this"`
+    is `aws_iam_role.this`, `variable "cluster_name"` is `var.cluster_name`, `module "kms"` is `module.kms`,
+    a `.tftest.hcl` file's `run "setup"` is the test `run.setup`; a block of another HCL tool (Packer's `source
+    "amazon-ebs" "ubuntu"`, Nomad's `job "web"`) is its type and labels joined (`source.amazon-ebs.ubuntu`).
+    A nested block (`lifecycle`, `dynamic "ingress"`) is part of its resource. Without this a Terraform module
+    was cut in line windows named nowhere, and `var.cluster_name` asked by name was in no definition."""
+    if node.type != "block" or node.parent is None or node.parent.parent is None \
+            or node.parent.parent.type != "config_file":
+        return None
+    head = node.named_children[0] if node.named_children else None
+    if head is None or head.type != "identifier":
+        return None
+    block = node_text(head)
+    labels = [node_text(c).strip('"') for c in node.named_children if c.type in ("string_lit", "identifier")][1:]
+    if not labels:
+        kind, name = _TERRAFORM_UNLABELLED.get(block, ("block", block))
+        return node, kind, name
+    kind, prefix = _TERRAFORM_BLOCKS.get(block, ("block", f"{block}."))
+    return node, kind, prefix + ".".join(labels)
+
+
 #: hspec's and tasty's titled tests and groups (`describe "x" $ do`, `it "y" $ ...`, `testGroup "z" [...]`,
 #: `testCase "w" $ ...`, `testProperty "v" f`): verb -> kind, "describe" a group
 _HASKELL_TEST_VERBS = {"describe": "describe", "context": "describe", "xdescribe": "describe", "fdescribe": "describe",
@@ -733,6 +774,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats"),
                      {"function_definition": "function"}, named_definition=_bash_definition,
                      before_parse=bats_rewritten, reread=bash_expansions_blanked),
+        LanguageSpec("hcl", "tree_sitter_hcl", "language", (".tf", ".tofu", ".hcl", ".tfvars"), {},
+                     named_definition=_hcl_definition, members=frozenset({"attribute"})),
     )
 }
 

@@ -25,10 +25,12 @@ _CODE_SUFFIXES = frozenset({
     ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rb", ".kt", ".scala", ".swift", ".cs", ".php", ".lua", ".sh",
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
+    ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
-                              ".gradle", ".cmake", ".mk", ".lock", ".editorconfig", ".env"})
+                              ".gradle", ".cmake", ".mk", ".lock", ".editorconfig", ".env",
+                              ".tfvars"})
 _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "setup.py",
                            "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
@@ -69,7 +71,7 @@ _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hac
 #: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
 _PACKAGE_FOLDER_SUFFIXES = frozenset({".go"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
-_TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec)|^tests?|.*_fuzz)$")
+_TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec|tftest)|^tests?|.*_fuzz)$")
 #: a test runner's set-up module (`test-setup.ts`, `setupTests.js`, `vitest.setup.ts`, `jest.setup.js`), on the
 #: stem's lower case
 _TEST_SETUP = re.compile(r"tests?[-_.]?setup|setup[-_.]?tests?|(jest|vitest|karma|mocha)[-_.]setup")
