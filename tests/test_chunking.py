@@ -999,3 +999,6 @@ def test_terraform_blocks_are_definitions_named_by_their_address():
         "cluster_name", "nodes")
     run = FileChunker(IndexSettings()).chunk("tests/basic.tftest.hcl", 'run "creates_bucket" {\n  command = plan\n}\n')
     assert [(c.symbol, c.kind) for c in run] == [("run.creates_bucket", "test")]
+    # its comments are `#`, `//` and `/* */` (a preview reads the doc comment above a block after its head)
+    from noul_lsp.chunking.boilerplate import is_comment
+    assert all(is_comment(line, "hcl") for line in ("# x", "// x", "/* x")) and not is_comment('a = "#"', "hcl")

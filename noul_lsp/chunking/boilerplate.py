@@ -113,6 +113,8 @@ def is_comment(line: str, language: str) -> bool:
         return line.lstrip().startswith("#")
     if language in _DASH_COMMENTS:
         return line.lstrip().startswith(("--", "{-"))
+    if language == "hcl":  # Terraform writes `#` and `//` both, and `/* */`
+        return line.lstrip().startswith("#") or _SLASH_COMMENT.match(line) is not None
     return _SLASH_COMMENT.match(line) is not None
 
 
