@@ -1002,3 +1002,26 @@ def test_terraform_blocks_are_definitions_named_by_their_address():
     # its comments are `#`, `//` and `/* */` (a preview reads the doc comment above a block after its head)
     from noul_lsp.chunking.boilerplate import is_comment
     assert all(is_comment(line, "hcl") for line in ("# x", "// x", "/* x")) and not is_comment('a = "#"', "hcl")
+
+
+def test_a_helm_charts_named_templates_are_definitions_named_by_their_names():
+    """Helm's `_helpers.tpl` was cut in 40-line windows: a helper (`include "chart.fullname" .`) asked by name was
+    defined nowhere, and windows ran from one helper into the next. Each `define` is a chunk with its comments
+    above, its nested `if`/`with`/`range` inside it; a long one windows that carry its name."""
+    helpers = ('{{/* vim: set filetype=mustache: */}}\n{{/*\nExpand the name of the chart.\n*/}}\n'
+               '{{- define "chart.name" -}}\n{{- default .Chart.Name .Values.nameOverride | trunc 63 }}\n{{- end }}\n\n'
+               '{{/* Fullname */}}\n{{/* Adding 9 to 26 */}}\n{{- define "chart.fullname" -}}\n'
+               '{{- if .Values.fullnameOverride }}\n{{- .Values.fullnameOverride }}\n{{- else }}\n'
+               '{{- with .Values.x }}{{ . }}{{- end }}\n{{- end }}\n{{- end }}\n\n'
+               '{{- $unused := 1 }}\n\n{{- define "chart.podSpec" -}}\n' + "containers:\n  - image: registry.example.com/some/long/image/name:1.0\n" * 60
+               + '{{- end }}\n{{- define "chart.unclosed" -}}\nx\n')
+    chunks = FileChunker(IndexSettings()).chunk("charts/chart/templates/_helpers.tpl", helpers)
+    named = [(c.symbol, c.start_line, c.end_line) for c in chunks if c.kind == "template"]
+    assert named[:2] == [("chart.name", 1, 7), ("chart.fullname", 9, 17)]
+    assert {c.symbol for c in chunks if c.kind == "template"} == {"chart.name", "chart.fullname", "chart.podSpec"}
+    pod = [c for c in chunks if c.symbol == "chart.podSpec"]
+    assert len(pod) > 1 and pod[0].start_line == 21 and pod[-1].end_line == 142
+    # the lines outside them are windows, on the file's rows
+    assert [(c.start_line, c.text) for c in chunks if c.kind == "text"] == [
+        (19, "{{- $unused := 1 }}"), (143, '{{- define "chart.unclosed" -}}\nx')]
+    assert {c.language for c in chunks} == {"gotemplate"}

@@ -141,6 +141,7 @@ def test_roles_come_from_paths():
     # a Terraform module's blocks are its code; its variables' values config, its `.tftest.hcl` files tests
     assert file_role("modules/eks/main.tf") == "source" and file_role("envs/prod.tfvars") == "config"
     assert file_role("basic.tftest.hcl") == "test" and file_role("examples/complete/main.tf") == "example"
+    assert file_role("charts/grafana/templates/_helpers.tpl") == "source"  # a Helm chart's named templates
     assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
     assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
     # a TypeScript monorepo's conventions: jscodeshift's fixtures, Jest's doubles and a runner's set-up are

@@ -1,4 +1,5 @@
-"""Cutting files into chunks: tree-sitter definitions, notebook cells, line windows for the rest."""
+"""Cutting files into chunks: tree-sitter definitions, notebook cells, Go templates' named templates, line
+windows for the rest."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from noul_lsp.chunking.languages import (
     language_for_script,
 )
 from noul_lsp.chunking.notebook import chunk_notebook
+from noul_lsp.chunking.templates import TEMPLATE_SUFFIXES, chunk_template
 from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.config import IndexSettings
 
@@ -90,6 +92,8 @@ class FileChunker:
                 return chunk_lines(path, text, language="json", **windows)  # not valid notebook JSON
         if path.lower().endswith(COMPONENT_SUFFIXES):  # Vue's and Svelte's components: their scripts by grammar
             return chunk_component(path, text, code_for=self._code_chunker, warnings=self.warnings, **windows)
+        if path.lower().endswith(TEMPLATE_SUFFIXES):  # Helm's `_helpers.tpl`: its named templates
+            return chunk_template(path, text, **windows)
         spec = language_for_path(path) or language_for_script(path, text)
         if spec is not None and spec.name == "c" and path.lower().endswith(".h") and holds_cpp(text):  # C++'s header
             spec = LANGUAGES["cpp"]

@@ -26,6 +26,7 @@ _CODE_SUFFIXES = frozenset({
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
     ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
+    ".tpl", ".gotmpl",  # a Helm chart's named templates (`_helpers.tpl`)
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
