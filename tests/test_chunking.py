@@ -987,8 +987,8 @@ def test_terraform_blocks_are_definitions_named_by_their_address():
           'module "kms" {\n  source = "terraform-aws-modules/kms/aws"\n}\n\noutput "cluster_arn" {\n  value = 1\n}\n')
     chunks = FileChunker(IndexSettings()).chunk("main.tf", tf)
     assert [(c.symbol, c.kind, c.start_line, c.end_line, c.names) for c in chunks] == [
-        ("aws_iam_role.this", "resource", 1, 7, ()),
-        ("data.aws_iam_policy_document.assume", "data", 9, 13, ()),
+        ("aws_iam_role.this", "resource", 1, 7, ("aws_iam_role",)),  # one of its type's, asked by the type's name
+        ("data.aws_iam_policy_document.assume", "data", 9, 13, ("aws_iam_policy_document",)),
         ("var.cluster_name", "variable", 15, 17, ()),
         ("local", "locals", 19, 22, ("local.role_name", "local.prefix")),
         ("module.kms", "module_call", 24, 26, ()),

@@ -463,14 +463,20 @@ class CodeChunker:
             names = tuple((name, row) for name, row in declared if run_start <= row <= run_end)
             chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True, names=names)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
-        if self.spec.named_by_file is not None:
-            chunks = [self._named_by_file(path, chunk) for chunk in chunks]
+        if self.spec.named_by_file is not None or self.spec.also_named is not None:
+            chunks = [self._also_named(path, chunk) for chunk in chunks]
         return chunks
 
-    def _named_by_file(self, path: str, chunk: Chunk) -> Chunk:
-        """The chunk with the name its file gives its definition (`LanguageSpec.named_by_file`) among its names."""
-        name = self.spec.named_by_file(path, chunk.symbol) if chunk.symbol else None
-        return replace(chunk, names=(*chunk.names, name)) if name and name not in chunk.names else chunk
+    def _also_named(self, path: str, chunk: Chunk) -> Chunk:
+        """The chunk with the name its file gives its definition (`LanguageSpec.named_by_file`) and the other
+        name the definition answers to (`LanguageSpec.also_named`) among its names."""
+        spec = self.spec
+        if not chunk.symbol:
+            return chunk
+        found = (spec.named_by_file(path, chunk.symbol) if spec.named_by_file is not None else None,
+                 spec.also_named(chunk.symbol) if spec.also_named is not None else None)
+        names = tuple(name for name in found if name and name not in chunk.names)
+        return replace(chunk, names=(*chunk.names, *names)) if names else chunk
 
     def _parse(self, text: str) -> tree_sitter.Tree:
         """The file's tree, read through the language's rewrites (rewrites.py): `before_parse` always; where

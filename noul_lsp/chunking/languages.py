@@ -76,6 +76,9 @@ class LanguageSpec:
     #: such name): a Django management command is `class Command` in `management/commands/sendalerts.py`,
     #: run and asked for as `sendalerts`
     named_by_file: Callable[[str, str], str | None] | None = None
+    #: a second name a definition answers to, read from its own (`also_named(symbol)`, None: none): a Terraform
+    #: resource `aws_iam_role.this` is one of its type's, asked for by the type's name (`aws_iam_role`)
+    also_named: Callable[[str], str | None] | None = None
 
 
 #: a Django management command's module (`hc/api/management/commands/sendalerts.py`; `_private.py` helpers
@@ -573,8 +576,19 @@ _TERRAFORM_BLOCKS = {"resource": ("resource", ""), "data": ("data", "data."), "v
                      "provider": ("provider", "provider."), "ephemeral": ("resource", "ephemeral."),
                      "run": ("test", "run."), "check": ("check", "check.")}
 #: blocks with no label that are a definition of their own (`locals`' attributes are its names, `local.x`)
+_TERRAFORM_PREFIXES = frozenset(prefix for _, prefix in _TERRAFORM_BLOCKS.values() if prefix)
 _TERRAFORM_UNLABELLED = {"locals": ("locals", "local"), "terraform": ("settings", "terraform"),
                          "moved": ("moved", "moved"), "import": ("import", "import"), "removed": ("removed", "removed")}
+
+
+def _terraform_type(symbol: str) -> str | None:
+    """The type of a Terraform resource (`aws_iam_role.this`) or data source (`data.aws_iam_policy_document.x`):
+    the provider defines it, and a block of it is where a workspace makes one (`aws_eks_node_group` asked by
+    name was "probably not here", its `aws_eks_node_group.this` second)."""
+    parts = symbol.split(".")
+    if len(parts) == 3 and parts[0] == "data":
+        return parts[1]
+    return parts[0] if len(parts) == 2 and "_" in parts[0] and f"{parts[0]}." not in _TERRAFORM_PREFIXES else None
 
 
 def _hcl_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -775,7 +789,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      {"function_definition": "function"}, named_definition=_bash_definition,
                      before_parse=bats_rewritten, reread=bash_expansions_blanked),
         LanguageSpec("hcl", "tree_sitter_hcl", "language", (".tf", ".tofu", ".hcl", ".tfvars"), {},
-                     named_definition=_hcl_definition, members=frozenset({"attribute"})),
+                     named_definition=_hcl_definition, members=frozenset({"attribute"}), also_named=_terraform_type),
     )
 }
 
