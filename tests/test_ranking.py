@@ -141,7 +141,13 @@ def test_roles_come_from_paths():
     # a Terraform module's blocks are its code; its variables' values config, its `.tftest.hcl` files tests
     assert file_role("modules/eks/main.tf") == "source" and file_role("envs/prod.tfvars") == "config"
     assert file_role("basic.tftest.hcl") == "test" and file_role("examples/complete/main.tf") == "example"
-    assert file_role("charts/grafana/templates/_helpers.tpl") == "source"  # a Helm chart's named templates
+    # a Helm chart's templates are its code (its named templates, its manifests), its values config; a web
+    # framework's HTML templates and a `.tpl` elsewhere stay other; a Dockerfile's variants and a Jenkinsfile config
+    assert file_role("charts/grafana/templates/_helpers.tpl") == "source"
+    assert file_role("charts/grafana/templates/deployment.yaml") == "source"
+    assert file_role("charts/grafana/values.yaml") == "config" and file_role("app/templates/index.html") == "other"
+    assert file_role("lib/mail.tpl") == "other" and file_role("tests/templates/x.yaml") == "test"
+    assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
     assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
     assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
     # a TypeScript monorepo's conventions: jscodeshift's fixtures, Jest's doubles and a runner's set-up are
@@ -174,7 +180,7 @@ def test_roles_come_from_paths():
     assert file_role("fuzz/Cargo.toml") == "config" and file_role("tests/package.json") == "config"
     assert file_role("tests/Dockerfile") == "config" and file_role("tests/README.md") == "docs"
     assert file_role("src/fuzz/mod.rs") == "source" and file_role("internal/fuzz/worker.go") == "source"
-    assert file_role("specs/protocol.md") == "docs" and file_role("Dockerfile.latest") == "other"
+    assert file_role("specs/protocol.md") == "docs" and file_role("Dockerfile.latest") == "config"
     # an example whatever its kind (a justfile, a template), but its README
     assert file_role("examples/cross-platform.just") == "example" and file_role("examples/README.md") == "docs"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
@@ -182,6 +188,12 @@ def test_roles_come_from_paths():
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     assert roles_read_as_source(analyse("the migration that adds the grace field").terms) == ["generated"]
+    # a query naming continuous integration asks for config (its weight for naming config is against config)
+    ci = "which workflow publishes the chart release"
+    assert roles_read_as_source(analyse(ci).terms, text=ci) == ["config"]
+    assert roles_read_as_source(analyse("the CI job that lints charts").terms, text="the CI job that lints charts") \
+        == ["config"]
+    assert roles_read_as_source(analyse("where are cookies persisted").terms, text="where are cookies persisted") == []
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example"):
@@ -596,6 +608,10 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
     flysystem import chunk as `<?php / declare(strict_types=1);`."""
     from noul_lsp.retrieval.result import preview
 
+    # a Go template's ends and comment fences, a YAML document's `---`, say nothing (helm-charts' `{{- end }}`)
+    assert preview("{{- end }}\n{{- end -}}\n{{/*\nThe service account's name\n*/}}\n{{- define \"x.sa\" -}}") \
+        == 'The service account\'s name\n{{- define "x.sa" -}}'
+    assert preview("---\napiVersion: v1\nkind: Service") == "apiVersion: v1\nkind: Service"
     assert preview("  @JvmStatic public fun classBuilder(name: String): Builder = Builder(name)") \
         == "@JvmStatic public fun classBuilder(name: String): Builder = Builder(name)".split(" ", 1)[1]
     assert preview('@Deprecated("use x")\n@objc public func clearMemoryCache() {\n  memory.removeAll()\n}') \

@@ -107,9 +107,11 @@ class FindResult:
 
 
 #: lines that say nothing on their own: decorators, Rust's attributes, Haskell's pragmas, lone quotes, brackets,
-#: comment fences
+#: comment fences; a YAML document's `---`, a Go template's `{{- end }}`, `{{- else }}` and comment fences
+#: (`{{/*`, `*/}}`: helm-charts' previews were `{{- end }} / {{- end }}`)
 _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
-                         r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;)$")
+                         r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;"
+                         r"|-{3}|\{\{-?\s*(?:end|else)\s*-?\}\}|\{\{-?\s*/\*|\*/\s*-?\}\})$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")

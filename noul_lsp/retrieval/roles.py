@@ -26,7 +26,6 @@ _CODE_SUFFIXES = frozenset({
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
     ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
-    ".tpl", ".gotmpl",  # a Helm chart's named templates (`_helpers.tpl`)
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
@@ -36,7 +35,13 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
                            ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml",
-                           "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs"})
+                           "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs",
+                           "jenkinsfile", "containerfile", "vagrantfile", "tiltfile"})
+#: a deployment's templates, rendered into manifests: a Helm chart's `templates/*.yaml` and `_helpers.tpl`
+#: (helm-charts' manifests were config and its helpers other, below the chart's few Python scripts), a
+#: CloudFormation stack's; a web framework's HTML templates stay `other` (as source, a Django app's templates
+#: took first places from its code)
+_TEMPLATE_SUFFIXES = frozenset({".yaml", ".yml", ".tpl", ".gotmpl", ".json"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -143,6 +148,10 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
+#: a query that names continuous integration: it asks for a workflow's or a pipeline's file, which is config,
+#: read as source then (the ranker's weight for a query naming config is against config: "which workflow
+#: publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd, under its scripts)
+_ASKS_FOR_CI = re.compile(r"\b(?:ci|workflows?|github\s+actions?|gitlab|jenkins|circleci)\b", re.IGNORECASE)
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
 #: werkzeug safe_join" found the plain copy first). Not "generated" or "vendor": "where are CSRF tokens
@@ -206,7 +215,8 @@ def file_role(path: str) -> str:
         return "test"
     # a manifest or a dot file is config wherever it is (`fuzz/Cargo.toml`, `tests/package.json`, a test folder's
     # `.eslintrc.yml`)
-    if name in _CONFIG_NAMES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) or _REQUIREMENTS.fullmatch(name) \
+    if name in _CONFIG_NAMES or name.startswith((".", "dockerfile.")) or _CONFIG_CODE.fullmatch(name) \
+            or _REQUIREMENTS.fullmatch(name) or suffix == ".dockerfile" \
             or (suffix == ".txt" and folders[-1:] == ["requirements"]):
         return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
@@ -220,6 +230,8 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
+    if suffix in _TEMPLATE_SUFFIXES and "templates" in folders and not in_docs:
+        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -277,7 +289,7 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
     (`_ASKS_FOR_EXAMPLES`): the ranker's weight for a query that merely names tests is against them
     (pytest's descriptions name fixtures and tests and want its source), and "tests for the bloom filter"
-    put leveldb's bloom_test.cc 22nd."""
+    put leveldb's bloom_test.cc 22nd; config when it names continuous integration (`_ASKS_FOR_CI`)."""
     if shape == "long":
         return []
     words = set(query_terms)
@@ -286,4 +298,6 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text):
         read.append("example")
+    if _ASKS_FOR_CI.search(text):
+        read.append("config")
     return read
