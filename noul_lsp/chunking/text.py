@@ -77,6 +77,7 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
             headings.append(current)
     chunks: list[Chunk] = []
     start = 0
+    covered = -1  # the last row a window holds so far
     while start < len(lines):
         end = min(len(lines), start + window_lines) - 1
         size = 0
@@ -90,7 +91,8 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
             first += 1
         while last >= first and not lines[last].strip():
             last -= 1
-        if first <= last:
+        if first <= last and last > covered:  # a window inside the last one (its blank edges trimmed) is none
+            covered = last
             title = headings[first] if is_markdown else symbol
             # a long line is a window of its own (cut before it, and it is past the budget): its pieces
             bodies = line_pieces(lines[first], max_chars) if first == last and is_long(lines[first], max_chars) \
@@ -99,7 +101,9 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
                                 header=title if is_markdown and title else "") for body in bodies)
         if end >= len(lines) - 1:
             break
-        start = max(start + 1, end + 1 - overlap)
+        # the overlap is at most a quarter of the window made: a window that long lines cut to five lines went on
+        # a line at a time, and a README's table of inputs was 176 windows of the same rows
+        start = max(start + 1, end + 1 - min(overlap, (end - start + 1) // 4))
     return chunks
 
 
