@@ -1039,3 +1039,32 @@ def test_a_helm_charts_named_templates_are_definitions_named_by_their_names():
     assert [(c.start_line, c.text) for c in chunks if c.kind == "text"] == [
         (19, "{{- $unused := 1 }}"), (143, '{{- define "chart.unclosed" -}}\nx')]
     assert {c.language for c in chunks} == {"gotemplate"}
+
+
+def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path():
+    """kube-prometheus-stack's `values.yaml` was 40-line windows named nowhere: `prometheus.prometheusSpec.retention`
+    sat on a window's 26th line, past what the embedder reads, and looked like Alertmanager's `retention`. A
+    document that fits is one chunk; a larger one is cut at its keys (with the comments above each), small
+    sections packed together, a large one cut at its own keys; each chunk is named and headed by its key path and
+    lists the keys it holds (not those inside a list's items)."""
+    settings = IndexSettings(chunk_max_chars=400)
+    small = "name: tests\non:\n  push:\n    branches: [main]\n"
+    assert [(c.symbol, c.names, c.header) for c in FileChunker(settings).chunk(".github/workflows/t.yml", small)] \
+        == [("", (), "")]
+    spec = "".join(f"    ## the {key} of the server's data\n    {key}: {value}\n\n" for key, value in
+                   (("retention", "10d"), ("retentionSize", '""'), ("walCompression", "true"), ("replicas", 1),
+                    ("logLevel", "info"), ("logFormat", "logfmt"), ("scrapeInterval", '""'), ("paused", "false")))
+    values = ("## Deploy alertmanager\nalertmanager:\n  enabled: true\n\n## Deploy a Prometheus instance\n"
+              "prometheus:\n  enabled: true\n  prometheusSpec:\n" + spec +
+              "    containers:\n      - name: sidecar\n        image: x\n")
+    chunks = FileChunker(settings).chunk("charts/stack/values.yaml", values)
+    assert all(c.language == "yaml" for c in chunks)
+    first = chunks[0]
+    assert (first.start_line, first.text.split("\n")[0]) == (1, "## Deploy alertmanager")
+    retention = next(c for c in chunks if "prometheus.prometheusSpec.retention" in (c.symbol, *c.names))
+    assert retention.symbol == "prometheus.prometheusSpec" and retention.header == "prometheus.prometheusSpec"
+    assert retention.embed_text.startswith("prometheus.prometheusSpec\n")
+    # every line is in a chunk; a list item's keys name nothing
+    covered = {row for c in chunks for row in range(c.start_line, c.end_line + 1)}
+    assert all(row in covered for row, line in enumerate(values.split("\n"), 1) if line.strip())
+    assert not any(name.endswith(("sidecar", ".name", ".image")) for c in chunks for name in c.names)

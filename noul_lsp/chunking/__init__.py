@@ -1,5 +1,5 @@
-"""Cutting files into chunks: tree-sitter definitions, notebook cells, Go templates' named templates, line
-windows for the rest."""
+"""Cutting files into chunks: tree-sitter definitions, notebook cells, Go templates' named templates, YAML's
+sections by their keys, line windows for the rest."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from noul_lsp.chunking.languages import (
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.templates import TEMPLATE_SUFFIXES, chunk_template
 from noul_lsp.chunking.text import chunk_lines, text_language
+from noul_lsp.chunking.yaml_keys import YAML_SUFFIXES, chunk_yaml
 from noul_lsp.config import IndexSettings
 
 __all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
@@ -102,6 +103,8 @@ class FileChunker:
             return chunk_component(path, text, code_for=self._code_chunker, warnings=self.warnings, **windows)
         if path.lower().endswith(TEMPLATE_SUFFIXES):  # Helm's `_helpers.tpl`: its named templates
             return chunk_template(path, text, **windows)
+        if path.lower().endswith(YAML_SUFFIXES):  # a values file's, a workflow's sections by their keys
+            return chunk_yaml(path, text, **windows)
         spec = language_for_path(path) or language_for_script(path, text)
         if spec is not None and spec.name == "c" and path.lower().endswith(".h") and holds_cpp(text):  # C++'s header
             spec = LANGUAGES["cpp"]

@@ -1,0 +1,172 @@
+"""YAML cut by its keys: a values file's, a workflow's or a manifest's sections, each named by its key path.
+
+A Helm chart's `values.yaml` is thousands of lines of settings, each documented by the comment above it; a
+workflow is its jobs; a configuration file its sections. As 40-line windows a setting was named nowhere, a
+window began in one section and ended in the next, and the embedder (which reads about its first 13 lines)
+never saw the key a window was about: kube-prometheus-stack's `prometheus.prometheusSpec.retention` sat on
+the 26th line of a window that was in no query's first thirty chunks, and looked like Alertmanager's
+`retention`. A document (between `---` lines) that fits one chunk is one; a larger one is cut at the keys of
+its outermost mapping, each with the comment lines above it, and a section still too large at its own keys,
+down to where no keys remain (a long list or text: windows). Each chunk is named by its key path
+(`prometheus.prometheusSpec`), which is also its header, so the embedder reads where the lines sit; the keys
+inside a chunk are its names (`prometheus.prometheusSpec.retention`), as a class's members are. Indentation is
+read, not parsed: a file YAML cannot load (a Helm template's `{{ }}` lines) is cut as well as it reads.
+"""
+
+from __future__ import annotations
+
+import re
+
+from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.text import chunk_lines
+
+YAML_SUFFIXES = (".yaml", ".yml")
+#: a mapping key opening its line: `  retention: 10d`, `"on":`, `build-and-test:` (not a list item's `- name:`)
+_KEY = re.compile(r"( *)([A-Za-z0-9_$][\w.$/-]*|\"[^\"]+\"|'[^']+')\s*:(?:[ \t]|$)")
+_DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
+#: how many key names a chunk lists (a class's members are capped alike, code.MAX_NESTED)
+_MAX_NAMES = 64
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+class _YamlCutter:
+    def __init__(self, path: str, lines: list[str], *, window_lines: int, overlap: int, max_chars: int) -> None:
+        self.path, self.lines, self.max_chars = path, lines, max_chars
+        self.windows = dict(language="yaml", window_lines=window_lines, overlap=overlap, max_chars=max_chars)
+        self.chunks: list[Chunk] = []
+        self.paths = key_paths(lines)
+        #: whether the document being read is cut in sections: a small file's keys (a manifest's `spec`,
+        #: `metadata`, `name`) are no names anyone looks up; a values file's are
+        self.sections = False
+
+    def keys_at(self, first: int, last: int, indent: int) -> list[tuple[int, str]]:
+        """(row, key) of the keys of the mapping at `indent` within the rows, each from the first of the comment
+        lines right above it."""
+        found = []
+        for row in range(first, last + 1):
+            match = _KEY.match(self.lines[row])
+            if match is not None and len(match.group(1)) == indent:
+                start = row
+                while start - 1 >= first and _is_comment(self.lines[start - 1]):
+                    start -= 1
+                found.append((start, match.group(2).strip("\"'")))
+        return found
+
+    def child_indent(self, first: int, last: int, indent: int) -> int | None:
+        """The indent of the first key deeper than `indent` in the rows."""
+        for row in range(first, last + 1):
+            match = _KEY.match(self.lines[row])
+            if match is not None and len(match.group(1)) > indent:
+                return len(match.group(1))
+        return None
+
+    def names(self, first: int, last: int, symbol: str) -> tuple[str, ...]:
+        """The key paths of the keys in the rows (`key_paths`) but the chunk's own."""
+        return tuple(dict.fromkeys(path for path in self.paths[first:last + 1] if path and path != symbol))[:_MAX_NAMES]
+
+    def emit(self, first: int, last: int, name: str, header: str) -> None:
+        """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""
+        while first <= last and not self.lines[first].strip():
+            first += 1
+        while last >= first and not self.lines[last].strip():
+            last -= 1
+        if first > last:
+            return
+        text = "\n".join(self.lines[first:last + 1])
+        if len(text) <= self.max_chars:
+            self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, "yaml", "text", header=header,
+                                     names=self.names(first, last, name) if self.sections else ()))
+            return
+        for window in chunk_lines(self.path, text, **self.windows, symbol=name):
+            start = window.start_line - 1 + first
+            self.chunks.append(Chunk(self.path, start + 1, window.end_line + first, window.text, name, "yaml",
+                                     "text", header=header,
+                                     names=self.names(start, window.end_line - 1 + first, name)
+                                     if self.sections else ()))
+
+    def cut(self, first: int, last: int, prefix: str, indent: int) -> None:
+        """The rows of one mapping at `indent` under the key path `prefix`: one chunk when they fit, else one
+        section per key (the lines above its first key go with that key's section)."""
+        size = sum(len(line) + 1 for line in self.lines[first:last + 1])
+        keys = self.keys_at(first, last, indent) if size > self.max_chars else []
+        self.sections = self.sections or bool(keys)
+        if len(keys) == 1:  # one key holds it all: cut at its own keys, if any
+            row, key = keys[0]
+            deeper = self.child_indent(row + 1, last, indent)
+            path = f"{prefix}.{key}" if prefix else key
+            if deeper is not None:
+                self.cut(first, last, path, deeper)
+                return
+            keys = []
+        if not keys:
+            self.emit(first, last, prefix, prefix)
+            return
+        bounds = [first if index == 0 else row for index, (row, _) in enumerate(keys)] + [last + 1]
+        group: list[tuple[int, int, str]] = []  # adjacent small sections, packed into one chunk up to the budget
+        for (_, key), start, end in zip(keys, bounds, bounds[1:], strict=False):
+            path = f"{prefix}.{key}" if prefix else key
+            piece_size = sum(len(line) + 1 for line in self.lines[start:end])
+            if group and (piece_size > self.max_chars or sum(len(line) + 1 for line in
+                                                               self.lines[group[0][0]:end]) > self.max_chars):
+                self._emit_group(group, prefix)
+                group = []
+            if piece_size <= self.max_chars:
+                group.append((start, end - 1, path))
+            else:
+                self._cut_section(start, end - 1, path, indent)
+        if group:
+            self._emit_group(group, prefix)
+
+    def _emit_group(self, group: list[tuple[int, int, str]], prefix: str) -> None:
+        """Adjacent sections as one chunk: named by the one key, or by the mapping they are keys of."""
+        self.emit(group[0][0], group[-1][1], group[0][2] if len(group) == 1 else prefix, prefix)
+
+    def _cut_section(self, first: int, last: int, path: str, indent: int) -> None:
+        """A key's section too large for one chunk: cut at the keys beneath it, or windows named by it."""
+        deeper = self.child_indent(first, last, indent)
+        if deeper is None:
+            self.emit(first, last, path, path)
+        else:
+            self.cut(first, last, path, deeper)
+
+
+_LIST_ITEM = re.compile(r"( *)- ")
+
+
+def key_paths(lines: list[str]) -> list[str | None]:
+    """Per row, the key path of the key the row opens (`prometheus.prometheusSpec.retention`), read by
+    indentation; None for a row that opens no key, or a key inside a list's item (a workflow step's `uses`,
+    `with`, `run` name nothing anyone looks up)."""
+    paths: list[str | None] = []
+    stack: list[tuple[int, str | None]] = []  # (indent, key; None: a list's item) the row is under
+    for line in lines:
+        if _DOCUMENT.fullmatch(line):
+            stack = []
+        key, item = _KEY.match(line), _LIST_ITEM.match(line)
+        if key is None and item is None:
+            paths.append(None)
+            continue
+        indent = len((key or item).group(1))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, key.group(2).strip("\"'") if key is not None else None))
+        listed = any(name is None for _, name in stack)
+        paths.append(None if listed else ".".join(name for _, name in stack if name))
+    return paths
+
+
+def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys."""
+    lines = text.split("\n")
+    cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
+    start = 0
+    for row in range(len(lines) + 1):
+        if row == len(lines) or _DOCUMENT.fullmatch(lines[row]):
+            if row > start:
+                cutter.sections = False
+                cutter.cut(start, row - 1, "", 0)
+            start = row + 1
+    return sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))
