@@ -1068,3 +1068,10 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
     covered = {row for c in chunks for row in range(c.start_line, c.end_line + 1)}
     assert all(row in covered for row, line in enumerate(values.split("\n"), 1) if line.strip())
     assert not any(name.endswith(("sidecar", ".name", ".image")) for c in chunks for name in c.names)
+    # a Kubernetes manifest's keys are the API's (`spec.template.spec` in every manifest): its sections are headed
+    # by their key paths, named by nothing
+    manifest = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: operator\nspec:\n  template:\n"
+                "    spec:\n" + "".join(f"      key{n}: {'value ' * 10}\n" for n in range(20)))
+    parts = FileChunker(settings).chunk("charts/stack/templates/deployment.yaml", manifest)
+    assert len(parts) > 1 and {(c.symbol, c.names) for c in parts} == {("", ())}
+    assert "spec.template.spec" in {c.header for c in parts}

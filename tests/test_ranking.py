@@ -141,11 +141,12 @@ def test_roles_come_from_paths():
     # a Terraform module's blocks are its code; its variables' values config, its `.tftest.hcl` files tests
     assert file_role("modules/eks/main.tf") == "source" and file_role("envs/prod.tfvars") == "config"
     assert file_role("basic.tftest.hcl") == "test" and file_role("examples/complete/main.tf") == "example"
-    # a Helm chart's templates are its code (its named templates, its manifests), its values config; a web
+    # a Helm chart's templates are its code (its named templates, its manifests), and its values its interface; a web
     # framework's HTML templates and a `.tpl` elsewhere stay other; a Dockerfile's variants and a Jenkinsfile config
     assert file_role("charts/grafana/templates/_helpers.tpl") == "source"
     assert file_role("charts/grafana/templates/deployment.yaml") == "source"
-    assert file_role("charts/grafana/values.yaml") == "config" and file_role("app/templates/index.html") == "other"
+    assert file_role("charts/grafana/values.yaml") == "source" and file_role("app/templates/index.html") == "other"
+    assert file_role("charts/grafana/ci/default-values.yaml") == "config"
     assert file_role("lib/mail.tpl") == "other" and file_role("tests/templates/x.yaml") == "test"
     assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
     assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
@@ -247,6 +248,11 @@ def test_analysis_names_entities_and_shape():
     # `def session()` defined "session" and ranked above `Session.request`)
     method = analyse("Session.request")
     assert method.shape == "symbol" and method.names == {"request"} and method.scopes == {"session"}
+    # a hyphenated part is one scope (a Helm chart's `kube-prometheus-stack.fullname` was `stack.fullname`); a
+    # minus before a dotted name is no part of it
+    helper = analyse("kube-prometheus-stack.imagePullSecrets")
+    assert helper.names == {"imagepullsecrets"} and helper.scopes == {"kube-prometheus-stack"}
+    assert analyse("x = len(a)-self.offset").scopes == {"self"}
     dotted = analyse("why does Session.send drop the `max_redirects` setting")
     assert dotted.shape == "description"
     assert {"send", "max_redirects"} <= dotted.names and "session" in dotted.scopes

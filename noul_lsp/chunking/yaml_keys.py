@@ -41,6 +41,15 @@ class _YamlCutter:
         #: whether the document being read is cut in sections: a small file's keys (a manifest's `spec`,
         #: `metadata`, `name`) are no names anyone looks up; a values file's are
         self.sections = False
+        #: whether the document is a Kubernetes manifest (`apiVersion:` and `kind:` at its top): its keys are the
+        #: API's schema (`spec.template.spec`), in every manifest alike, no name of the workspace's; its
+        #: sections are headed by their key paths, named by nothing
+        self.manifest = False
+
+    @property
+    def named(self) -> bool:
+        """Whether the document's chunks list the keys they hold."""
+        return self.sections and not self.manifest
 
     def keys_at(self, first: int, last: int, indent: int) -> list[tuple[int, str]]:
         """(row, key) of the keys of the mapping at `indent` within the rows, each from the first of the comment
@@ -69,6 +78,8 @@ class _YamlCutter:
 
     def emit(self, first: int, last: int, name: str, header: str) -> None:
         """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""
+        if self.manifest:
+            name = ""
         while first <= last and not self.lines[first].strip():
             first += 1
         while last >= first and not self.lines[last].strip():
@@ -78,14 +89,14 @@ class _YamlCutter:
         text = "\n".join(self.lines[first:last + 1])
         if len(text) <= self.max_chars:
             self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, "yaml", "text", header=header,
-                                     names=self.names(first, last, name) if self.sections else ()))
+                                     names=self.names(first, last, name) if self.named else ()))
             return
         for window in chunk_lines(self.path, text, **self.windows, symbol=name):
             start = window.start_line - 1 + first
             self.chunks.append(Chunk(self.path, start + 1, window.end_line + first, window.text, name, "yaml",
                                      "text", header=header,
                                      names=self.names(start, window.end_line - 1 + first, name)
-                                     if self.sections else ()))
+                                     if self.named else ()))
 
     def cut(self, first: int, last: int, prefix: str, indent: int) -> None:
         """The rows of one mapping at `indent` under the key path `prefix`: one chunk when they fit, else one
@@ -166,7 +177,8 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
     for row in range(len(lines) + 1):
         if row == len(lines) or _DOCUMENT.fullmatch(lines[row]):
             if row > start:
-                cutter.sections = False
+                top = {match.group(2) for match in map(_KEY.match, lines[start:row]) if match and not match.group(1)}
+                cutter.sections, cutter.manifest = False, {"apiVersion", "kind"} <= top
                 cutter.cut(start, row - 1, "", 0)
             start = row + 1
     return sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))

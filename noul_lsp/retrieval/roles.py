@@ -42,6 +42,9 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
 #: CloudFormation stack's; a web framework's HTML templates stay `other` (as source, a Django app's templates
 #: took first places from its code)
 _TEMPLATE_SUFFIXES = frozenset({".yaml", ".yml", ".tpl", ".gotmpl", ".json"})
+#: a Helm chart's settings, each documented where it is declared (as a Terraform module's `variables.tf`): the
+#: chart's interface, asked for as "where is X configured"
+_CHART_VALUES = frozenset({"values.yaml", "values.yml"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -230,7 +233,7 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if suffix in _TEMPLATE_SUFFIXES and "templates" in folders and not in_docs:
+    if (suffix in _TEMPLATE_SUFFIXES and "templates" in folders or name in _CHART_VALUES) and not in_docs:
         return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
