@@ -1044,9 +1044,9 @@ def test_a_helm_charts_named_templates_are_definitions_named_by_their_names():
 def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path():
     """kube-prometheus-stack's `values.yaml` was 40-line windows named nowhere: `prometheus.prometheusSpec.retention`
     sat on a window's 26th line, past what the embedder reads, and looked like Alertmanager's `retention`. A
-    document that fits is one chunk; a larger one is cut at its keys (with the comments above each), small
-    sections packed together, a large one cut at its own keys; each chunk is named and headed by its key path and
-    lists the keys it holds (not those inside a list's items)."""
+    document that fits is one chunk; a larger one is cut at its keys (with the comments above each), a large
+    section at its own keys, and adjacent sections packed up to the budget; each chunk is named and headed by the
+    key path its sections share and lists the keys it holds (not those inside a list's items)."""
     settings = IndexSettings(chunk_max_chars=400)
     small = "name: tests\non:\n  push:\n    branches: [main]\n"
     assert [(c.symbol, c.names, c.header) for c in FileChunker(settings).chunk(".github/workflows/t.yml", small)] \
@@ -1062,8 +1062,10 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
     first = chunks[0]
     assert (first.start_line, first.text.split("\n")[0]) == (1, "## Deploy alertmanager")
     retention = next(c for c in chunks if "prometheus.prometheusSpec.retention" in (c.symbol, *c.names))
-    assert retention.symbol == "prometheus.prometheusSpec" and retention.header == "prometheus.prometheusSpec"
-    assert retention.embed_text.startswith("prometheus.prometheusSpec\n")
+    assert retention.symbol == "prometheus" and retention.embed_text.startswith("prometheus\n")
+    # small sections are packed up to the budget under the key path they share, never two top-level keys'
+    assert [(c.symbol, c.start_line) for c in chunks] == [
+        ("alertmanager", 1), ("prometheus", 5), ("prometheus.prometheusSpec", 21)]
     # every line is in a chunk; a list item's keys name nothing
     covered = {row for c in chunks for row in range(c.start_line, c.end_line + 1)}
     assert all(row in covered for row, line in enumerate(values.split("\n"), 1) if line.strip())

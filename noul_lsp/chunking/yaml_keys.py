@@ -7,10 +7,13 @@ never saw the key a window was about: kube-prometheus-stack's `prometheus.promet
 the 26th line of a window that was in no query's first thirty chunks, and looked like Alertmanager's
 `retention`. A document (between `---` lines) that fits one chunk is one; a larger one is cut at the keys of
 its outermost mapping, each with the comment lines above it, and a section still too large at its own keys,
-down to where no keys remain (a long list or text: windows). Each chunk is named by its key path
+down to where no keys remain (a long list or text: windows); adjacent sections are then packed up to the
+budget, never two top-level keys' together (cut alone, a CustomResourceDefinition's schema was twice its
+windows' chunks, half of them under 400 characters). Each chunk is named by the key path its sections share
 (`prometheus.prometheusSpec`), which is also its header, so the embedder reads where the lines sit; the keys
-inside a chunk are its names (`prometheus.prometheusSpec.retention`), as a class's members are. Indentation is
-read, not parsed: a file YAML cannot load (a Helm template's `{{ }}` lines) is cut as well as it reads.
+inside a chunk are its names (`prometheus.prometheusSpec.retention`), as a class's members are, but in a
+Kubernetes manifest (whose keys are the API's). Indentation is read, not parsed: a file YAML cannot load (a
+Helm template's `{{ }}` lines) is cut as well as it reads.
 """
 
 from __future__ import annotations
@@ -98,50 +101,62 @@ class _YamlCutter:
                                      names=self.names(start, window.end_line - 1 + first, name)
                                      if self.named else ()))
 
-    def cut(self, first: int, last: int, prefix: str, indent: int) -> None:
-        """The rows of one mapping at `indent` under the key path `prefix`: one chunk when they fit, else one
-        section per key (the lines above its first key go with that key's section)."""
-        size = sum(len(line) + 1 for line in self.lines[first:last + 1])
-        keys = self.keys_at(first, last, indent) if size > self.max_chars else []
-        self.sections = self.sections or bool(keys)
+    def size(self, first: int, last: int) -> int:
+        return sum(len(line) + 1 for line in self.lines[first:last + 1])
+
+    def sections_of(self, first: int, last: int, prefix: str, indent: int) -> list[tuple[int, int, str]]:
+        """The rows of one mapping at `indent` under the key path `prefix`, as (first row, last row, key path)
+        sections each within the budget where keys allow: whole when they fit, else one per key (the lines
+        above its first key go with that key's section), a section too large cut at its own keys in turn."""
+        keys = self.keys_at(first, last, indent) if self.size(first, last) > self.max_chars else []
         if len(keys) == 1:  # one key holds it all: cut at its own keys, if any
             row, key = keys[0]
             deeper = self.child_indent(row + 1, last, indent)
-            path = f"{prefix}.{key}" if prefix else key
             if deeper is not None:
-                self.cut(first, last, path, deeper)
-                return
+                return self.sections_of(first, last, f"{prefix}.{key}" if prefix else key, deeper)
             keys = []
         if not keys:
-            self.emit(first, last, prefix, prefix)
-            return
+            return [(first, last, prefix)]
+        self.sections = True
+        found: list[tuple[int, int, str]] = []
         bounds = [first if index == 0 else row for index, (row, _) in enumerate(keys)] + [last + 1]
-        group: list[tuple[int, int, str]] = []  # adjacent small sections, packed into one chunk up to the budget
         for (_, key), start, end in zip(keys, bounds, bounds[1:], strict=False):
             path = f"{prefix}.{key}" if prefix else key
-            piece_size = sum(len(line) + 1 for line in self.lines[start:end])
-            if group and (piece_size > self.max_chars or sum(len(line) + 1 for line in
-                                                               self.lines[group[0][0]:end]) > self.max_chars):
-                self._emit_group(group, prefix)
+            deeper = self.child_indent(start, end - 1, indent) if self.size(start, end - 1) > self.max_chars else None
+            found.extend(self.sections_of(start, end - 1, path, deeper) if deeper is not None
+                         else [(start, end - 1, path)])
+        return found
+
+    def cut(self, first: int, last: int) -> None:
+        """One document: its sections (`sections_of`), adjacent ones packed into chunks up to the budget, each
+        named by the key path its sections share (a lone section's own). Two top-level keys' sections are not
+        packed together (Alertmanager's last settings and Prometheus' first), but top-level settings of a line
+        or a few are."""
+        group: list[tuple[int, int, str]] = []
+        for section in [*self.sections_of(first, last, "", 0), None]:
+            if group and (section is None or self.size(group[0][0], section[1]) > self.max_chars
+                          or _top(section[2]) != _top(group[-1][2])):
+                shared = _shared_path([path for _, _, path in group])
+                self.emit(group[0][0], group[-1][1], shared, shared)
                 group = []
-            if piece_size <= self.max_chars:
-                group.append((start, end - 1, path))
-            else:
-                self._cut_section(start, end - 1, path, indent)
-        if group:
-            self._emit_group(group, prefix)
+            if section is not None:
+                group.append(section)
 
-    def _emit_group(self, group: list[tuple[int, int, str]], prefix: str) -> None:
-        """Adjacent sections as one chunk: named by the one key, or by the mapping they are keys of."""
-        self.emit(group[0][0], group[-1][1], group[0][2] if len(group) == 1 else prefix, prefix)
 
-    def _cut_section(self, first: int, last: int, path: str, indent: int) -> None:
-        """A key's section too large for one chunk: cut at the keys beneath it, or windows named by it."""
-        deeper = self.child_indent(first, last, indent)
-        if deeper is None:
-            self.emit(first, last, path, path)
-        else:
-            self.cut(first, last, path, deeper)
+def _top(path: str) -> str:
+    """The top-level key a section is under; "" for a top-level setting of its own (`nameOverride`)."""
+    return path.split(".", 1)[0] if "." in path else ""
+
+
+def _shared_path(paths: list[str]) -> str:
+    """The key path the paths share (`prometheus.prometheusSpec` of its `.retention` and `.retentionSize`)."""
+    split = [path.split(".") if path else [] for path in paths]
+    shared: list[str] = []
+    for parts in zip(*split, strict=False):
+        if any(part != parts[0] for part in parts):
+            break
+        shared.append(parts[0])
+    return ".".join(shared)
 
 
 _LIST_ITEM = re.compile(r"( *)- ")
@@ -179,6 +194,6 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
             if row > start:
                 top = {match.group(2) for match in map(_KEY.match, lines[start:row]) if match and not match.group(1)}
                 cutter.sections, cutter.manifest = False, {"apiVersion", "kind"} <= top
-                cutter.cut(start, row - 1, "", 0)
+                cutter.cut(start, row - 1)
             start = row + 1
     return sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))
