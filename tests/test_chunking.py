@@ -1029,6 +1029,7 @@ def test_a_helm_charts_named_templates_are_definitions_named_by_their_names():
                '{{- with .Values.x }}{{ . }}{{- end }}\n{{- end }}\n{{- end }}\n\n'
                '{{- $unused := 1 }}\n\n{{- define "chart.podSpec" -}}\n' + "containers:\n  - image: registry.example.com/some/long/image/name:1.0\n" * 60
                + '{{- end }}\n{{- define "chart.unclosed" -}}\nx\n')
+    helpers = helpers.replace("{{- if .Values.fullnameOverride }}", '{{- if eq .Values.fullnameOverride "{" }}')
     chunks = FileChunker(IndexSettings()).chunk("charts/chart/templates/_helpers.tpl", helpers)
     named = [(c.symbol, c.start_line, c.end_line) for c in chunks if c.kind == "template"]
     assert named[:2] == [("chart.name", 1, 7), ("chart.fullname", 9, 17)]
@@ -1039,6 +1040,9 @@ def test_a_helm_charts_named_templates_are_definitions_named_by_their_names():
     assert [(c.start_line, c.text) for c in chunks if c.kind == "text"] == [
         (19, "{{- $unused := 1 }}"), (143, '{{- define "chart.unclosed" -}}\nx')]
     assert {c.language for c in chunks} == {"gotemplate"}
+    # two named templates on one line are one chunk (one text at one line is one key in the store), both named
+    both = FileChunker(IndexSettings()).chunk("t/_h.tpl", '{{ define "c.b" }}y{{ end }}{{ define `c.c` }}z{{ end }}\n')
+    assert [(c.symbol, c.names) for c in both] == [("c.b", ("c.c",))]
 
 
 def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path():
@@ -1077,3 +1081,17 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
     parts = FileChunker(settings).chunk("charts/stack/templates/deployment.yaml", manifest)
     assert len(parts) > 1 and {(c.symbol, c.names) for c in parts} == {("", ())}
     assert "spec.template.spec" in {c.header for c in parts}
+    # a block scalar's lines are text, not keys (caddy's `script: |` gave `jobs.verify-tag.steps.with.script.direction`);
+    # a list is cut at its items (an alert rule was cut between its `for:` and its `labels:`), one written at its
+    # key's indent too; Windows line ends read as others
+    workflow = "jobs:\n  build:\n    steps:\n" + "".join(
+        f"      - name: step {n}\n        run: |\n          echo {n}\n          direction: desc\n" for n in range(30))
+    steps = FileChunker(settings).chunk(".github/workflows/ci.yml", workflow)
+    assert {c.symbol for c in steps} <= {"jobs.build", "jobs.build.steps"} and len(steps) > 1
+    assert all(c.text.lstrip().startswith(("jobs:", "- name: step")) for c in steps)
+    rules = "groups:\n- name: node\n  rules:\n" + "".join(
+        f"  - alert: Alert{n}\n    expr: up == 0\n    for: 5m\n    labels:\n      severity: warning\n" for n in range(30))
+    cut = FileChunker(settings).chunk("rules.yaml", rules)
+    assert all(c.text.lstrip().startswith(("groups:", "- alert:")) for c in cut)
+    crlf = FileChunker(settings).chunk("charts/stack/values.yaml", values.replace("\n", "\r\n"))
+    assert [c.symbol for c in crlf] == [c.symbol for c in chunks]

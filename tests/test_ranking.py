@@ -141,14 +141,17 @@ def test_roles_come_from_paths():
     # a Terraform module's blocks are its code; its variables' values config, its `.tftest.hcl` files tests
     assert file_role("modules/eks/main.tf") == "source" and file_role("envs/prod.tfvars") == "config"
     assert file_role("basic.tftest.hcl") == "test" and file_role("examples/complete/main.tf") == "example"
-    # a Helm chart's templates are its code (its named templates, its manifests), and its values its interface; a web
-    # framework's HTML templates and a `.tpl` elsewhere stay other; a Dockerfile's variants and a Jenkinsfile config
-    assert file_role("charts/grafana/templates/_helpers.tpl") == "source"
-    assert file_role("charts/grafana/templates/deployment.yaml") == "source"
-    assert file_role("charts/grafana/values.yaml") == "source" and file_role("app/templates/index.html") == "other"
-    assert file_role("charts/grafana/ci/default-values.yaml") == "config"
-    assert file_role("lib/mail.tpl") == "other" and file_role("tests/templates/x.yaml") == "test"
+    # a Helm chart's templates are its code (its named templates, its manifests) and its values its interface, beside
+    # its Chart.yaml; a templates folder of anything else (CI templates, a web framework's pages) keeps its role
+    chart = ["charts/grafana/Chart.yaml", "charts/grafana/templates/_helpers.tpl", "charts/grafana/templates/deploy.yaml",
+             "charts/grafana/values.yaml", "charts/grafana/ci/default-values.yaml", "charts/grafana/templates/tests/t.yaml",
+             "ci/templates/build.yml", "config/values.yml", "app/templates/index.html", "lib/mail.tpl"]
+    assert [ROLES[code] for code in role_codes(chart)] == [
+        "config", "source", "source", "source", "config", "test", "config", "config", "other", "other"]
+    assert file_role("charts/grafana/templates/deploy.yaml") == "config"  # the path alone does not tell
+    # a Dockerfile's variants and a Jenkinsfile are config; Terraform's provider lock is no module's code
     assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
+    assert file_role("Dockerfile.md") == "docs" and file_role("infra/.terraform.lock.hcl") == "config"
     assert file_role("src/domain/spec/x_spec.rb") == "test"  # `domain` is no source set
     assert file_role("src/parser.y") == "source" and file_role("src/lexer.l") == "source"  # Bison's, flex's sources
     # a TypeScript monorepo's conventions: jscodeshift's fixtures, Jest's doubles and a runner's set-up are
@@ -195,6 +198,9 @@ def test_roles_come_from_paths():
     assert roles_read_as_source(analyse("the CI job that lints charts").terms, text="the CI job that lints charts") \
         == ["config"]
     assert roles_read_as_source(analyse("where are cookies persisted").terms, text="where are cookies persisted") == []
+    # not seaborn's confidence interval argument
+    ci = "set the ci parameter of barplot"
+    assert roles_read_as_source(analyse(ci).terms, text=ci) == []
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example"):

@@ -41,7 +41,7 @@ _PATTERNS = {language: re.compile(rf"\s*({pattern})\s*(//.*)?") for language, pa
 _EMPTY = re.compile(r"[\s{}()\[\];,]*(end[\s;]*)?")
 #: a comment line: `#` only where it starts a comment (not C's `#include` or Rust's `#[derive]`); `*` only as a
 #: block comment's continuation (`* text`, `*/`), not a dereference (`*out = value;`)
-_HASH_COMMENTS = frozenset({"python", "ruby", "bash", "elixir"})
+_HASH_COMMENTS = frozenset({"python", "ruby", "bash", "elixir", "yaml"})
 _DASH_COMMENTS = frozenset({"lua", "haskell"})
 _SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*(?:[\s/]|$))")
 #: each language's block comment (its opening, its closing): C's family's `/* */` unless named here

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: the kind of every chunk of a file a tool wrote (the role of such a file is `generated`: roles.py)
 GENERATED_KIND = "generated"
@@ -42,6 +42,12 @@ class Chunk:
     def key(self) -> str:
         """Unique within a workspace: path, start line and content identify one chunk."""
         return f"{path_key(self.path)}\0{self.start_line:08d}\0{self.content_hash}"
+
+
+def shifted(chunks: list[Chunk], rows: int) -> list[Chunk]:
+    """Chunks cut from a part of a file that starts `rows` rows into it, on the file's rows (a notebook's cell,
+    a component's script, a template's or a YAML section's lines)."""
+    return [replace(chunk, start_line=chunk.start_line + rows, end_line=chunk.end_line + rows) for chunk in chunks]
 
 
 def path_key(path: str) -> str:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.code import CodeChunker, module_name
 from noul_lsp.chunking.text import chunk_lines
 
@@ -56,9 +56,9 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
                 cut = None
         if not cut:
             continue
-        chunks.extend(replace(chunk, start_line=chunk.start_line + first_row, end_line=chunk.end_line + first_row,
-                              symbol=chunk.symbol or component,
-                              kind="component" if chunk.kind == "module" else chunk.kind) for chunk in cut)
+        chunks.extend(shifted([replace(chunk, symbol=chunk.symbol or component,
+                                       kind="component" if chunk.kind == "module" else chunk.kind) for chunk in cut],
+                              first_row))
         for row in range(first_row, first_row + script.group(2).count("\n") + 1):
             lines[row] = ""  # cut already: the windows below hold the template and the styles
     rest = chunk_lines(path, "\n".join(lines), language=language, window_lines=window_lines, overlap=overlap,

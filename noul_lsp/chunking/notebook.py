@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import replace
 
-from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.code import CodeChunker
 from noul_lsp.chunking.text import chunk_lines, last_heading
 
@@ -88,6 +88,6 @@ def chunk_notebook(path: str, raw: str, *, window_lines: int, overlap: int, max_
         if cell_type == "markdown":
             section = last_heading(text) or section
         # on the file's lines: each source line is one (a list of strings), or all of them one (a string)
-        chunks.extend(replace(chunk, start_line=chunk.start_line + first_line - 1 if spread else first_line,
-                              end_line=chunk.end_line + first_line - 1 if spread else first_line) for chunk in cut)
+        chunks.extend(shifted(cut, first_line - 1) if spread else
+                      [replace(chunk, start_line=first_line, end_line=first_line) for chunk in cut])
     return chunks

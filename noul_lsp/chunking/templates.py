@@ -14,29 +14,39 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
 TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
 LANGUAGE = "gotemplate"
-#: one action, `{{- ... -}}` with its trim marks, or a comment `{{/* ... */}}` (which may span lines)
-_ACTION = re.compile(r"\{\{-?\s*(/\*.*?\*/|[^{}]*?)\s*-?\}\}", re.DOTALL)
+#: one action, `{{- ... -}}` with its trim marks (a quoted string in it may hold braces: `{{ if eq .x "{" }}`),
+#: or a comment `{{/* ... */}}` (which may span lines)
+_ACTION = re.compile(r"\{\{-?\s*(/\*.*?\*/|(?:\"(?:[^\"\\]|\\.)*\"|`[^`]*`|[^{}\"`])*?)\s*-?\}\}", re.DOTALL)
 #: the action's keyword that opens a level, and the quoted name of a `define`/`block`
-_OPENS = re.compile(r"(define|block|if|range|with)\b\s*(?:\"([^\"]*)\")?")
+_OPENS = re.compile(r"(define|block|if|range|with)\b\s*(?:\"([^\"]*)\"|`([^`]*)`)?")
 _END = re.compile(r"end\b")
 
 
-def _named_blocks(text: str) -> list[tuple[int, int, str]]:
-    """(first row, last row, name) of each top-level `define`/`block`, 0-based and inclusive; its first row is
-    that of the comment ending on the row above it, or on its own row. An unclosed one is left out (its lines
-    go to the windows)."""
-    blocks: list[tuple[int, int, str]] = []
+def _named_blocks(text: str) -> list[tuple[int, int, list[str]]]:
+    """(first row, last row, names) of each top-level `define`/`block`, 0-based and inclusive; its first row is
+    that of the comment ending on the row above it, or on its own row. Named templates that share a row are one
+    block (their chunks would be one text at one line: one key in the store). An unclosed one is left out (its
+    lines go to the windows)."""
+    blocks: list[tuple[int, int, list[str]]] = []
     depth = 0
     opened: tuple[int, str] | None = None  # the row and name of the named template being read
     comment: tuple[int, int] | None = None  # the rows of the last comment at depth 0
+    row, counted = 0, 0  # the row at offset `counted`, counted on as the actions go (not from the start each time)
+
+    def row_at(offset: int) -> int:
+        nonlocal row, counted
+        row += text.count("\n", counted, offset)
+        counted = offset
+        return row
+
     for action in _ACTION.finditer(text):
         body = action.group(1)
-        start_row = text.count("\n", 0, action.start())
+        start_row = row_at(action.start())
         if body.startswith("/*"):
             if depth == 0:  # a comment on the row after another's goes on with it
                 end_row = start_row + body.count("\n")
@@ -45,15 +55,19 @@ def _named_blocks(text: str) -> list[tuple[int, int, str]]:
             continue
         opens = _OPENS.match(body)
         if opens is not None:
-            if depth == 0 and opens.group(1) in ("define", "block") and opens.group(2):
+            name = opens.group(2) or opens.group(3)
+            if depth == 0 and opens.group(1) in ("define", "block") and name:
                 attached = comment is not None and comment[1] >= start_row - 1
-                opened = (comment[0] if attached else start_row, opens.group(2))
+                opened = (comment[0] if attached else start_row, name)
             depth += 1
         elif _END.match(body) and depth > 0:
             depth -= 1
             if depth == 0 and opened is not None:
-                end_row = text.count("\n", 0, action.end())
-                blocks.append((opened[0], end_row, opened[1]))
+                end_row = row_at(action.end())
+                if blocks and opened[0] <= blocks[-1][1]:  # on the row the last one ends on
+                    blocks[-1] = (blocks[-1][0], end_row, [*blocks[-1][2], opened[1]])
+                else:
+                    blocks.append((opened[0], end_row, [opened[1]]))
                 opened = None
         if depth == 0 and opens is None:
             comment = None  # an action between a comment and a define parts them
@@ -67,20 +81,18 @@ def chunk_template(path: str, text: str, *, window_lines: int, overlap: int, max
     windows = dict(language=LANGUAGE, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
     chunks: list[Chunk] = []
     next_row = 0  # the first row no named template holds yet
-    for first, last, name in [*_named_blocks(text), (len(lines), len(lines), "")]:
+    for first, last, names in [*_named_blocks(text), (len(lines), len(lines), [])]:
         if first > next_row:  # the lines between two named templates, in windows of their own
-            chunks.extend(_shifted(chunk_lines(path, "\n".join(lines[next_row:first]), **windows), next_row))
+            chunks.extend(shifted(chunk_lines(path, "\n".join(lines[next_row:first]), **windows), next_row))
         next_row = last + 1
         body = "\n".join(lines[first:last + 1])
-        if not name:
+        if not names:
             continue
+        name, others = names[0], tuple(names[1:])
         if len(body) <= max_chars:
-            chunks.append(Chunk(path, first + 1, last + 1, body, name, LANGUAGE, "template"))
+            chunks.append(Chunk(path, first + 1, last + 1, body, name, LANGUAGE, "template", names=others))
         else:
-            chunks.extend(_shifted(chunk_lines(path, body, **windows, symbol=name, kind="template"), first))
+            chunks.extend(replace(window, names=others) for window in
+                          shifted(chunk_lines(path, body, **windows, symbol=name, kind="template"), first))
     return chunks
 
-
-def _shifted(chunks: list[Chunk], rows: int) -> list[Chunk]:
-    """Chunks of a part of a file that starts `rows` rows into it, on the file's rows."""
-    return [replace(chunk, start_line=chunk.start_line + rows, end_line=chunk.end_line + rows) for chunk in chunks]

@@ -6,33 +6,98 @@ window began in one section and ended in the next, and the embedder (which reads
 never saw the key a window was about: kube-prometheus-stack's `prometheus.prometheusSpec.retention` sat on
 the 26th line of a window that was in no query's first thirty chunks, and looked like Alertmanager's
 `retention`. A document (between `---` lines) that fits one chunk is one; a larger one is cut at the keys of
-its outermost mapping, each with the comment lines above it, and a section still too large at its own keys,
-down to where no keys remain (a long list or text: windows); adjacent sections are then packed up to the
-budget, never two top-level keys' together (cut alone, a CustomResourceDefinition's schema was twice its
-windows' chunks, half of them under 400 characters). Each chunk is named by the key path its sections share
-(`prometheus.prometheusSpec`), which is also its header, so the embedder reads where the lines sit; the keys
-inside a chunk are its names (`prometheus.prometheusSpec.retention`), as a class's members are, but in a
-Kubernetes manifest (whose keys are the API's). Indentation is read, not parsed: a file YAML cannot load (a
-Helm template's `{{ }}` lines) is cut as well as it reads.
+its outermost mapping, each with the comment lines above it, a section still too large at its own keys, and a
+list at its items, down to where nothing is left to cut at (a long text: windows); adjacent sections are then
+packed up to the budget, two top-level keys' sections together only where each is a setting of one line (cut
+alone, a CustomResourceDefinition's schema was twice its windows' chunks, half of them under 400 characters).
+Each chunk is named by the key path its sections share (`prometheus.prometheusSpec`), which is also its header,
+so the embedder reads where the lines sit; the keys inside a chunk are its names
+(`prometheus.prometheusSpec.retention`), as a class's members are, but a list item's keys (a workflow step's
+`uses`, `with`) and a Kubernetes manifest's (the API's schema, `spec.template.spec` in every manifest).
+Indentation is read, not parsed: a file YAML cannot load (a Helm template's `{{ }}` lines) is cut as well as it
+reads, and the lines of a block scalar (`script: |`) are text, never keys.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.boilerplate import is_comment
+from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
 YAML_SUFFIXES = (".yaml", ".yml")
-#: a mapping key opening its line: `  retention: 10d`, `"on":`, `build-and-test:` (not a list item's `- name:`)
-_KEY = re.compile(r"( *)([A-Za-z0-9_$][\w.$/-]*|\"[^\"]+\"|'[^']+')\s*:(?:[ \t]|$)")
+#: a mapping key opening its line: `  retention: 10d`, `"on":`, `/users/{id}:`, `my key:`; not a list item's
+#: `- name:`, a comment, a flow collection, a tag, an anchor's use or a block scalar's indicator
+_KEY = re.compile(r"( *)(?![-?#\[{!&*|>%@`<])(\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s\"'#][^#]*?)\s*:(?:[ \t]|$)")
+_ITEM = re.compile(r"( *)-(?:[ \t]|$)")
+#: what follows a key (or an item's dash) whose value is a block scalar: its deeper lines are text
+_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(#.*)?$")
 _DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
 #: how many key names a chunk lists (a class's members are capped alike, code.MAX_NESTED)
 _MAX_NAMES = 64
 
 
-def _is_comment(line: str) -> bool:
-    return line.lstrip().startswith("#")
+@dataclass(frozen=True)
+class _Row:
+    """What a line opens: a key (`name`) or a list's item (`name` None), at `indent`; its key path (None in an
+    item or for an item)."""
+
+    indent: int
+    name: str | None
+    path: str | None
+
+
+def _rows(lines: list[str]) -> list[_Row | None]:
+    """Per line, the key or item it opens, None for any other line (a comment, a value's continuation, a block
+    scalar's text, a template's `{{ }}` line); read by indentation, the key stack reset at each `---`."""
+    found: list[_Row | None] = []
+    stack: list[tuple[int, str | None]] = []  # (indent, key; None: a list's item) the line is under
+    scalar_above: int | None = None  # the indent of the key whose block scalar the lines below belong to
+    for raw in lines:
+        line = raw.rstrip("\r")
+        indent = len(line) - len(line.lstrip(" "))
+        if scalar_above is not None and (not line.strip() or indent > scalar_above):
+            found.append(None)
+            continue
+        scalar_above = None
+        if _DOCUMENT.fullmatch(line):
+            stack = []
+        key, item = _KEY.match(line), _ITEM.match(line)
+        if key is None and item is None:
+            found.append(None)
+            continue
+        # a block scalar's lines are those deeper than its key's column (an item's key's: `- run: |`)
+        rest = line[(key or item).end():]
+        inner = _KEY.match(rest) if key is None else None
+        column = indent if inner is None else len(line) - len(rest) + len(inner.group(1))
+        value = (rest if inner is None else rest[inner.end():]).strip()
+        if value and _BLOCK_SCALAR.match(value):
+            scalar_above = column
+        name = key.group(2).strip("\"'") if key is not None else None
+        if key is None:  # a list written at its key's indent (`rules:` / `- alert: x`) is the key's, one deeper
+            while stack and stack[-1][0] > indent:
+                stack.pop()
+            if stack and stack[-1][0] == indent and stack[-1][1] is not None:
+                indent += 1
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, name))
+        listed = any(part is None for _, part in stack)
+        found.append(_Row(indent, name, None if listed else ".".join(part for _, part in stack if part)))
+    return found
+
+
+@dataclass(frozen=True)
+class _Section:
+    """Rows of a document cut at its keys (or items), with the key path they are under; `setting`: a key of one
+    line (plus the comments above it), nothing beneath it."""
+
+    first: int
+    last: int
+    path: str
+    setting: bool
 
 
 class _YamlCutter:
@@ -40,7 +105,7 @@ class _YamlCutter:
         self.path, self.lines, self.max_chars = path, lines, max_chars
         self.windows = dict(language="yaml", window_lines=window_lines, overlap=overlap, max_chars=max_chars)
         self.chunks: list[Chunk] = []
-        self.paths = key_paths(lines)
+        self.rows = _rows(lines)
         #: whether the document being read is cut in sections: a small file's keys (a manifest's `spec`,
         #: `metadata`, `name`) are no names anyone looks up; a values file's are
         self.sections = False
@@ -49,35 +114,74 @@ class _YamlCutter:
         #: sections are headed by their key paths, named by nothing
         self.manifest = False
 
-    @property
-    def named(self) -> bool:
-        """Whether the document's chunks list the keys they hold."""
-        return self.sections and not self.manifest
+    def size(self, first: int, last: int) -> int:
+        return sum(len(line) + 1 for line in self.lines[first:last + 1])
 
-    def keys_at(self, first: int, last: int, indent: int) -> list[tuple[int, str]]:
-        """(row, key) of the keys of the mapping at `indent` within the rows, each from the first of the comment
+    def children(self, first: int, last: int, indent: int) -> list[tuple[int, _Row]]:
+        """(first row, row) of the keys or items at `indent` within the rows, each from the first of the comment
         lines right above it."""
         found = []
-        for row in range(first, last + 1):
-            match = _KEY.match(self.lines[row])
-            if match is not None and len(match.group(1)) == indent:
-                start = row
-                while start - 1 >= first and _is_comment(self.lines[start - 1]):
+        for index in range(first, last + 1):
+            row = self.rows[index]
+            if row is not None and row.indent == indent:
+                start = index
+                while start - 1 >= first and is_comment(self.lines[start - 1], "yaml"):
                     start -= 1
-                found.append((start, match.group(2).strip("\"'")))
+                found.append((start, row))
         return found
 
     def child_indent(self, first: int, last: int, indent: int) -> int | None:
-        """The indent of the first key deeper than `indent` in the rows."""
-        for row in range(first, last + 1):
-            match = _KEY.match(self.lines[row])
-            if match is not None and len(match.group(1)) > indent:
-                return len(match.group(1))
-        return None
+        """The indent of the first key or item deeper than `indent` in the rows."""
+        return next((row.indent for row in self.rows[first:last + 1] if row is not None and row.indent > indent),
+                    None)
+
+    def sections_of(self, first: int, last: int, prefix: str, indent: int, depth: int = 0) -> list[_Section]:
+        """The rows of one mapping or list at `indent` under the key path `prefix`, cut where they are over the
+        budget: one section per key (the lines above the first key go with it) or per item (named by the list's
+        key), a key's section too large cut at what it holds in turn."""
+        children = self.children(first, last, indent) if self.size(first, last) > self.max_chars else []
+        if len(children) == 1 and children[0][1].name is not None and depth < _MAX_DEPTH:
+            start, row = children[0]  # one key holds it all: cut at what it holds, if anything
+            deeper = self.child_indent(start + 1, last, indent)
+            if deeper is not None:
+                return self.sections_of(first, last, f"{prefix}.{row.name}" if prefix else row.name, deeper, depth + 1)
+            children = []
+        if not children:
+            return [_Section(first, last, prefix, setting=False)]
+        self.sections = True
+        found: list[_Section] = []
+        bounds = [first if index == 0 else start for index, (start, _) in enumerate(children)] + [last + 1]
+        for (_, row), start, end in zip(children, bounds, bounds[1:], strict=False):
+            path = (f"{prefix}.{row.name}" if prefix else row.name) if row.name is not None else prefix
+            deeper = self.child_indent(start, end - 1, indent) \
+                if self.size(start, end - 1) > self.max_chars and depth < _MAX_DEPTH else None
+            if deeper is not None:
+                found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1))
+            else:
+                holds = sum(1 for other in self.rows[start:end] if other is not None)
+                found.append(_Section(start, end - 1, path, setting=row.name is not None and holds == 1))
+        return found
+
+    def cut(self, first: int, last: int) -> None:
+        """One document: its sections (`sections_of`), adjacent ones packed into chunks up to the budget, each
+        named by the key path its sections share (a lone section's own). Two top-level keys' sections are
+        packed together only where both are settings of a line (`nameOverride`, `fullnameOverride`): a chunk
+        of Alertmanager's last settings and Prometheus' first would be named by neither."""
+        group: list[_Section] = []
+        for section in [*self.sections_of(first, last, "", 0), None]:
+            if group and (section is None or self.size(group[0].first, section.last) > self.max_chars
+                          or not (_top(section.path) == _top(group[-1].path)
+                                  or (section.setting and all(member.setting for member in group)))):
+                shared = _shared_path([member.path for member in group])
+                self.emit(group[0].first, group[-1].last, shared, shared)
+                group = []
+            if section is not None:
+                group.append(section)
 
     def names(self, first: int, last: int, symbol: str) -> tuple[str, ...]:
-        """The key paths of the keys in the rows (`key_paths`) but the chunk's own."""
-        return tuple(dict.fromkeys(path for path in self.paths[first:last + 1] if path and path != symbol))[:_MAX_NAMES]
+        """The key paths of the keys in the rows but the chunk's own (none in a list's item)."""
+        paths = (row.path for row in self.rows[first:last + 1] if row is not None and row.path)
+        return tuple(dict.fromkeys(path for path in paths if path != symbol))[:_MAX_NAMES]
 
     def emit(self, first: int, last: int, name: str, header: str) -> None:
         """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""
@@ -89,63 +193,26 @@ class _YamlCutter:
             last -= 1
         if first > last:
             return
+        named = self.sections and not self.manifest
         text = "\n".join(self.lines[first:last + 1])
         if len(text) <= self.max_chars:
             self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, "yaml", "text", header=header,
-                                     names=self.names(first, last, name) if self.named else ()))
+                                     names=self.names(first, last, name) if named else ()))
             return
-        for window in chunk_lines(self.path, text, **self.windows, symbol=name):
-            start = window.start_line - 1 + first
-            self.chunks.append(Chunk(self.path, start + 1, window.end_line + first, window.text, name, "yaml",
-                                     "text", header=header,
-                                     names=self.names(start, window.end_line - 1 + first, name)
-                                     if self.named else ()))
+        for window in shifted(chunk_lines(self.path, text, **self.windows, symbol=name), first):
+            self.chunks.append(Chunk(self.path, window.start_line, window.end_line, window.text, name, "yaml",
+                                     "text", header=header, names=self.names(window.start_line - 1,
+                                                                             window.end_line - 1, name)
+                                     if named else ()))
 
-    def size(self, first: int, last: int) -> int:
-        return sum(len(line) + 1 for line in self.lines[first:last + 1])
 
-    def sections_of(self, first: int, last: int, prefix: str, indent: int) -> list[tuple[int, int, str]]:
-        """The rows of one mapping at `indent` under the key path `prefix`, as (first row, last row, key path)
-        sections each within the budget where keys allow: whole when they fit, else one per key (the lines
-        above its first key go with that key's section), a section too large cut at its own keys in turn."""
-        keys = self.keys_at(first, last, indent) if self.size(first, last) > self.max_chars else []
-        if len(keys) == 1:  # one key holds it all: cut at its own keys, if any
-            row, key = keys[0]
-            deeper = self.child_indent(row + 1, last, indent)
-            if deeper is not None:
-                return self.sections_of(first, last, f"{prefix}.{key}" if prefix else key, deeper)
-            keys = []
-        if not keys:
-            return [(first, last, prefix)]
-        self.sections = True
-        found: list[tuple[int, int, str]] = []
-        bounds = [first if index == 0 else row for index, (row, _) in enumerate(keys)] + [last + 1]
-        for (_, key), start, end in zip(keys, bounds, bounds[1:], strict=False):
-            path = f"{prefix}.{key}" if prefix else key
-            deeper = self.child_indent(start, end - 1, indent) if self.size(start, end - 1) > self.max_chars else None
-            found.extend(self.sections_of(start, end - 1, path, deeper) if deeper is not None
-                         else [(start, end - 1, path)])
-        return found
-
-    def cut(self, first: int, last: int) -> None:
-        """One document: its sections (`sections_of`), adjacent ones packed into chunks up to the budget, each
-        named by the key path its sections share (a lone section's own). Two top-level keys' sections are not
-        packed together (Alertmanager's last settings and Prometheus' first), but top-level settings of a line
-        or a few are."""
-        group: list[tuple[int, int, str]] = []
-        for section in [*self.sections_of(first, last, "", 0), None]:
-            if group and (section is None or self.size(group[0][0], section[1]) > self.max_chars
-                          or _top(section[2]) != _top(group[-1][2])):
-                shared = _shared_path([path for _, _, path in group])
-                self.emit(group[0][0], group[-1][1], shared, shared)
-                group = []
-            if section is not None:
-                group.append(section)
+#: how deep a document is cut at its keys (a file nested a thousand deep is cut at its first levels)
+_MAX_DEPTH = 32
 
 
 def _top(path: str) -> str:
-    """The top-level key a section is under; "" for a top-level setting of its own (`nameOverride`)."""
-    return path.split(".", 1)[0] if "." in path else ""
+    """The top-level key a section is under."""
+    return path.split(".", 1)[0]
 
 
 def _shared_path(paths: list[str]) -> str:
@@ -159,41 +226,16 @@ def _shared_path(paths: list[str]) -> str:
     return ".".join(shared)
 
 
-_LIST_ITEM = re.compile(r"( *)- ")
-
-
-def key_paths(lines: list[str]) -> list[str | None]:
-    """Per row, the key path of the key the row opens (`prometheus.prometheusSpec.retention`), read by
-    indentation; None for a row that opens no key, or a key inside a list's item (a workflow step's `uses`,
-    `with`, `run` name nothing anyone looks up)."""
-    paths: list[str | None] = []
-    stack: list[tuple[int, str | None]] = []  # (indent, key; None: a list's item) the row is under
-    for line in lines:
-        if _DOCUMENT.fullmatch(line):
-            stack = []
-        key, item = _KEY.match(line), _LIST_ITEM.match(line)
-        if key is None and item is None:
-            paths.append(None)
-            continue
-        indent = len((key or item).group(1))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, key.group(2).strip("\"'") if key is not None else None))
-        listed = any(name is None for _, name in stack)
-        paths.append(None if listed else ".".join(name for _, name in stack if name))
-    return paths
-
-
 def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys."""
     lines = text.split("\n")
     cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
     start = 0
-    for row in range(len(lines) + 1):
-        if row == len(lines) or _DOCUMENT.fullmatch(lines[row]):
-            if row > start:
-                top = {match.group(2) for match in map(_KEY.match, lines[start:row]) if match and not match.group(1)}
+    for index in range(len(lines) + 1):
+        if index == len(lines) or _DOCUMENT.fullmatch(lines[index].rstrip("\r")):
+            if index > start:
+                top = {row.name for row in cutter.rows[start:index] if row is not None and row.indent == 0}
                 cutter.sections, cutter.manifest = False, {"apiVersion", "kind"} <= top
-                cutter.cut(start, row - 1)
-            start = row + 1
+                cutter.cut(start, index - 1)
+            start = index + 1
     return sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))

@@ -36,8 +36,9 @@ _CODE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spe
 _PATH = re.compile(r"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
                    + r"))(?![\w])")
 #: a dotted name; its parts may be hyphenated, as a Helm chart's named templates are (`kube-prometheus-stack.fullname`:
-#: read as `stack.fullname`, its scope was no chart's)
-_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"
+#: read as `stack.fullname`, its scope was no chart's). It starts after no word's hyphen (a start after each `-`
+#: of a long chain of them made the search quadratic), but after a minus (`len(a)-self.offset`)
+_DOTTED = re.compile(r"(?<![\w.])(?<!\w-)([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"
                      r"(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)+)(?![\w(])?")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
 _QUOTED = re.compile(r"(?<![\w])['\"]([^'\"\n]{2,80})['\"]")

@@ -36,15 +36,14 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
                            ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml",
                            "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs",
-                           "jenkinsfile", "containerfile", "vagrantfile", "tiltfile"})
-#: a deployment's templates, rendered into manifests: a Helm chart's `templates/*.yaml` and `_helpers.tpl`
-#: (helm-charts' manifests were config and its helpers other, below the chart's few Python scripts), a
-#: CloudFormation stack's; a web framework's HTML templates stay `other` (as source, a Django app's templates
-#: took first places from its code)
-_TEMPLATE_SUFFIXES = frozenset({".yaml", ".yml", ".tpl", ".gotmpl", ".json"})
-#: a Helm chart's settings, each documented where it is declared (as a Terraform module's `variables.tf`): the
-#: chart's interface, asked for as "where is X configured"
-_CHART_VALUES = frozenset({"values.yaml", "values.yml"})
+                           "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl"})
+#: a Helm chart's code, beside its `Chart.yaml`: its templates (`templates/*.yaml`, `_helpers.tpl`: helm-charts'
+#: manifests were config and its helpers other, below the repository's few Python scripts) and its
+#: `values.yaml`, the chart's settings each documented where it is declared (as a Terraform module's
+#: `variables.tf`), asked for as "where is X configured". A `templates/` folder of anything else (CI templates,
+#: cookiecutter, Ansible, a web framework's pages) keeps its role
+_CHART_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".gotmpl", ".json", ".txt")
+_CHART_VALUES = frozenset({"values.yaml", "values.yml", "values.schema.json"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -154,7 +153,10 @@ TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
 #: a query that names continuous integration: it asks for a workflow's or a pipeline's file, which is config,
 #: read as source then (the ranker's weight for a query naming config is against config: "which workflow
 #: publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd, under its scripts)
-_ASKS_FOR_CI = re.compile(r"\b(?:ci|workflows?|github\s+actions?|gitlab|jenkins|circleci)\b", re.IGNORECASE)
+_ASKS_FOR_CI = re.compile(
+    r"\b(?:workflows?|github\s+actions?|gitlab[\s-]ci|circleci|jenkins(?:file)?|travis"
+    r"|ci\s+(?:workflows?|jobs?|pipelines?|config(?:uration)?|builds?|runs?|checks?|matrix|steps?)"
+    r"|(?:in|on)\s+(?:the\s+)?ci)\b", re.IGNORECASE)  # not seaborn's `ci` argument ("the ci parameter")
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
 #: werkzeug safe_join" found the plain copy first). Not "generated" or "vendor": "where are CSRF tokens
@@ -218,8 +220,9 @@ def file_role(path: str) -> str:
         return "test"
     # a manifest or a dot file is config wherever it is (`fuzz/Cargo.toml`, `tests/package.json`, a test folder's
     # `.eslintrc.yml`)
-    if name in _CONFIG_NAMES or name.startswith((".", "dockerfile.")) or _CONFIG_CODE.fullmatch(name) \
-            or _REQUIREMENTS.fullmatch(name) or suffix == ".dockerfile" \
+    if name in _CONFIG_NAMES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) \
+            or (name.startswith("dockerfile.") and suffix not in _DOC_SUFFIXES) or suffix == ".dockerfile" \
+            or _REQUIREMENTS.fullmatch(name) \
             or (suffix == ".txt" and folders[-1:] == ["requirements"]):
         return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
@@ -233,8 +236,6 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if (suffix in _TEMPLATE_SUFFIXES and "templates" in folders or name in _CHART_VALUES) and not in_docs:
-        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -252,17 +253,34 @@ MINIFIED_TERMS_AT_LEAST = 400.0
 
 def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None,
                tool_written: np.ndarray | None = None) -> np.ndarray:
-    """int8 role index (ROLE_INDEX) per path; a source file as dense as minified code (its BM25 `terms` over
-    its `lines`, per path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO
-    NOT EDIT`) is `generated`: the path cannot tell it from the code people write."""
+    """int8 role index (ROLE_INDEX) per path; a Helm chart's templates and values (beside a `Chart.yaml` among
+    the paths) are source; a source file as dense as minified code (its BM25 `terms` over its `lines`, per
+    path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is
+    `generated`: the path cannot tell it from the code people write."""
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
+    charts = {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
+    if charts:
+        in_chart = np.fromiter((_charts_code(p, charts) for p in paths), dtype=bool, count=len(paths))
+        read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])  # not a chart's tests or docs
+        codes[in_chart & read_as] = ROLE_INDEX["source"]
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
     codes[(codes == ROLE_INDEX["source"]) & written] = ROLE_INDEX["generated"]
     return codes
+
+
+def _charts_code(path: str, charts: set[str]) -> bool:
+    """Whether a path is a Helm chart's template or values (`_CHART_TEMPLATE_SUFFIXES`, `_CHART_VALUES`), given
+    the folders that hold a `Chart.yaml` (each "" or ending in "/")."""
+    folder, _, name = path.rpartition("/")
+    folder = f"{folder}/" if folder else ""
+    if folder in charts:
+        return name in _CHART_VALUES
+    chart, _, rest = folder.partition("templates/")
+    return chart in charts and path.endswith(_CHART_TEMPLATE_SUFFIXES) and (chart == "" or chart.endswith("/"))
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:
