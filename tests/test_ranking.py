@@ -145,10 +145,12 @@ def test_roles_come_from_paths():
     # its Chart.yaml; a templates folder of anything else (CI templates, a web framework's pages) keeps its role
     chart = ["charts/grafana/Chart.yaml", "charts/grafana/templates/_helpers.tpl", "charts/grafana/templates/deploy.yaml",
              "charts/grafana/values.yaml", "charts/grafana/ci/default-values.yaml", "charts/grafana/templates/tests/t.yaml",
-             "ci/templates/build.yml", "config/values.yml", "app/templates/index.html", "lib/mail.tpl"]
+             "ci/templates/build.yml", "config/values.yml", "app/templates/index.html", "lib/mail.tpl",
+             "charts/grafana/values.schema.json"]
     assert [ROLES[code] for code in role_codes(chart)] == [
-        "config", "source", "source", "source", "config", "test", "config", "config", "other", "other"]
+        "config", "source", "source", "source", "config", "test", "config", "config", "other", "other", "config"]
     assert file_role("charts/grafana/templates/deploy.yaml") == "config"  # the path alone does not tell
+    assert file_role("templates/windows_user_data.tpl") == "source"  # a Go template in a templates folder does
     # a Dockerfile's variants and a Jenkinsfile are config; Terraform's provider lock is no module's code
     assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
     assert file_role("Dockerfile.md") == "docs" and file_role("infra/.terraform.lock.hcl") == "config"

@@ -43,7 +43,10 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
 #: `variables.tf`), asked for as "where is X configured". A `templates/` folder of anything else (CI templates,
 #: cookiecutter, Ansible, a web framework's pages) keeps its role
 _CHART_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".gotmpl", ".json", ".txt")
-_CHART_VALUES = frozenset({"values.yaml", "values.yml", "values.schema.json"})
+_CHART_VALUES = frozenset({"values.yaml", "values.yml"})
+#: Go templates in a templates folder, wherever it is: a Helm chart's helpers, a Terraform module's
+#: `templatefile()` sources (terraform-aws-eks' `templates/windows_user_data.tpl`), rendered by the code
+_GO_TEMPLATE_SUFFIXES = frozenset({".tpl", ".gotmpl"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -236,6 +239,8 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
+    if suffix in _GO_TEMPLATE_SUFFIXES and "templates" in folders and not in_docs:
+        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
