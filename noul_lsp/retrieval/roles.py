@@ -284,7 +284,7 @@ def _charts_code(path: str, charts: set[str]) -> bool:
     folder = f"{folder}/" if folder else ""
     if folder in charts:
         return name in _CHART_VALUES
-    chart, _, rest = folder.partition("templates/")
+    chart = folder.partition("templates/")[0]
     return chart in charts and path.endswith(_CHART_TEMPLATE_SUFFIXES) and (chart == "" or chart.endswith("/"))
 
 
