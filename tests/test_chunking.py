@@ -1095,3 +1095,11 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
     assert all(c.text.lstrip().startswith(("groups:", "- alert:")) for c in cut)
     crlf = FileChunker(settings).chunk("charts/stack/values.yaml", values.replace("\n", "\r\n"))
     assert [c.symbol for c in crlf] == [c.symbol for c in chunks]
+    # a block scalar after a tag (CloudFormation's `!Sub |`) is text; a list item's keys name no path, however
+    # large the item; a padded line is read in linear time
+    stack = "Resources:\n  Server:\n    UserData:\n      Fn::Base64: !Sub |\n" + "        port: 8080\n" * 200
+    assert all("port" not in name for c in FileChunker(settings).chunk("stack.yaml", stack) for name in c.names)
+    big_step = "jobs:\n  verify:\n    steps:\n      - name: check\n        with:\n" + "".join(
+        f"          key{n}: {'value ' * 8}\n" for n in range(40))
+    assert {c.symbol for c in FileChunker(settings).chunk("release.yml", big_step)} <= {"jobs.verify.steps"}
+    assert len(FileChunker(IndexSettings()).chunk("pad.yaml", "k: v\nx" + " " * 200_000 + "y\n")) >= 1

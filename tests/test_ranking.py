@@ -16,7 +16,16 @@ from noul_lsp.retrieval.features import FEATURES, root_features
 from noul_lsp.retrieval.fusion import fuse
 from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, rank_candidates, untrained_model
 from noul_lsp.retrieval.retrieve import retrieve
-from noul_lsp.retrieval.roles import ROLES, file_role, query_asks_for, role_codes, roles_read_as_source
+from noul_lsp.retrieval.roles import (
+    ROLES,
+    asks_for_ci,
+    chart_folders,
+    file_role,
+    query_asks_for,
+    role_codes,
+    roles_read_as_source,
+    with_charts,
+)
 from noul_lsp.session.workspace import Workspace
 
 SOURCE = '''"""Cookie handling."""
@@ -150,6 +159,13 @@ def test_roles_come_from_paths():
     assert [ROLES[code] for code in role_codes(chart)] == [
         "config", "source", "source", "source", "config", "test", "config", "config", "other", "other", "config"]
     assert file_role("charts/grafana/templates/deploy.yaml") == "config"  # the path alone does not tell
+    # a chart found in one part of the corpus reads the files of another (a file edited since the last index is
+    # in the delta, its Chart.yaml in the base); a folder named like a template folder is a chart's folder
+    edited = ["charts/grafana/templates/deploy.yaml", "helm-templates/templates/svc.yaml"]
+    codes = role_codes(edited)
+    assert [ROLES[c] for c in codes] == ["config", "config"]
+    charts = chart_folders(["charts/grafana/Chart.yaml", "helm-templates/Chart.yaml"])
+    assert [ROLES[c] for c in with_charts(codes, edited, charts)] == ["source", "source"]
     assert file_role("templates/windows_user_data.tpl") == "source"  # a Go template in a templates folder does
     # a Dockerfile's variants and a Jenkinsfile are config; Terraform's provider lock is no module's code
     assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
@@ -194,15 +210,11 @@ def test_roles_come_from_paths():
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     assert roles_read_as_source(analyse("the migration that adds the grace field").terms) == ["generated"]
-    # a query naming continuous integration asks for config (its weight for naming config is against config)
-    ci = "which workflow publishes the chart release"
-    assert roles_read_as_source(analyse(ci).terms, text=ci) == ["config"]
-    assert roles_read_as_source(analyse("the CI job that lints charts").terms, text="the CI job that lints charts") \
-        == ["config"]
-    assert roles_read_as_source(analyse("where are cookies persisted").terms, text="where are cookies persisted") == []
-    # not seaborn's confidence interval argument
-    ci = "set the ci parameter of barplot"
-    assert roles_read_as_source(analyse(ci).terms, text=ci) == []
+    # a query naming continuous integration asks for its files (the ranker's weight for naming config is against
+    # config); not seaborn's confidence interval argument
+    assert asks_for_ci("which workflow publishes the chart release") and asks_for_ci("the CI job that lints charts")
+    assert not asks_for_ci("set the ci parameter of barplot") and not asks_for_ci("where are cookies persisted")
+    assert not asks_for_ci("which workflow publishes the release", "long")
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example"):

@@ -30,10 +30,12 @@ from noul_lsp.chunking.text import chunk_lines
 YAML_SUFFIXES = (".yaml", ".yml")
 #: a mapping key opening its line: `  retention: 10d`, `"on":`, `/users/{id}:`, `my key:`; not a list item's
 #: `- name:`, a comment, a flow collection, a tag, an anchor's use or a block scalar's indicator
-_KEY = re.compile(r"( *)(?![-?#\[{!&*|>%@`<])(\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s\"'#][^#]*?)\s*:(?:[ \t]|$)")
+#: (whitespace inside a key is matched one way only: a run of spaces split every way made a padded line quadratic)
+_KEY = re.compile(r"( *)(?![-?#:\[{!&*|>%@`<])(\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'"
+                  r"|[^\s\"'#](?:[^\s#:]|[ \t]+(?![\s:#])|:(?![ \t]|$))*)[ \t]*:(?:[ \t]|$)")
 _ITEM = re.compile(r"( *)-(?:[ \t]|$)")
 #: what follows a key (or an item's dash) whose value is a block scalar: its deeper lines are text
-_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(#.*)?$")
+_BLOCK_SCALAR = re.compile(r"(?:[&!]\S*\s+)*[|>][-+0-9]*\s*(#.*)?$")  # after a tag or an anchor too (`!Sub |`)
 _DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
 #: how many key names a chunk lists (a class's members are capped alike, code.MAX_NESTED)
 _MAX_NAMES = 64
@@ -92,7 +94,7 @@ def _rows(lines: list[str]) -> list[_Row | None]:
 @dataclass(frozen=True)
 class _Section:
     """Rows of a document cut at its keys (or items), with the key path they are under; `setting`: a key of one
-    line (plus the comments above it), nothing beneath it."""
+    line (plus the comments above it), at the document's top, nothing beneath it."""
 
     first: int
     last: int
@@ -135,16 +137,19 @@ class _YamlCutter:
         return next((row.indent for row in self.rows[first:last + 1] if row is not None and row.indent > indent),
                     None)
 
-    def sections_of(self, first: int, last: int, prefix: str, indent: int, depth: int = 0) -> list[_Section]:
+    def sections_of(self, first: int, last: int, prefix: str, indent: int, depth: int = 0,
+                    listed: bool = False) -> list[_Section]:
         """The rows of one mapping or list at `indent` under the key path `prefix`, cut where they are over the
         budget: one section per key (the lines above the first key go with it) or per item (named by the list's
-        key), a key's section too large cut at what it holds in turn."""
+        key), a key's section too large cut at what it holds in turn. `listed`: the rows are a list item's,
+        whose keys name no path (a workflow's `steps.run`)."""
         children = self.children(first, last, indent) if self.size(first, last) > self.max_chars else []
         if len(children) == 1 and children[0][1].name is not None and depth < _MAX_DEPTH:
             start, row = children[0]  # one key holds it all: cut at what it holds, if anything
             deeper = self.child_indent(start + 1, last, indent)
             if deeper is not None:
-                return self.sections_of(first, last, f"{prefix}.{row.name}" if prefix else row.name, deeper, depth + 1)
+                path = prefix if listed else f"{prefix}.{row.name}" if prefix else row.name
+                return self.sections_of(first, last, path, deeper, depth + 1, listed)
             children = []
         if not children:
             return [_Section(first, last, prefix, setting=False)]
@@ -152,14 +157,15 @@ class _YamlCutter:
         found: list[_Section] = []
         bounds = [first if index == 0 else start for index, (start, _) in enumerate(children)] + [last + 1]
         for (_, row), start, end in zip(children, bounds, bounds[1:], strict=False):
-            path = (f"{prefix}.{row.name}" if prefix else row.name) if row.name is not None else prefix
+            item = listed or row.name is None
+            path = prefix if item else f"{prefix}.{row.name}" if prefix else row.name
             deeper = self.child_indent(start, end - 1, indent) \
                 if self.size(start, end - 1) > self.max_chars and depth < _MAX_DEPTH else None
             if deeper is not None:
-                found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1))
-            else:
-                holds = sum(1 for other in self.rows[start:end] if other is not None)
-                found.append(_Section(start, end - 1, path, setting=row.name is not None and holds == 1))
+                found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1, item))
+            else:  # a top-level key of one line (and the comments above it): a setting, packed with its like
+                code = sum(1 for line in self.lines[start:end] if line.strip() and not is_comment(line, "yaml"))
+                found.append(_Section(start, end - 1, path, setting=not prefix and not item and code == 1))
         return found
 
     def cut(self, first: int, last: int) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from noul_lsp.chunking.chunk import path_key
 from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
 from noul_lsp.retrieval.dense import HashSlots, SlotRows, VectorTable
+from noul_lsp.retrieval.roles import chart_folders, with_charts
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
@@ -108,8 +109,11 @@ class CorpusArrays:
             return self.base.symbol_table
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
                                  elsewhere=self.live_base_codes)
+        # a file edited since the last index is read with the Helm chart it is in (its Chart.yaml is the base's)
+        charts = chart_folders(self.base.files) | chart_folders(self.delta.files)
+        delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, charts)
         return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
-                           file_bm25=self.file_bm25, delta_duplicate_share=shares)
+                           file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles)
 
 
 def empty_segment() -> Segment:

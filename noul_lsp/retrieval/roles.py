@@ -153,13 +153,17 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
-#: a query that names continuous integration: it asks for a workflow's or a pipeline's file, which is config,
-#: read as source then (the ranker's weight for a query naming config is against config: "which workflow
-#: publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd, under its scripts)
+#: a query that names continuous integration: it asks for a workflow's or a pipeline's file (config), whose files
+#: (`CI_PATH_TERMS`) are read as source then: the ranker's weight for a query naming config is against config,
+#: and "which workflow publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd,
+#: under its scripts. Only the CI files: a Temporal or Airflow query names its own workflows
 _ASKS_FOR_CI = re.compile(
-    r"\b(?:workflows?|github\s+actions?|gitlab[\s-]ci|circleci|jenkins(?:file)?|travis"
-    r"|ci\s+(?:workflows?|jobs?|pipelines?|config(?:uration)?|builds?|runs?|checks?|matrix|steps?)"
+    r"\b(?:workflows?|github\s+actions?|gitlab[\s-]ci|circleci|jenkins(?:file)?|travis|pipelines?"
+    r"|ci(?:/cd)?\s+(?:workflows?|jobs?|pipelines?|config(?:uration)?|builds?|runs?|checks?|matrix|steps?|lint)"
     r"|(?:in|on)\s+(?:the\s+)?ci)\b", re.IGNORECASE)  # not seaborn's `ci` argument ("the ci parameter")
+#: the path terms of continuous integration's files (`.github/workflows/`, `.gitlab-ci.yml`, `.circleci/`,
+#: `Jenkinsfile`, `azure-pipelines.yml`, `.travis.yml`, `.buildkite/`)
+CI_PATH_TERMS = ("workflows", "gitlab", "circleci", "jenkinsfile", "pipelines", "travis", "buildkite")
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
 #: werkzeug safe_join" found the plain copy first). Not "generated" or "vendor": "where are CSRF tokens
@@ -265,16 +269,28 @@ def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
-    charts = {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
-    if charts:
-        in_chart = np.fromiter((_charts_code(p, charts) for p in paths), dtype=bool, count=len(paths))
-        read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])  # not a chart's tests or docs
-        codes[in_chart & read_as] = ROLE_INDEX["source"]
+    codes = with_charts(codes, paths, chart_folders(paths))
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
     codes[(codes == ROLE_INDEX["source"]) & written] = ROLE_INDEX["generated"]
     return codes
+
+
+def chart_folders(paths: Iterable[str]) -> set[str]:
+    """The folders that hold a Helm chart's `Chart.yaml` among the paths (each "" or ending in "/")."""
+    return {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
+
+
+def with_charts(codes: np.ndarray, paths: Sequence[str], charts: set[str]) -> np.ndarray:
+    """The role codes with a Helm chart's templates and values read as source, given the folders that hold a
+    `Chart.yaml` (`chart_folders` of the whole corpus: a file edited since the last index is read with the
+    chart it is in, not with the edited files alone). A chart's tests and docs keep their roles."""
+    if not charts or not len(codes):
+        return codes
+    in_chart = np.fromiter((_charts_code(p, charts) for p in paths), dtype=bool, count=len(paths))
+    read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
+    return np.where(in_chart & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
 
 
 def _charts_code(path: str, charts: set[str]) -> bool:
@@ -284,8 +300,11 @@ def _charts_code(path: str, charts: set[str]) -> bool:
     folder = f"{folder}/" if folder else ""
     if folder in charts:
         return name in _CHART_VALUES
-    chart = folder.partition("templates/")[0]
-    return chart in charts and path.endswith(_CHART_TEMPLATE_SUFFIXES) and (chart == "" or chart.endswith("/"))
+    if not path.endswith(_CHART_TEMPLATE_SUFFIXES):
+        return False
+    parts = folder.split("/")  # each `templates` folder of the path, under a chart's folder
+    return any(part == "templates" and "".join(f"{p}/" for p in parts[:index]) in charts
+               for index, part in enumerate(parts))
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:
@@ -296,6 +315,12 @@ def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> di
         return {role: False for role in _ASKS}
     words = set(query_terms)
     return {role: not words.isdisjoint(asked) for role, asked in _ASKS.items()}
+
+
+def asks_for_ci(text: str, shape: str = "description") -> bool:
+    """Whether a short query names continuous integration (`_ASKS_FOR_CI`): then the config files whose paths
+    carry `CI_PATH_TERMS` are read as source."""
+    return shape != "long" and _ASKS_FOR_CI.search(text) is not None
 
 
 def asks_for_templates(text: str, shape: str = "description") -> bool:
@@ -315,7 +340,7 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
     (`_ASKS_FOR_EXAMPLES`): the ranker's weight for a query that merely names tests is against them
     (pytest's descriptions name fixtures and tests and want its source), and "tests for the bloom filter"
-    put leveldb's bloom_test.cc 22nd; config when it names continuous integration (`_ASKS_FOR_CI`)."""
+    put leveldb's bloom_test.cc 22nd."""
     if shape == "long":
         return []
     words = set(query_terms)
@@ -324,6 +349,4 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text):
         read.append("example")
-    if _ASKS_FOR_CI.search(text):
-        read.append("config")
     return read

@@ -226,15 +226,17 @@ class _Joined(Mapping):
 
 
 def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_bm25,
-                delta_duplicate_share: np.ndarray) -> SymbolTable:
+                delta_duplicate_share: np.ndarray, delta_roles: np.ndarray | None = None) -> SymbolTable:
     """The table of base rows then delta rows. Base rows of changed files stay in it (their files are
-    never candidates: the retrieval masks them), so nothing of the base is rebuilt."""
+    never candidates: the retrieval masks them), so nothing of the base is rebuilt. `delta_roles`: the delta
+    files' roles read with the whole corpus (`roles.with_charts`), for the delta's own."""
     base_files = len(base.file_rows)
     rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
                for name in ("definitions", "symbol_terms", "scopes")}
     files_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_files)
                 for name in ("stems", "path_terms", "path_suffixes")}
-    return SymbolTable(**rows_of, **files_of, roles=np.concatenate([base.roles, delta.roles]),
+    return SymbolTable(**rows_of, **files_of,
+                       roles=np.concatenate([base.roles, delta.roles if delta_roles is None else delta_roles]),
                        file_start=np.concatenate([base.file_start, delta.file_start + base_rows]).astype(np.int32),
                        file_rows=np.concatenate([base.file_rows, delta.file_rows]),
                        duplicate_share=np.concatenate([base.duplicate_share, delta_duplicate_share]).astype(np.float32),
