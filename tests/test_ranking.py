@@ -166,7 +166,11 @@ def test_roles_come_from_paths():
     assert [ROLES[c] for c in codes] == ["config", "config"]
     charts = chart_folders(["charts/grafana/Chart.yaml", "helm-templates/Chart.yaml"])
     assert [ROLES[c] for c in with_charts(codes, edited, charts)] == ["source", "source"]
-    assert file_role("templates/windows_user_data.tpl") == "source"  # a Go template in a templates folder does
+    # a Go template in a templates folder is source where the workspace renders them (Terraform, Helm), not a
+    # web app's page
+    rendered = ["main.tf", "templates/windows_user_data.tpl"]
+    assert [ROLES[c] for c in role_codes(rendered)] == ["source", "source"]
+    assert ROLES[role_codes(["themes/shop/templates/product.tpl", "index.php"])[0]] == "other"
     # a Dockerfile's variants and a Jenkinsfile are config; Terraform's provider lock is no module's code
     assert file_role("Dockerfile.dev") == "config" and file_role("Jenkinsfile") == "config"
     assert file_role("Dockerfile.md") == "docs" and file_role("infra/.terraform.lock.hcl") == "config"

@@ -44,9 +44,11 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
 #: cookiecutter, Ansible, a web framework's pages) keeps its role
 _CHART_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".gotmpl", ".json", ".txt")
 _CHART_VALUES = frozenset({"values.yaml", "values.yml"})
-#: Go templates in a templates folder, wherever it is: a Helm chart's helpers, a Terraform module's
-#: `templatefile()` sources (terraform-aws-eks' `templates/windows_user_data.tpl`), rendered by the code
-_GO_TEMPLATE_SUFFIXES = frozenset({".tpl", ".gotmpl"})
+#: Go templates in a templates folder of a workspace with Terraform or a Helm chart: a Terraform module's
+#: `templatefile()` sources (terraform-aws-eks' `templates/windows_user_data.tpl`), rendered by its code; in
+#: another workspace a `.tpl` is as likely a web page (Smarty's), which keeps its role
+_GO_TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
+_RENDERS_GO_TEMPLATES = (".tf", ".tofu", "/Chart.yaml")
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -243,8 +245,6 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if suffix in _GO_TEMPLATE_SUFFIXES and "templates" in folders and not in_docs:
-        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -269,7 +269,7 @@ def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
-    codes = with_charts(codes, paths, chart_folders(paths))
+    codes = with_charts(codes, paths, chart_folders(paths), renders_go_templates(paths))
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
@@ -282,15 +282,27 @@ def chart_folders(paths: Iterable[str]) -> set[str]:
     return {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
 
 
-def with_charts(codes: np.ndarray, paths: Sequence[str], charts: set[str]) -> np.ndarray:
+def renders_go_templates(paths: Iterable[str]) -> bool:
+    """Whether the paths hold Terraform or a Helm chart, whose code renders the Go templates of its folders."""
+    return any(p.endswith(_RENDERS_GO_TEMPLATES) or p == "Chart.yaml" for p in paths)
+
+
+def with_charts(codes: np.ndarray, paths: Sequence[str], charts: set[str], go_templates: bool = False) -> np.ndarray:
     """The role codes with a Helm chart's templates and values read as source, given the folders that hold a
     `Chart.yaml` (`chart_folders` of the whole corpus: a file edited since the last index is read with the
-    chart it is in, not with the edited files alone). A chart's tests and docs keep their roles."""
-    if not charts or not len(codes):
+    chart it is in, not with the edited files alone), and, where the corpus renders Go templates
+    (`renders_go_templates`), the `.tpl` files of its templates folders. A chart's tests and docs keep their
+    roles."""
+    if not (charts or go_templates) or not len(codes):
         return codes
-    in_chart = np.fromiter((_charts_code(p, charts) for p in paths), dtype=bool, count=len(paths))
+    rendered = np.fromiter((_charts_code(p, charts) or (go_templates and _templates_folders_go_template(p))
+                            for p in paths), dtype=bool, count=len(paths))
     read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
-    return np.where(in_chart & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
+    return np.where(rendered & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
+
+
+def _templates_folders_go_template(path: str) -> bool:
+    return path.endswith(_GO_TEMPLATE_SUFFIXES) and "templates" in path.split("/")[:-1]
 
 
 def _charts_code(path: str, charts: set[str]) -> bool:
