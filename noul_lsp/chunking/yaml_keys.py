@@ -20,6 +20,7 @@ reads, and the lines of a block scalar (`script: |`) are text, never keys.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -105,6 +106,8 @@ class _Section:
 class _YamlCutter:
     def __init__(self, path: str, lines: list[str], *, window_lines: int, overlap: int, max_chars: int) -> None:
         self.path, self.lines, self.max_chars = path, lines, max_chars
+        #: the characters before each row (a section's size is read at every level it is cut at, not summed again)
+        self.ends = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
         self.windows = dict(language="yaml", window_lines=window_lines, overlap=overlap, max_chars=max_chars)
         self.chunks: list[Chunk] = []
         self.rows = _rows(lines)
@@ -117,7 +120,8 @@ class _YamlCutter:
         self.manifest = False
 
     def size(self, first: int, last: int) -> int:
-        return sum(len(line) + 1 for line in self.lines[first:last + 1])
+        """The characters of rows `first` to `last` (their line breaks counted)."""
+        return self.ends[last + 1] - self.ends[first]
 
     def children(self, first: int, last: int, indent: int) -> list[tuple[int, _Row]]:
         """(first row, row) of the keys or items at `indent` within the rows, each from the first of the comment

@@ -27,7 +27,7 @@ import numpy as np
 from noul_lsp.chunking.chunk import path_key
 from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
 from noul_lsp.retrieval.dense import HashSlots, SlotRows, VectorTable
-from noul_lsp.retrieval.roles import chart_folders, renders_go_templates, with_charts
+from noul_lsp.retrieval.roles import with_charts
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
@@ -110,9 +110,9 @@ class CorpusArrays:
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
                                  elsewhere=self.live_base_codes)
         # a file edited since the last index is read with the Helm chart it is in (its Chart.yaml is the base's)
-        charts = chart_folders(self.base.files) | chart_folders(self.delta.files)
-        go_templates = renders_go_templates(self.base.files) or renders_go_templates(self.delta.files)
-        delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, charts, go_templates)
+        (base_charts, base_renders), (delta_charts, delta_renders) = self.base.rendering, self.delta.rendering
+        delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),
+                                  base_renders or delta_renders)
         return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
                            file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles)
 

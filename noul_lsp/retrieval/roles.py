@@ -42,7 +42,7 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
 #: `values.yaml`, the chart's settings each documented where it is declared (as a Terraform module's
 #: `variables.tf`), asked for as "where is X configured". A `templates/` folder of anything else (CI templates,
 #: cookiecutter, Ansible, a web framework's pages) keeps its role
-_CHART_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".gotmpl", ".json", ".txt")
+_CHART_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".gotmpl", ".json")
 _CHART_VALUES = frozenset({"values.yaml", "values.yml"})
 #: Go templates in a templates folder of a workspace with Terraform or a Helm chart: a Terraform module's
 #: `templatefile()` sources (terraform-aws-eks' `templates/windows_user_data.tpl`), rendered by its code; in

@@ -16,6 +16,7 @@ import numpy as np
 
 from noul_lsp.chunking.chunk import GENERATED_KIND
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
+from noul_lsp.retrieval.roles import chart_folders, renders_go_templates
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
 from noul_lsp.store import ChunkRecord
@@ -140,6 +141,12 @@ class Segment:
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
                                   codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size(),
                                   tool_written=self.tool_written())
+
+    @cached_property
+    def rendering(self) -> tuple[frozenset[str], bool]:
+        """The folders of this segment's Helm charts, and whether it holds Terraform or a chart (what
+        `roles.with_charts` reads a delta's files with): the base's is read once, not at every save."""
+        return frozenset(chart_folders(self.files)), renders_go_templates(self.files)
 
     def tool_written(self) -> np.ndarray:
         """Per file, whether the chunker marked its chunks as a tool's (`chunking.GENERATED_KIND`)."""
