@@ -1103,3 +1103,81 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
         f"          key{n}: {'value ' * 8}\n" for n in range(40))
     assert {c.symbol for c in FileChunker(settings).chunk("release.yml", big_step)} <= {"jobs.verify.steps"}
     assert len(FileChunker(IndexSettings()).chunk("pad.yaml", "k: v\nx" + " " * 200_000 + "y\n")) >= 1
+
+
+def test_sql_is_cut_at_its_statements_each_named_by_what_it_declares():
+    """supabase/auth's migrations were 40-line windows named nothing: "where is the refresh_tokens table created"
+    found the Go model that names it. Each statement is a block with its comments above, named by what it
+    declares (a table also by its columns, an `ALTER TABLE` by the columns it adds); a Go template in a name,
+    Postgres' dollar-quoted bodies and a `DO` block's statements are read; small statements go with the table
+    before them."""
+    migration = ("-- auth.users definition\n\n"
+                 'CREATE TABLE IF NOT EXISTS {{ index .Options "Namespace" }}.users (\n'
+                 "\tinstance_id uuid NULL,\n\tid uuid NOT NULL UNIQUE,\n\t\"role\" varchar(255) NULL,\n"
+                 "\tCONSTRAINT users_pkey PRIMARY KEY (id)\n);\n"
+                 'CREATE INDEX IF NOT EXISTS users_instance_id_idx ON {{ index .Options "Namespace" }}.users (instance_id);\n'
+                 "comment on table users is 'Auth: Stores user login data; within a secure schema.';\n\n"
+                 "create or replace function auth.uid() returns uuid as $$\n"
+                 "  select nullif(current_setting('request.jwt.claim.sub', true), '')::uuid; -- a ; inside\n"
+                 "$$ language sql stable;\n\n"
+                 "do $$ begin\n    create type auth.factor_type as enum('totp', 'webauthn');\n"
+                 "exception\n    when duplicate_object then null;\nend $$;\n\n"
+                 "alter table auth.users add column if not exists banned_until timestamptz null,\n"
+                 "  add constraint users_phone_key unique (phone);\n")
+    chunks = FileChunker(IndexSettings()).chunk("migrations/00_init.up.sql", migration)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("users", "table", 1, 10), ("auth.uid", "function", 12, 14), ("auth.factor_type", "type", 16, 23)]
+    assert chunks[0].names == ("users.instance_id", "users.id", "users.role", "users.users_pkey",
+                               "users_instance_id_idx")
+    assert chunks[-1].names == ("users.banned_until", "users.users_phone_key") and {c.language for c in chunks} == {"sql"}
+    # statements that declare no table or routine are one chunk, named by the first column they add
+    alters = FileChunker(IndexSettings()).chunk("m.sql", migration.split("end $$;\n\n")[1])
+    assert [(c.symbol, c.kind, c.names) for c in alters] == [("users.banned_until", "column", ("users.users_phone_key",))]
+    # every line is in one chunk, however the file ends
+    covered = [row for c in chunks for row in range(c.start_line, c.end_line + 1)]
+    assert sorted(covered) == sorted(set(covered)) and set(covered) >= {
+        row for row, line in enumerate(migration.split("\n"), 1) if line.strip()}
+    # a routine's `BEGIN ... END` holds its `;` (MySQL's, SQLite's triggers); a transaction's `BEGIN;` does not
+    trigger = ("BEGIN;\nCREATE TRIGGER touch AFTER UPDATE ON notes FOR EACH ROW\nBEGIN\n"
+               "  UPDATE notes SET updated = now() WHERE id = NEW.id;\n  IF NEW.x THEN SET @a = 1; END IF;\nEND;\n"
+               "COMMIT;\n")
+    assert [(c.symbol, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk("t.sql", trigger)] == [
+        ("touch", 1, 7)]
+    # sqlc's named queries; a statement on the row another ends on goes with it; unclosed quotes end at the text's end
+    queries = ("-- name: GetAuthor :one\nSELECT * FROM authors\nWHERE id = $1 LIMIT 1;\n\n"
+               "-- name: ListAuthors :many\nSELECT * FROM authors ORDER BY name; SELECT 1;\n")
+    assert [(c.symbol, c.names) for c in FileChunker(IndexSettings()).chunk("query.sql", queries)] == [
+        ("GetAuthor", ()), ("ListAuthors", ())]
+    assert FileChunker(IndexSettings()).chunk("bad.sql", "select 'unclosed;\nselect 2;\n")[0].end_line == 2
+    # a large table is cut in windows that carry its name, each listing the columns on its rows
+    wide = "create table wide (\n" + "".join(f"  column_{n} text not null default 'x',\n" for n in range(120)) + \
+        "  id int\n);\n"
+    parts = FileChunker(IndexSettings()).chunk("wide.sql", wide)
+    assert len(parts) > 1 and {c.symbol for c in parts} == {"wide"} and "wide.column_119" in parts[-1].names
+    assert "wide.column_119" not in parts[0].names
+
+
+def test_protobuf_declarations_are_chunks_named_by_their_names():
+    """grpc-gateway's `.proto` files were 40-line windows that each previewed as `syntax = "proto3";`: "BulkEcho"
+    found the generated `_grpc.pb.go` first. Each top-level message, enum, service and extension is a chunk
+    with the comment above it, listing its rpcs, fields, nested messages and enum values."""
+    proto = ('syntax = "proto3";\n\npackage grpc.gateway.examples;\n\nimport "google/api/annotations.proto";\n\n'
+             "// Defines some more operations to be added to ABitOfEverythingService\n"
+             "service StreamService {\n"
+             "  rpc BulkCreate(stream ABitOfEverything) returns (google.protobuf.Empty) {\n"
+             '    option (google.api.http) = {\n      post: "/v1/example/a_bit_of_everything/bulk" // a { in a comment\n'
+             '      body: "*"\n    };\n  }\n'
+             "  rpc BulkEcho(stream grpc.gateway.examples.sub.StringMessage) returns (stream Options) {}\n}\n\n"
+             "/* Options of a stream. */\nmessage Options {\n  // whether to fail\n  bool error = 1;\n"
+             '  map<string, int32> counts = 2 [json_name = "c", default = 5];\n'
+             "  message Inner { string name = 1; }\n  oneof choice {\n    string a = 3;\n  }\n"
+             '  option (x) = { id: 5 };\n}\n\nenum Scheme { UNKNOWN = 0; HTTP = 1; }\n'
+             "extend google.protobuf.FieldOptions {\n  JSONSchema openapiv2_field = 1042;\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("examplepb/stream.proto", proto)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("", "text", 1, 5), ("StreamService", "service", 7, 16), ("Options", "message", 18, 28),
+        ("Scheme", "enum", 30, 30), ("openapiv2_field", "extension", 31, 33)]
+    assert chunks[1].names == ("StreamService.BulkCreate", "StreamService.BulkEcho")
+    assert chunks[2].names == ("Options.error", "Options.counts", "Options.Inner", "Options.Inner.name",
+                               "Options.choice", "Options.a")
+    assert chunks[3].names == ("Scheme.UNKNOWN", "Scheme.HTTP") and {c.language for c in chunks} == {"proto"}

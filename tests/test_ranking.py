@@ -18,7 +18,7 @@ from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, ran
 from noul_lsp.retrieval.retrieve import retrieve
 from noul_lsp.retrieval.roles import (
     ROLES,
-    asks_for_ci,
+    asked_tool_terms,
     chart_folders,
     file_role,
     query_asks_for,
@@ -108,6 +108,13 @@ def test_roles_come_from_paths():
     assert file_role("changelog/1234.bugfix.rst") == "changelog"
     assert file_role("pyproject.toml") == "config"
     assert file_role("dist/bundle.js") == "generated"
+    # a service's schema and interfaces are its source (SQL migrations, protobuf, GraphQL; Starlark macros), its
+    # build files config; buf's generation settings are no generator's output; a test's SQL stays a test's
+    assert {file_role(p) for p in ("migrations/20221003041349_add_mfa_schema.up.sql", "api/v1/echo.proto",
+                                   "schema.graphql", "protoc-gen-openapiv2/defs.bzl")} == {"source"}
+    assert {file_role(p) for p in ("BUILD.bazel", "runtime/BUILD", "MODULE.bazel", "WORKSPACE", "buf.yaml",
+                                   "buf.gen.yaml", "examples/internal/proto/examplepb/opaque.buf.gen.yaml")} == {"config"}
+    assert file_role("tests/fixtures/seed.sql") == "test" and file_role("api/echo.pb.go") == "generated"
     assert file_role("proto/api_pb2.py") == "generated"
     assert file_role("notebooks/sales.ipynb") == "notebook"
     # the test conventions of the other grammars' ecosystems, matched on the path's own case
@@ -214,11 +221,19 @@ def test_roles_come_from_paths():
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     assert roles_read_as_source(analyse("the migration that adds the grace field").terms) == ["generated"]
-    # a query naming continuous integration asks for its files (the ranker's weight for naming config is against
-    # config); not seaborn's confidence interval argument
-    assert asks_for_ci("which workflow publishes the chart release") and asks_for_ci("the CI job that lints charts")
-    assert not asks_for_ci("set the ci parameter of barplot") and not asks_for_ci("where are cookies persisted")
-    assert not asks_for_ci("which workflow publishes the release", "long")
+    # a query naming a tool asks for its files (the ranker's weight for naming config is against config):
+    # continuous integration, not seaborn's confidence interval argument; Docker, Make, env files, Bazel, buf
+    assert "workflows" in asked_tool_terms("which workflow publishes the chart release")
+    assert "workflows" in asked_tool_terms("the CI job that lints charts")
+    assert asked_tool_terms("set the ci parameter of barplot") == asked_tool_terms("where are cookies persisted") == ()
+    assert asked_tool_terms("which workflow publishes the release", "long") == ()
+    assert "dockerfile" in asked_tool_terms("Dockerfile that copies migrations to /usr/local/etc")
+    assert "compose" in asked_tool_terms("docker compose service for the local postgres database")
+    assert "makefile" in asked_tool_terms("make target that runs database migrations")
+    assert asked_tool_terms("example env file with the SMTP host") == ("env",)
+    assert "bazel" in asked_tool_terms("Bazel rule that runs protoc-gen-openapiv2")
+    assert asked_tool_terms("buf lint rule exceptions") == ("buf",)
+    assert asked_tool_terms("where is buf[i] freed") == asked_tool_terms("make sure the buffer is flushed") == ()
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example"):
@@ -285,6 +300,12 @@ def test_analysis_names_entities_and_shape():
         "parser": 3, "fails": 1, "parse": 1, "returns": 1, "none": 1, "parser_state": 1, "state": 1, "lost": 1}
     plain = analyse("where are cookies persisted between requests")
     assert plain.names == frozenset() and plain.paths == ()
+    # a service's files beside its code are named by their kind's extension or their conventional name
+    # ("docker-compose-dev.yml", "buf.gen.yaml" were words, and the query "probably not here")
+    assert analyse("the postgres service of docker-compose-dev.yml").paths == ("docker-compose-dev.yml",)
+    assert analyse("plugins in buf.gen.yaml and examplepb/stream.proto").paths == ("buf.gen.yaml", "examplepb/stream.proto")
+    assert analyse("the migrate target of the Makefile").paths == ("makefile",)
+    assert analyse("e.g. the makefile-like syntax").paths == ()
 
 
 def test_analysis_reads_ipython_and_pytest_frames_absolute_paths_and_links():

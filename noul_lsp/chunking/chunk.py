@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, replace
 
 #: the kind of every chunk of a file a tool wrote (the role of such a file is `generated`: roles.py)
 GENERATED_KIND = "generated"
+#: how many names nested in a chunk it lists (`Chunk.names`: a class of a few hundred one-line methods, a
+#: values file's keys, a table's columns stop there)
+MAX_NAMES = 64
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from itertools import islice
 import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
-from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
 from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, go_type_body, member_names,
                                          node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
@@ -48,8 +48,8 @@ _DIRECTIVE_LINE = re.compile(r"\s*#\s*(pragma|if|ifdef|ifndef|elif|else|endif|re
 #: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
 _NAMESPACE_KINDS = frozenset({"module", "namespace"})
 _WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
-#: nested definitions and members a chunk lists at most (a class of a few hundred one-line methods stops there)
-MAX_NESTED = 64
+#: nested definitions and members a chunk lists at most
+MAX_NESTED = MAX_NAMES
 #: the kinds of definition whose declarations are locals, not members
 _FUNCTION_KINDS = frozenset({"function", "method", "constructor", "init", "deinit", "subscript", "test", "operator",
                              "macro", "delegate"})

@@ -687,7 +687,8 @@ _C_MEMBERS = frozenset({"enumerator", "preproc_def"})
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
     for spec in (
-        LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi"),
+        # Bazel's Starlark (`.bzl` macros and rules, `.star`) is Python's syntax
+        LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi", ".bzl", ".star"),
                      {"function_definition": "function", "class_definition": "class"},
                      frozenset({"class_definition"}), {"decorated_definition": "definition"},
                      members=frozenset({"assignment"}), named_by_file=_django_command),

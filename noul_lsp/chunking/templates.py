@@ -12,10 +12,9 @@ that an `end` closes. The lines outside any named template are windows, as befor
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from noul_lsp.chunking.chunk import Chunk, shifted
-from noul_lsp.chunking.text import chunk_lines
+from noul_lsp.chunking.blocks import Block, chunk_blocks, one_per_row
+from noul_lsp.chunking.chunk import Chunk
 
 TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
 LANGUAGE = "gotemplate"
@@ -27,12 +26,11 @@ _OPENS = re.compile(r"(define|block|if|range|with)\b\s*(?:\"([^\"]*)\"|`([^`]*)`
 _END = re.compile(r"end\b")
 
 
-def _named_blocks(text: str) -> list[tuple[int, int, list[str]]]:
-    """(first row, last row, names) of each top-level `define`/`block`, 0-based and inclusive; its first row is
-    that of the comment ending on the row above it, or on its own row. Named templates that share a row are one
-    block (their chunks would be one text at one line: one key in the store). An unclosed one is left out (its
-    lines go to the windows)."""
-    blocks: list[tuple[int, int, list[str]]] = []
+def _named_blocks(text: str) -> list[Block]:
+    """Each top-level `define`/`block`, its first row that of the comment ending on the row above it, or on its
+    own row; named templates that share a row are one block (`blocks.one_per_row`). An unclosed one is left out
+    (its lines go to the windows)."""
+    blocks: list[Block] = []
     depth = 0
     opened: tuple[int, str] | None = None  # the row and name of the named template being read
     comment: tuple[int, int] | None = None  # the rows of the last comment at depth 0
@@ -63,36 +61,15 @@ def _named_blocks(text: str) -> list[tuple[int, int, list[str]]]:
         elif _END.match(body) and depth > 0:
             depth -= 1
             if depth == 0 and opened is not None:
-                end_row = row_at(action.end())
-                if blocks and opened[0] <= blocks[-1][1]:  # on the row the last one ends on
-                    blocks[-1] = (blocks[-1][0], end_row, [*blocks[-1][2], opened[1]])
-                else:
-                    blocks.append((opened[0], end_row, [opened[1]]))
+                blocks.append(Block(opened[0], row_at(action.end()), opened[1], "template"))
                 opened = None
         if depth == 0 and opens is None:
             comment = None  # an action between a comment and a define parts them
-    return blocks
+    return one_per_row(blocks)
 
 
 def chunk_template(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """Each named template a chunk named by its name (`template` kind), cut in windows that carry the name
-    when it is over the budget; the other lines in windows."""
-    lines = text.split("\n")
-    windows = dict(language=LANGUAGE, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
-    chunks: list[Chunk] = []
-    next_row = 0  # the first row no named template holds yet
-    for first, last, names in [*_named_blocks(text), (len(lines), len(lines), [])]:
-        if first > next_row:  # the lines between two named templates, in windows of their own
-            chunks.extend(shifted(chunk_lines(path, "\n".join(lines[next_row:first]), **windows), next_row))
-        next_row = last + 1
-        body = "\n".join(lines[first:last + 1])
-        if not names:
-            continue
-        name, others = names[0], tuple(names[1:])
-        if len(body) <= max_chars:
-            chunks.append(Chunk(path, first + 1, last + 1, body, name, LANGUAGE, "template", names=others))
-        else:
-            chunks.extend(replace(window, names=others) for window in
-                          shifted(chunk_lines(path, body, **windows, symbol=name, kind="template"), first))
-    return chunks
-
+    when it is over the budget; the other lines in windows (`blocks.chunk_blocks`)."""
+    return chunk_blocks(path, text.split("\n"), _named_blocks(text), language=LANGUAGE, window_lines=window_lines,
+                        overlap=overlap, max_chars=max_chars)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from noul_lsp.chunking.boilerplate import is_comment
-from noul_lsp.chunking.chunk import Chunk, shifted
+from noul_lsp.chunking.chunk import MAX_NAMES, Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -38,8 +38,6 @@ _ITEM = re.compile(r"( *)-(?:[ \t]|$)")
 #: what follows a key (or an item's dash) whose value is a block scalar: its deeper lines are text
 _BLOCK_SCALAR = re.compile(r"(?:[&!]\S*\s+)*[|>][-+0-9]*\s*(#.*)?$")  # after a tag or an anchor too (`!Sub |`)
 _DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
-#: how many key names a chunk lists (a class's members are capped alike, code.MAX_NESTED)
-_MAX_NAMES = 64
 
 
 @dataclass(frozen=True)
@@ -191,7 +189,7 @@ class _YamlCutter:
     def names(self, first: int, last: int, symbol: str) -> tuple[str, ...]:
         """The key paths of the keys in the rows but the chunk's own (none in a list's item)."""
         paths = (row.path for row in self.rows[first:last + 1] if row is not None and row.path)
-        return tuple(dict.fromkeys(path for path in paths if path != symbol))[:_MAX_NAMES]
+        return tuple(dict.fromkeys(path for path in paths if path != symbol))[:MAX_NAMES]
 
     def emit(self, first: int, last: int, name: str, header: str) -> None:
         """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""

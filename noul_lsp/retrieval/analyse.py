@@ -27,13 +27,22 @@ _IPYTHON_FRAME = re.compile(r'File ([^\s"]+):(\d+), in (<?[A-Za-z_][\w.<>]*)')
 #: pytest's frames (its long report, and `--tb=short`): `src/_pytest/runner.py:341: in from_call`
 _PYTEST_FRAME = re.compile(r'^[ \t]*([^\s:"]+\.py):(\d+): in (<?[A-Za-z_][\w.<>]*)', re.M)
 #: a file path in the query: any extension a grammar chunks (the chunker's list, so a new grammar's files
-#: are named as soon as they are cut), and notebooks
-_CODE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions} | {"ipynb"},
+#: are named as soon as they are cut), notebooks, and the kinds of file a service keeps beside its code (its
+#: schema, settings, build and docs: "docker-compose-dev.yml", "buf.yaml", "stream.proto" were words, and a
+#: query naming the file was "probably not here")
+_FILE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions}
+                          | {"ipynb", "sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl", "bazel", "star",
+                             "yml", "yaml", "toml", "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties",
+                             "gradle", "mk", "cmake", "lock", "md", "rst", "txt", "adoc", "html", "css", "scss",
+                             "vue", "svelte", "tpl", "gotmpl", "dockerfile"},
                           key=lambda ext: (-len(ext), ext))
+#: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile")
+_CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:g?nu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
+                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile))(?![\w.-])", re.IGNORECASE)
 #: relative, absolute (`/usr/lib/.../requests/sessions.py`), home (`~/code/...`) or a link's path
 #: (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`): a path starts after a space, a quote, a colon,
 #: never inside another path (a start at every slash of a long listing made the search quadratic)
-_PATH = re.compile(r"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+\.(?:" + "|".join(map(re.escape, _CODE_EXTENSIONS))
+_PATH = re.compile(r"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+(?:\.[\w-]+)*?\.(?:" + "|".join(map(re.escape, _FILE_EXTENSIONS))
                    + r"))(?![\w])")
 #: a dotted name; its parts may be hyphenated, as a Helm chart's named templates are (`kube-prometheus-stack.fullname`:
 #: read as `stack.fullname`, its scope was no chart's). It starts after no word's hyphen (a start after each `-`
@@ -135,7 +144,7 @@ def analyse(text: str) -> QueryAnalysis:
             *owners, function = qualified.split(".")
             names.add(function.lower())
             scopes.update(owner.lower() for owner in owners)
-    for path in _PATH.findall(text):
+    for path in [*_PATH.findall(text), *_CONVENTIONAL_FILE.findall(text)]:
         add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
     dotted_names = _DOTTED.findall(text)

@@ -41,11 +41,10 @@ from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.fusion import SAMPLE_STEP, SAMPLED_FROM, sampled_threshold
 from noul_lsp.retrieval.roles import (
     ASKABLE_ROLES,
-    CI_PATH_TERMS,
     ROLE_INDEX,
     ROLES,
     TEMPLATE_FOLDERS,
-    asks_for_ci,
+    asked_tool_terms,
     asks_for_templates,
     query_asks_for,
     roles_read_as_source,
@@ -353,11 +352,12 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     roles = table.roles[files]
     for role in roles_read_as_source(analysis.terms, analysis.shape, analysis.text):  # asked for: no prior against it
         roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)
-    for asked, folders, role in ((asks_for_templates, TEMPLATE_FOLDERS, "other"),  # a template: its folders' files
-                                 (asks_for_ci, CI_PATH_TERMS, "config")):  # continuous integration: its files
-        if asked(analysis.text, analysis.shape):
+    templates = TEMPLATE_FOLDERS if asks_for_templates(analysis.text, analysis.shape) else ()
+    for terms, role in ((templates, "other"),  # a template: its folders' files
+                        (asked_tool_terms(analysis.text, analysis.shape), "config")):  # a tool named: its files
+        if terms:
             marked = np.zeros(len(files), dtype=bool)
-            for postings in get_many(table.path_terms, list(folders)):
+            for postings in get_many(table.path_terms, list(terms)):
                 if postings is not None:
                     marked |= members_of(postings, files)
             roles = np.where(marked & (roles == ROLE_INDEX[role]), ROLE_INDEX["source"], roles)

@@ -26,6 +26,10 @@ _CODE_SUFFIXES = frozenset({
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
     ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
+    # a service's schema and interfaces, written by hand and read by its code: SQL migrations (a table asked for by
+    # name was 14th, under the Go models that name it), protobuf's and Thrift's services and messages (under
+    # their generated `.pb.go`), GraphQL schemas, Prisma's; Bazel's Starlark macros
+    ".sql", ".proto", ".thrift", ".graphql", ".gql", ".prisma", ".bzl", ".star",
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
@@ -36,7 +40,13 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
                            ".gitignore", ".gitattributes", ".pre-commit-config.yaml", "codecov.yml",
                            "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs",
-                           "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl"})
+                           "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl",
+                           # Bazel's build files (they were `other`), buf's (protobuf's build tool) settings
+                           "build", "build.bazel", "workspace", "workspace.bazel", "module.bazel", "buf.yaml",
+                           "buf.work.yaml", "buf.gen.yaml", "buf.lock"})
+#: buf's generation settings of one module (grpc-gateway's `examples/.../opaque.buf.gen.yaml`): the `.gen` of
+#: their name is no generator's output
+_BUF_SETTINGS = re.compile(r".*buf\.gen\.ya?ml")
 #: a Helm chart's code, beside its `Chart.yaml`: its templates (`templates/*.yaml`, `_helpers.tpl`: helm-charts'
 #: manifests were config and its helpers other, below the repository's few Python scripts) and its
 #: `values.yaml`, the chart's settings each documented where it is declared (as a Terraform module's
@@ -155,17 +165,29 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
-#: a query that names continuous integration: it asks for a workflow's or a pipeline's file (config), whose files
-#: (`CI_PATH_TERMS`) are read as source then: the ranker's weight for a query naming config is against config,
-#: and "which workflow publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd,
-#: under its scripts. Only the CI files: a Temporal or Airflow query names its own workflows
-_ASKS_FOR_CI = re.compile(
-    r"\b(?:workflows?|github\s+actions?|gitlab[\s-]ci|circleci|jenkins(?:file)?|travis|pipelines?"
-    r"|ci(?:/cd)?\s+(?:workflows?|jobs?|pipelines?|config(?:uration)?|builds?|runs?|checks?|matrix|steps?|lint)"
-    r"|(?:in|on)\s+(?:the\s+)?ci)\b", re.IGNORECASE)  # not seaborn's `ci` argument ("the ci parameter")
-#: the path terms of continuous integration's files (`.github/workflows/`, `.gitlab-ci.yml`, `.circleci/`,
-#: `Jenkinsfile`, `azure-pipelines.yml`, `.travis.yml`, `.buildkite/`)
-CI_PATH_TERMS = ("workflows", "gitlab", "circleci", "jenkinsfile", "pipelines", "travis", "buildkite")
+#: a query that names a tool asks for the tool's files, config (a Dockerfile, a Makefile, a compose file, an env
+#: file, Bazel's BUILD files, buf's settings, an OpenAPI spec), read as source then: the ranker's weight for a
+#: query naming config is against config (it asked for a setting of the code, in the dev labels), so "which
+#: workflow publishes the chart release" put helm-charts' `.github/workflows/release.yaml` 43rd, under its
+#: scripts, and "the Dockerfile that copies the migrations" supabase/auth's Dockerfile 93rd, under `hack/*.sh`.
+#: Each tool: the words that name it, and the path terms of its files (split as `symbols.path_terms` splits a
+#: path: `docker-compose-dev.yml` carries `docker`, `compose`, `dev`). Continuous integration: not seaborn's
+#: `ci` argument ("the ci parameter"), and only the CI files (a Temporal or Airflow query names its own
+#: workflows)
+_TOOLS = (
+    (re.compile(r"\b(?:workflows?|github\s+actions?|gitlab[\s-]ci|circleci|jenkins(?:file)?|travis|pipelines?"
+                r"|ci(?:/cd)?\s+(?:workflows?|jobs?|pipelines?|config(?:uration)?|builds?|runs?|checks?|matrix|steps?"
+                r"|lint)|(?:in|on)\s+(?:the\s+)?ci)\b", re.IGNORECASE),
+     ("workflows", "gitlab", "circleci", "jenkinsfile", "pipelines", "travis", "buildkite")),
+    (re.compile(r"\b(?:docker(?:file)?|containerfile|compose\s+(?:files?|services?|stack)|container\s+images?)\b",
+                re.IGNORECASE), ("dockerfile", "docker", "compose", "containerfile")),
+    (re.compile(r"\b(?:g?nu)?makefile\b|\bmake\s+(?:targets?|rules?|recipes?)\b", re.IGNORECASE),
+     ("makefile", "gnumakefile")),
+    (re.compile(r"(?<![\w.])\.env\b|\b(?:env|dotenv)\s+files?\b|\benvironment\s+files?\b", re.IGNORECASE), ("env",)),
+    (re.compile(r"\b(?i:bazel|starlark)\b|\bBUILD(?:\.bazel)?\s+files?\b"), ("build", "bazel", "workspace", "module")),
+    (re.compile(r"\b(?i:buf)\b(?![_(\[])"), ("buf",)),  # protobuf's build tool, not a C program's `buf[i]`
+    (re.compile(r"\b(?:openapi|swagger)\b", re.IGNORECASE), ("openapi", "swagger")),
+)
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
 #: werkzeug safe_join" found the plain copy first). Not "generated" or "vendor": "where are CSRF tokens
@@ -190,6 +212,8 @@ def file_role(path: str) -> str:
         folders = [folder for folder, as_written in zip(folders, cased[:-1], strict=True) if folder == as_written]
     if suffix == ".ipynb":
         return "notebook"
+    if _BUF_SETTINGS.fullmatch(name):
+        return "config"
     if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))):
@@ -329,10 +353,12 @@ def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> di
     return {role: not words.isdisjoint(asked) for role, asked in _ASKS.items()}
 
 
-def asks_for_ci(text: str, shape: str = "description") -> bool:
-    """Whether a short query names continuous integration (`_ASKS_FOR_CI`): then the config files whose paths
-    carry `CI_PATH_TERMS` are read as source."""
-    return shape != "long" and _ASKS_FOR_CI.search(text) is not None
+def asked_tool_terms(text: str, shape: str = "description") -> tuple[str, ...]:
+    """The path terms of the files of the tools a short query names (`_TOOLS`): its config files that carry
+    them are read as source."""
+    if shape == "long":
+        return ()
+    return tuple(term for pattern, terms in _TOOLS if pattern.search(text) for term in terms)
 
 
 def asks_for_templates(text: str, shape: str = "description") -> bool:

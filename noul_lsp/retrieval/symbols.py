@@ -21,6 +21,8 @@ from noul_lsp.text.terms import identifier_terms
 
 _PATH_PART = re.compile(r"[A-Za-z0-9_]+")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]+$")
+#: the suffix left out of a path's terms: not an env file's (`test.env`, `.env`), whose kind it names
+_TERMLESS_SUFFIX = re.compile(r"\.(?!env$)[A-Za-z0-9]+$")
 
 
 #: the prefix of a definition key that keeps one spelling of a name the corpus spells more than one way
@@ -169,7 +171,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     stems = _group([_stem(p) for p in files], file_ids)
     path_term_files: dict[str, set[int]] = {}
     for index, path in enumerate(files):
-        for part in _PATH_PART.findall(_SUFFIX.sub("", path)):
+        for part in _PATH_PART.findall(_TERMLESS_SUFFIX.sub("", path)):
             for term in identifier_terms(part):
                 path_term_files.setdefault(term, set()).add(index)
     path_terms = {t: np.array(sorted(f), dtype=np.int32) for t, f in path_term_files.items()}
