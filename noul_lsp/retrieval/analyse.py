@@ -27,23 +27,33 @@ _IPYTHON_FRAME = re.compile(r'File ([^\s"]+):(\d+), in (<?[A-Za-z_][\w.<>]*)')
 #: pytest's frames (its long report, and `--tb=short`): `src/_pytest/runner.py:341: in from_call`
 _PYTEST_FRAME = re.compile(r'^[ \t]*([^\s:"]+\.py):(\d+): in (<?[A-Za-z_][\w.<>]*)', re.M)
 #: a file path in the query: any extension a grammar chunks (the chunker's list, so a new grammar's files
-#: are named as soon as they are cut), notebooks, and the kinds of file a service keeps beside its code (its
-#: schema, settings, build and docs: "docker-compose-dev.yml", "buf.yaml", "stream.proto" were words, and a
-#: query naming the file was "probably not here")
-_FILE_EXTENSIONS = sorted({ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions}
-                          | {"ipynb", "sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl", "bazel", "star",
-                             "yml", "yaml", "toml", "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties",
-                             "gradle", "mk", "cmake", "lock", "md", "rst", "txt", "adoc", "html", "css", "scss",
-                             "vue", "svelte", "tpl", "gotmpl", "dockerfile"},
-                          key=lambda ext: (-len(ext), ext))
-#: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile")
+#: are named as soon as they are cut), and notebooks
+_CODE_EXTENSIONS = {ext[1:] for spec in LANGUAGES.values() for ext in spec.extensions} | {"ipynb"}
+#: and, in a short query, the kinds of file a service keeps beside its code (its schema, settings, build and
+#: docs: "docker-compose-dev.yml", "buf.yaml", "stream.proto" were words, and a query naming the file "probably
+#: not here"). Not in an issue text: it names its reproducer's files (`docs/index.rst`, `conf.py`) and links to
+#: pages (`.html`), and read as paths they moved a Verified issue's answer out of the first five
+_KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl", "bazel", "star", "yml", "yaml", "toml",
+                    "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties", "gradle", "mk", "cmake", "lock",
+                    "md", "rst", "txt", "adoc", "html", "css", "scss", "vue", "svelte", "tpl", "gotmpl",
+                    "dockerfile"} - _CODE_EXTENSIONS
+#: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
+#: in a short query
 _CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:g?nu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
                                 r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile))(?![\w.-])", re.IGNORECASE)
-#: relative, absolute (`/usr/lib/.../requests/sessions.py`), home (`~/code/...`) or a link's path
-#: (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`): a path starts after a space, a quote, a colon,
-#: never inside another path (a start at every slash of a long listing made the search quadratic)
-_PATH = re.compile(r"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+(?:\.[\w-]+)*?\.(?:" + "|".join(map(re.escape, _FILE_EXTENSIONS))
-                   + r"))(?![\w])")
+
+
+def _path_pattern(extensions: set[str]) -> re.Pattern:
+    """A relative, absolute (`/usr/lib/.../requests/sessions.py`), home (`~/code/...`) or a link's path
+    (`https://github.com/o/r/blob/<sha>/src/pkg/mod.py#L12`) with one of the extensions (a name may hold dots:
+    `buf.gen.yaml`): a path starts after a space, a quote, a colon, never inside another path (a start at
+    every slash of a long listing made the search quadratic)."""
+    alternatives = "|".join(map(re.escape, sorted(extensions, key=lambda ext: (-len(ext), ext))))
+    return re.compile(rf"(?<![\w./~-])((?:~?/+)?(?:[\w.-]+/+)*[\w-]+(?:\.[\w-]+)*?\.(?:{alternatives}))(?![\w])")
+
+
+_PATH = _path_pattern(_CODE_EXTENSIONS)
+_KIND_PATH = _path_pattern(_KIND_EXTENSIONS)
 #: a dotted name; its parts may be hyphenated, as a Helm chart's named templates are (`kube-prometheus-stack.fullname`:
 #: read as `stack.fullname`, its scope was no chart's). It starts after no word's hyphen (a start after each `-`
 #: of a long chain of them made the search quadratic), but after a minus (`len(a)-self.offset`)
@@ -144,8 +154,12 @@ def analyse(text: str) -> QueryAnalysis:
             *owners, function = qualified.split(".")
             names.add(function.lower())
             scopes.update(owner.lower() for owner in owners)
-    for path in [*_PATH.findall(text), *_CONVENTIONAL_FILE.findall(text)]:
+    shape = _shape(text, terms, len(frames))
+    for path in _PATH.findall(text):
         add_path(path)
+    if shape != "long":
+        for path in [*_KIND_PATH.findall(text), *_CONVENTIONAL_FILE.findall(text)]:
+            add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
     dotted_names = _DOTTED.findall(text)
     for dotted in dotted_names:
@@ -168,7 +182,6 @@ def analyse(text: str) -> QueryAnalysis:
     for word in _WORD.findall(text):
         if _code_styled(word) or _ERROR_CLASS.match(word):
             names.add(word.lower())
-    shape = _shape(text, terms, len(frames))
     if shape == "symbol" and not dotted_names:  # a lone word typed into a code search is a name
         # (`Session.request` is not: its class is a scope, or `def session()` would define what it names)
         names.update(w.lower() for w in _WORD.findall(text) if len(w) > 2)
