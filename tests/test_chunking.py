@@ -1149,6 +1149,23 @@ def test_sql_is_cut_at_its_statements_each_named_by_what_it_declares():
     assert [(c.symbol, c.names) for c in FileChunker(IndexSettings()).chunk("query.sql", queries)] == [
         ("GetAuthor", ()), ("ListAuthors", ())]
     assert FileChunker(IndexSettings()).chunk("bad.sql", "select 'unclosed;\nselect 2;\n")[0].end_line == 2
+    # what a review found: strings read as code (`'image/*'` hid the tables after it, `COMMENT 'id, auto'` was a
+    # column), a dump's data and escapes, dialects' statement ends, a comment after a statement's end
+    def named(text: str) -> list[tuple[str, int, int]]:
+        return [(c.symbol, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk("d.sql", text)]
+    assert named("INSERT INTO b VALUES ('a', '{image/*}');\nCREATE TABLE users (id int, c text COMMENT 'id, auto');\n"
+                 "CREATE TABLE orders (id int);\n") == [("users", 1, 2), ("orders", 3, 3)]
+    assert FileChunker(IndexSettings()).chunk("d.sql", "CREATE TABLE u (id int, c text COMMENT 'id, auto');\n")[0].names \
+        == ("u.id", "u.c")
+    assert named("INSERT INTO `u` VALUES (1,'O\\'Brien');\nCREATE TABLE `o` (`id` int);\nCREATE TABLE i (x int);\n") \
+        == [("o", 1, 2), ("i", 3, 3)]
+    assert named("CREATE TABLE u (id int);\nCOPY u (id, name) FROM stdin;\n1\tO'Brien\n\\.\n\nCREATE TABLE o (id int);\n") \
+        == [("u", 1, 4), ("o", 6, 6)]
+    assert named("DELIMITER $$\nCREATE PROCEDURE p()\nBEGIN\n  SELECT 1;\nEND$$\nDELIMITER ;\nCREATE TABLE t (id int);\n") \
+        == [("p", 1, 6), ("t", 7, 7)]
+    assert named("CREATE PROCEDURE dbo.p\r\nAS\r\nBEGIN\r\n  BEGIN TRANSACTION;\r\n  SELECT 1;\r\nEND\r\nGO\r\n"
+                 "CREATE TABLE dbo.o (Id INT);\r\n") == [("dbo.p", 1, 7), ("dbo.o", 8, 8)]
+    assert named("CREATE TABLE a (\n  x int\n); -- the a table\n\nCREATE TABLE b (\n  y int\n);\n") == [("a", 1, 3), ("b", 5, 7)]
     # a large table is cut in windows that carry its name, each listing the columns on its rows
     wide = "create table wide (\n" + "".join(f"  column_{n} text not null default 'x',\n" for n in range(120)) + \
         "  id int\n);\n"

@@ -5,7 +5,7 @@ As 40-line windows, grpc-gateway's 38 `.proto` files were 145 unnamed chunks tha
 `syntax = "proto3";`: "BulkEcho" asked by name found the generated `_grpc.pb.go` stub first and the service
 that declares it 8th. There is no grammar wheel for protobuf; its declarations are regular (a keyword, a name,
 a braced body), so they are found by their braces once comments and strings are blanked. A declaration keeps
-the comment run right above it (protobuf's documentation); the file's `syntax`, `package`, `import` and
+the run of comment lines right above it (protobuf's documentation); the file's `syntax`, `package`, `import` and
 `option` lines are windows.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from noul_lsp.chunking.blocks import Block, chunk_blocks, one_per_row
+from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 PROTO_SUFFIXES = (".proto",)
@@ -33,15 +33,9 @@ _KINDS = {"message": "message", "enum": "enum", "service": "service", "extend": 
 
 def proto_blocks(text: str) -> list[Block]:
     """Each top-level declaration a block, with the comment run above it."""
-    code = _NOT_CODE.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), text)
+    code = _NOT_CODE.sub(blank, text)
     lines, code_lines = text.split("\n"), code.split("\n")
-    row, counted = 0, 0  # the row at offset `counted`, counted on as the tokens go
-
-    def row_at(offset: int) -> int:
-        nonlocal row, counted
-        row += code.count("\n", counted, offset)
-        counted = offset
-        return row
+    row_at = row_finder(text)
 
     blocks: list[Block] = []
     #: the open scopes: (keyword or "" for an options block, qualified name, first row)
@@ -49,7 +43,8 @@ def proto_blocks(text: str) -> list[Block]:
     members: list[tuple[int, str]] = []
     for token in _TOKEN.finditer(code):
         at = row_at(token.start())
-        owner = next((scope for scope in reversed(scopes) if scope[0] != "oneof"), None)  # a oneof's fields are its message's
+        # the scope a field is declared in: a oneof's fields are its message's
+        owner = next((scope for scope in reversed(scopes) if scope[0] != "oneof"), None)
         if token.group("keyword"):
             keyword, name = token.group("keyword"), token.group("name")
             if scopes and keyword != "extend":
@@ -70,7 +65,8 @@ def proto_blocks(text: str) -> list[Block]:
             if not scopes and keyword:
                 own = name or (members[0][1] if members else "")  # an extension by its first field
                 kept = tuple(member for member in members if member[1] != own)
-                blocks.append(Block(_comment_start(lines, code_lines, first), at, own, _KINDS[keyword], kept))
+                blocks.append(Block(_comment_start(lines, code_lines, first), at, own, _KINDS.get(keyword, keyword),
+                                    kept))
             if not scopes:
                 members = []
     return one_per_row(blocks)

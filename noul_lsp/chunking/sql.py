@@ -5,55 +5,67 @@ As 40-line windows, supabase/auth's 71 migrations were 84 unnamed chunks: "where
 created" found the Go model that names the table, and a table asked for by name was defined nowhere. The
 grammar wheel (tree-sitter-sql) reads one dialect and fails on Go template actions in a migration's names
 (`{{ index .Options "Namespace" }}.users`) and on half of Postgres' function bodies, so statements are found
-here by their ends: a `;` outside quotes, comments and dollar-quoted bodies (`$$ ... $$`), and outside a
-`BEGIN ... END` routine body where a dialect writes one (MySQL's and SQLite's triggers). Each statement keeps
-the comments above it; small statements are packed with the table or function they follow
-(`blocks.chunk_blocks`). A query file's statements named by sqlc's or yesql's `-- name: GetAuthor :one` are
-named so.
+here by their ends: a `;` outside quotes, comments and dollar-quoted bodies (`$$ ... $$`) and outside a
+`BEGIN ... END` routine body where a dialect writes one (MySQL's and SQLite's triggers); MySQL's `DELIMITER`,
+T-SQL's `GO` and Oracle's `/` lines, psql's `\\set` lines and `COPY ... FROM stdin` data are read as such.
+Each statement keeps the comments above it (and one after it on its last line); minor statements (an index, a
+grant, a column added) are packed with the table or routine before them (`blocks.chunk_blocks`). A query
+file's statements named by sqlc's or yesql's `-- name: GetAuthor :one` are named so.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
+from collections.abc import Callable
+from functools import lru_cache
 
-from noul_lsp.chunking.blocks import Block, chunk_blocks, one_per_row
+from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 SQL_SUFFIXES = (".sql",)
 LANGUAGE = "sql"
 
-#: what the statement scanner stops at: comments, quoted strings and names, dollar-quoted bodies (each up to its
-#: end, or the text's), a statement's end, and the words that open and close a routine's body
-_TOKEN = re.compile(
-    r"--[^\n]*|/\*.*?(?:\*/|\Z)|'(?:[^']|'')*(?:'|\Z)|\"(?:[^\"]|\"\")*(?:\"|\Z)|`[^`]*(?:`|\Z)"
-    r"|\$(?P<tag>(?:[A-Za-z_]\w*)?)\$.*?(?:\$(?P=tag)\$|\Z)|;"
-    r"|\b(?P<keyword>begin|case|end)\b(?:\s+(?P<closes>if|loop|while|repeat|for|case)\b)?",
-    re.DOTALL | re.IGNORECASE)
-#: a statement that opens a routine whose body may hold `;` between `BEGIN` and `END` (not `BEGIN;`, a transaction)
-_ROUTINE = re.compile(r"\s*create\s+(?:or\s+replace\s+)?(?:definer\s*=\s*\S+\s+)?(?:trigger|procedure|function|event)\b",
-                      re.IGNORECASE)
-#: a Go template's action in a migration (`{{ index .Options "Namespace" }}`), and the comments: blanked before
-#: names are read, so that offsets stay the text's
-_BLANKED = re.compile(r"\{\{.*?\}\}|--[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
-#: a statement's comments and blanks before its code
-_LEADING = re.compile(r"(?:\s+|--[^\n]*|/\*.*?(?:\*/|\Z))*", re.DOTALL)
+_COMMENT = r"--[^\n]*|^[ \t]*\#[^\n]*|/\*.*?(?:\*/|\Z)"  # MySQL's `#` only at a line's start (Postgres' `#>`)
+#: a string (MySQL's and Postgres' `E'...'` escape with a backslash), a Go template's action in a migration
+#: (`{{ index .Options "Namespace" }}`): blanked before names are read, as comments are
+_STRING = r"[EeNnBbXx]?'(?:[^'\\]|''|\\.)*(?:'|\Z)|\{\{.*?(?:\}\}|\Z)"
+_QUOTED_NAME = r"\"(?:[^\"]|\"\")*(?:\"|\Z)|`[^`]*(?:`|\Z)"
+_DOLLAR = r"\$(?P<tag>(?:[A-Za-z_]\w*)?)\$.*?(?:\$(?P=tag)\$|\Z)"
+#: a line that ends a statement whatever its delimiter: T-SQL's `GO`, Oracle's `/`, a psql meta-command (`\set`)
+_LINE_END = r"^[ \t]*(?:go|/)[ \t\r]*$|^[ \t]*\\[A-Za-z]+[^\n]*"
+_DELIMITER_LINE = r"^[ \t]*delimiter[ \t]+(?P<delimiter>\S+)[ \t\r]*$"
+#: the words that open and close a routine's body (not a transaction's `BEGIN;`, `BEGIN TRANSACTION`)
+_KEYWORD = (r"\b(?P<keyword>begin(?![ \t]*;|\s+(?:transaction|tran|work)\b)|case|end)\b"
+            r"(?:[ \t]+(?P<closes>if|loop|while|repeat|for|case)\b)?")
+#: a statement that opens a routine whose body may hold `;` between `BEGIN` and `END`
+_ROUTINE = re.compile(r"create\s+(?:or\s+(?:replace|alter)\s+)?(?:temp(?:orary)?\s+)?(?:constraint\s+)?"
+                      r"(?:definer\s*=\s*\S+\s+)?(?:trigger|procedure|function|event)\b", re.IGNORECASE)
+#: a statement's comments and blanks (and a byte order mark) before its code
+_LEADING = re.compile(rf"(?:[\s\ufeff]+|{_COMMENT})*", re.DOTALL | re.MULTILINE)
+#: what may follow a statement's end on its line and is still its own: blanks, a comment
+_TRAILING = re.compile(r"[ \t\r]*(?:--[^\n]*|/\*[^\n]*?\*/[ \t\r]*)?(?=\n|\Z)")
+_COPY_FROM_STDIN = re.compile(r"\s*copy\b[^;]*\bfrom\s+stdin\b", re.IGNORECASE)
+_COPY_DATA_END = re.compile(r"^\\\.[ \t\r]*$", re.MULTILINE)
+_NOISE = re.compile(rf"(?P<blanked>{_COMMENT}|{_STRING})|{_QUOTED_NAME}|{_DOLLAR}", re.DOTALL | re.MULTILINE)
+
 _IDENT = r"(?:\"(?:[^\"]|\"\")+\"|`[^`]+`|\[[^\]]+\]|[A-Za-z_][\w$]*)"
 _NAME = rf"(?:\.\s*)?(?P<name>{_IDENT}(?:\s*\.\s*{_IDENT})*)"  # a leading `.`: a blanked template's schema
 _CREATE = re.compile(
-    r"\s*create\s+(?:or\s+replace\s+)?(?:(?:global|local)\s+)?(?:temp(?:orary)?\s+|unlogged\s+)?(?:unique\s+)?"
-    r"(?:materialized\s+)?(?:recursive\s+)?(?:definer\s*=\s*\S+\s+)?"
+    r"create\s+(?:or\s+(?:replace|alter)\s+)?(?:(?:global|local)\s+)?(?:temp(?:orary)?\s+|unlogged\s+)?"
+    r"(?:unique\s+)?(?:materialized\s+)?(?:recursive\s+)?(?:constraint\s+)?(?:definer\s*=\s*\S+\s+)?"
+    r"(?:(?:algorithm|sql\s+security)\s*=?\s*\w+\s+)*"  # mysqldump's `ALGORITHM=UNDEFINED` views
     r"(?P<kind>table|view|index|function|procedure|trigger|type|sequence|schema|policy|domain|extension|role"
     r"|aggregate|rule|event\s+trigger|event|publication|collation|cast|operator|server)\s+"
-    rf"(?:concurrently\s+)?(?:if\s+not\s+exists\s+)?{_NAME}", re.IGNORECASE)
-_ALTER_TABLE = re.compile(rf"\s*alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?{_NAME}", re.IGNORECASE)
-#: what an `ALTER TABLE` declares: an added column or constraint, a column's new name
+    rf"(?:concurrently\s+)?(?:if\s+not\s+exists\s+)?(?:authorization\s+)?{_NAME}", re.IGNORECASE)
+_ALTER_TABLE = re.compile(rf"alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?{_NAME}", re.IGNORECASE)
+#: what an `ALTER TABLE` declares: an added column or constraint, a new name
 _ALTERED = re.compile(
-    rf"\badd\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?(?!(?:primary|foreign|unique|check|exclude|constraint|index|key|fulltext|spatial)\b)"
-    rf"(?P<column>{_IDENT})|\badd\s+constraint\s+(?:if\s+not\s+exists\s+)?(?P<constraint>{_IDENT})"
-    rf"|\brename\s+(?:column\s+|constraint\s+)?{_IDENT}\s+to\s+(?P<renamed>{_IDENT})", re.IGNORECASE)
+    r"\badd\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?"
+    rf"(?!(?:primary|foreign|unique|check|exclude|constraint|index|key|fulltext|spatial)\b)(?P<column>{_IDENT})"
+    rf"|\badd\s+constraint\s+(?:if\s+not\s+exists\s+)?(?P<constraint>{_IDENT})"
+    rf"|\brename\s+(?:column\s+|constraint\s+)?(?:{_IDENT}\s+)?to\s+(?P<renamed>{_IDENT})", re.IGNORECASE)
 #: an anonymous code block, and where a statement starts inside it
-_DO = re.compile(r"\s*do\b", re.IGNORECASE)
+_DO = re.compile(r"do\b", re.IGNORECASE)
 _INNER = re.compile(r"\b(?:create|alter)\b", re.IGNORECASE)
 #: a table's element that is no column
 _NOT_A_COLUMN = frozenset({"primary", "foreign", "unique", "check", "exclude", "key", "index", "like", "fulltext",
@@ -61,32 +73,54 @@ _NOT_A_COLUMN = frozenset({"primary", "foreign", "unique", "check", "exclude", "
 _FIRST_WORD = re.compile(rf"\s*(?P<word>{_IDENT})(?:\s+(?P<second>{_IDENT}))?")
 #: sqlc's and yesql's name of a query (`-- name: GetAuthor :one`), HugSQL's (`-- :name get-user :? :1`)
 _QUERY_NAME = re.compile(r"^[ \t]*--[ \t]*(?:name:|:name)[ \t]*(?P<name>[\w-]+)", re.MULTILINE)
-#: the kinds that head a chunk of their own when statements are packed
-_HEADS = frozenset({"table", "view", "function", "procedure", "type", "domain", "query", "schema", "aggregate"})
+#: the kinds that start a chunk of their own when statements are packed
+_MAJOR = frozenset({"table", "view", "function", "procedure", "type", "domain", "query", "schema", "aggregate"})
+
+
+@lru_cache(maxsize=16)
+def _tokens(delimiter: str) -> re.Pattern:
+    """What the statement scanner stops at while statements end at `delimiter`: comments, strings and quoted
+    names (each up to its end, or the text's), dollar-quoted bodies (not while `$$` is the delimiter), the lines
+    that end or change the delimiter, the delimiter, and the words of a routine's body."""
+    dollar = f"|(?P<dollar>{_DOLLAR})" if "$" not in delimiter else ""
+    return re.compile(rf"(?P<skipped>{_COMMENT}|{_STRING}|{_QUOTED_NAME}){dollar}|(?P<line_end>{_LINE_END})"
+                      rf"|(?P<set>{_DELIMITER_LINE})|(?P<end>{re.escape(delimiter)})|{_KEYWORD}",
+                      re.DOTALL | re.MULTILINE | re.IGNORECASE)
 
 
 def statement_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of each statement, its leading comments and blank lines included and its `;` too;
-    together they cover the text."""
+    """(start, end) offsets of each statement, its leading comments and blank lines included, its end and a
+    comment after it on its line too; together they cover the text."""
     spans: list[tuple[int, int]] = []
-    start, depth = 0, 0
-    routine: bool | None = None  # whether the statement being read opens a routine (read at its first token)
-    for token in _TOKEN.finditer(text):
-        word = token.group(0)
-        if routine is None and not word.startswith(("--", "/*")):
+    start, depth, position = 0, 0, 0
+    delimiter = ";"
+    routine: bool | None = None  # whether the statement being read opens a routine (read at its first code)
+    while (token := _tokens(delimiter).search(text, position)) is not None:
+        position = max(token.end(), token.start() + 1)
+        skipped = token.group("skipped") is not None or token.groupdict().get("dollar") is not None
+        if routine is None and not (skipped and token.group(0).lstrip().startswith(("--", "/*", "#"))):
             routine = _ROUTINE.match(text, _code_start(text, start)) is not None
-        if word == ";":
-            if depth == 0:
-                spans.append((start, token.end()))
-                start, routine = token.end(), None
+        if skipped:
             continue
-        keyword = (token.group("keyword") or "").lower()
-        if not routine or not keyword:
+        if token.group("keyword") is not None:
+            if routine and token.group("keyword").lower() != "end":
+                depth += 1
+            elif routine and (token.group("closes") or "case").lower() == "case":  # `END IF` closes no `BEGIN`
+                depth = max(depth - 1, 0)
             continue
-        if keyword in ("begin", "case"):
-            depth += 1
-        elif (token.group("closes") or "case").lower() == "case":  # `END IF`, `END LOOP` close no `BEGIN`
-            depth = max(depth - 1, 0)
+        if token.group("end") is not None and depth > 0:
+            continue
+        if token.group("set") is not None:  # `DELIMITER $$`: the statement before it ends, the line is one
+            if text[start:token.start()].strip():
+                spans.append((start, token.start()))
+                start = token.start()
+            delimiter = token.group("delimiter")
+        end = _line_end(text, token.end())
+        if _COPY_FROM_STDIN.match(text, _code_start(text, start)):  # its data rows, up to `\.`
+            data_end = _COPY_DATA_END.search(text, end)
+            end = _line_end(text, data_end.end()) if data_end else len(text)
+        spans.append((start, end))
+        start, position, depth, routine = end, max(position, end), 0, None
     if text[start:].strip():
         spans.append((start, len(text)))
     elif spans:  # the blank lines after the last statement are its
@@ -94,9 +128,28 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _line_end(text: str, end: int) -> int:
+    """A statement's end with what follows it on its line when that is only blanks or a comment."""
+    trailing = _TRAILING.match(text, end)
+    return trailing.end() if trailing else end
+
+
 def _code_start(text: str, start: int) -> int:
     """The offset of a statement's first code, past its comments and blanks."""
     return _LEADING.match(text, start).end()
+
+
+def _blanked(text: str) -> str:
+    """The text with its comments, strings and template actions as spaces (a dollar-quoted body's too: its
+    statements are read), quoted names kept: names are read from it, at the text's offsets."""
+    def replaced(found: re.Match) -> str:
+        if found.group("blanked") is not None:
+            return blank(found)
+        if found.group("tag") is not None:  # a dollar-quoted body: its insides blanked alike
+            opening = len(found.group("tag")) + 2
+            return found.group(0)[:opening] + _NOISE.sub(replaced, found.group(0)[opening:])
+        return found.group(0)
+    return _NOISE.sub(replaced, text)
 
 
 def _clean(name: str) -> str:
@@ -105,8 +158,8 @@ def _clean(name: str) -> str:
     return ".".join(part for part in parts if part)
 
 
-def _declared(statement: str, offset: int, row_at) -> tuple[str, str, list[tuple[int, str]]]:
-    """(name, kind, members) of one statement, `statement` blanked (`_BLANKED`) and starting at `offset`."""
+def _declared(statement: str, offset: int, row_at: Callable[[int], int]) -> tuple[str, str, list[tuple[int, str]]]:
+    """(name, kind, members) of one statement, blanked (`_blanked`), from its code on, at `offset` in the file."""
     create = _CREATE.match(statement)
     if create is not None:
         kind = create.group("kind").lower().split()[0]
@@ -124,20 +177,23 @@ def _declared(statement: str, offset: int, row_at) -> tuple[str, str, list[tuple
                     for found in _ALTERED.finditer(statement, alter.end())]
         if declared:
             return declared[0][1], "column", declared[1:]
-        return "", "statement", []
-    if _DO.match(statement):  # Postgres' `DO $$ BEGIN CREATE TYPE ... EXCEPTION ... END $$`: its statements' names
-        inner = [(offset + piece.start() + found.start(), found.end() - found.start())
-                 for piece in re.finditer(r"[^;]+", statement) for found in [_INNER.search(piece.group(0))] if found]
-        named = [_declared(statement[start - offset:], start, row_at) for start, _ in inner]
-        declared = [(row_at(start), name) for (start, _), (name, _, _) in zip(inner, named, strict=True) if name]
-        declared += [member for _, _, members in named for member in members]
-        if declared:
-            kind = next(kind for name, kind, _ in named if name)
-            return declared[0][1], kind, sorted(declared[1:])
+    elif _DO.match(statement):  # Postgres' `DO $$ BEGIN CREATE TYPE ... EXCEPTION ... END $$`: its statements'
+        inner = [offset + piece.start() + found.start() for piece in re.finditer(r"[^;]+", statement)
+                 for found in [_INNER.search(piece.group(0))] if found]
+        ends = [offset + piece.end() for piece in re.finditer(r"[^;]+", statement) if _INNER.search(piece.group(0))]
+        named = [(row_at(at), *_declared(statement[at - offset:until - offset], at, row_at))
+                 for at, until in zip(inner, ends, strict=True)]
+        named = [entry for entry in named if entry[1]]
+        if named:
+            (_, name, kind, _), others = named[0], named[1:]
+            members = [*((row, other) for row, other, _, _ in others),
+                       *(member for _, _, _, inner_members in named for member in inner_members)]
+            return name, kind, sorted(members, key=lambda member: member[0])
     return "", "statement", []
 
 
-def _columns(statement: str, after: int, table: str, offset: int, row_at) -> list[tuple[int, str]]:
+def _columns(statement: str, after: int, table: str, offset: int,
+             row_at: Callable[[int], int]) -> list[tuple[int, str]]:
     """A `CREATE TABLE`'s columns and named constraints as `table.column`, each with its row."""
     opening = statement.find("(", after)
     if opening < 0 or statement[after:opening].strip().lower().startswith("as"):  # `CREATE TABLE t AS SELECT`
@@ -152,9 +208,9 @@ def _columns(statement: str, after: int, table: str, offset: int, row_at) -> lis
             if depth == 1:
                 first = _FIRST_WORD.match(statement, element)
                 if first is not None:
-                    word = first.group("word")
-                    if word.lower() == "constraint" and first.group("second"):
-                        found.append((row_at(offset + first.start("second")), f"{table}.{_clean(first.group('second'))}"))
+                    word, second = first.group("word"), first.group("second")
+                    if word.lower() == "constraint" and second:
+                        found.append((row_at(offset + first.start("second")), f"{table}.{_clean(second)}"))
                     elif word.lower() not in _NOT_A_COLUMN:
                         found.append((row_at(offset + first.start("word")), f"{table}.{_clean(word)}"))
                 element = index + 1
@@ -167,43 +223,27 @@ def _columns(statement: str, after: int, table: str, offset: int, row_at) -> lis
 
 def sql_blocks(text: str) -> list[Block]:
     """Each statement a block, named by what it declares (a table also by its columns)."""
-    blanked = _BLANKED.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), text)
-    line_starts = [0, *(found.end() for found in re.finditer("\n", text))]
-
-    def row_at(offset: int) -> int:
-        return bisect.bisect_right(line_starts, offset) - 1
-
+    row_at = row_finder(text)
+    lines = text.split("\n")
     blocks: list[Block] = []
     for start, end in statement_spans(text):
         start += len(text[start:end]) - len(text[start:end].lstrip())  # its first row is its first text's
-        code = _code_start(blanked, start)
-        if code >= end:  # comments alone (after the last statement)
-            blocks.append(Block(row_at(start), row_at(max(end - 1, start)), "", "statement", heads=False))
-            continue
+        code = min(_code_start(text, start), end)
         query = _QUERY_NAME.search(text, start, code) if code > start else None
         if query is not None:
             name, kind, members = query.group("name"), "query", []
-        else:
-            name, kind, members = _declared(blanked[code:end], code, row_at)
-        blocks.append(Block(row_at(start), row_at(max(end - 1, start)), name, kind, tuple(members),
-                            heads=kind in _HEADS))
-    return _trimmed(text.split("\n"), blocks)
-
-
-def _trimmed(lines: list[str], blocks: list[Block]) -> list[Block]:
-    """The blocks without their blank rows at either edge, one per row (`blocks.one_per_row`)."""
-    trimmed: list[Block] = []
-    for block in blocks:
-        first, last = block.first, block.last
-        while first < last and not lines[first].strip():
-            first += 1
-        while last > first and not lines[last].strip():
+        elif code < end:
+            name, kind, members = _declared(_blanked(text[code:end]), code, row_at)  # each statement's own quotes
+        else:  # comments alone (after the last statement)
+            name, kind, members = "", "statement", []
+        first, last = row_at(start), row_at(max(end - 1, start))
+        while last > first and not lines[last].strip():  # no blank rows at its end
             last -= 1
-        trimmed.append(Block(first, last, block.name, block.kind, block.members, block.heads))
-    return one_per_row(trimmed)
+        blocks.append(Block(first, last, name, kind, tuple(members), major=kind in _MAJOR))
+    return one_per_row(blocks)
 
 
 def chunk_sql(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """The file's statements as chunks, small ones packed (`blocks.chunk_blocks`)."""
+    """The file's statements as chunks, minor ones packed (`blocks.chunk_blocks`)."""
     return chunk_blocks(path, text.split("\n"), sql_blocks(text), language=LANGUAGE, window_lines=window_lines,
                         overlap=overlap, max_chars=max_chars, pack=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from noul_lsp.chunking.blocks import Block, chunk_blocks, one_per_row
+from noul_lsp.chunking.blocks import Block, chunk_blocks, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
@@ -34,13 +34,7 @@ def _named_blocks(text: str) -> list[Block]:
     depth = 0
     opened: tuple[int, str] | None = None  # the row and name of the named template being read
     comment: tuple[int, int] | None = None  # the rows of the last comment at depth 0
-    row, counted = 0, 0  # the row at offset `counted`, counted on as the actions go (not from the start each time)
-
-    def row_at(offset: int) -> int:
-        nonlocal row, counted
-        row += text.count("\n", counted, offset)
-        counted = offset
-        return row
+    row_at = row_finder(text)
 
     for action in _ACTION.finditer(text):
         body = action.group(1)

@@ -39,8 +39,9 @@ _KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl",
                     "dockerfile"} - _CODE_EXTENSIONS
 #: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
 #: in a short query
-_CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:g?nu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
-                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile))(?![\w.-])", re.IGNORECASE)
+_CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
+                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)(?:\.[\w-]+)?)(?![\w.-])",
+                                re.IGNORECASE)
 
 
 def _path_pattern(extensions: set[str]) -> re.Pattern:
@@ -157,14 +158,15 @@ def analyse(text: str) -> QueryAnalysis:
     shape = _shape(text, terms, len(frames))
     for path in _PATH.findall(text):
         add_path(path)
-    if shape != "long":
+    code_paths = " ".join(paths)  # a dotted name that is one of them names no code (`cookies.py`)
+    if shape != "long":  # `package.json`, or `Response.json` the method: both are read
         for path in [*_KIND_PATH.findall(text), *_CONVENTIONAL_FILE.findall(text)]:
             add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
     dotted_names = _DOTTED.findall(text)
     for dotted in dotted_names:
         parts = [p for p in re.split(r"\.|::", dotted) if p]
-        if len(parts) < 2 or _PATH_SUFFIX.search(dotted) and dotted.lower() in " ".join(paths):
+        if len(parts) < 2 or _PATH_SUFFIX.search(dotted) and dotted.lower() in code_paths:
             continue
         if all(p.islower() and len(p) <= 3 for p in parts):  # "e.g", "i.e"
             continue

@@ -42,8 +42,10 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "build.gradle.kts", "settings.gradle.kts", "build.zig", "package.swift", "mix.exs",
                            "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl",
                            # Bazel's build files (they were `other`), buf's (protobuf's build tool) settings
-                           "build", "build.bazel", "workspace", "workspace.bazel", "module.bazel", "buf.yaml",
-                           "buf.work.yaml", "buf.gen.yaml", "buf.lock"})
+                           "build.bazel", "workspace.bazel", "module.bazel", "buf.yaml", "buf.work.yaml",
+                           "buf.gen.yaml", "buf.lock", "gnumakefile"})
+#: Bazel's build files without an extension, on the name's own case (a `script/build` is a script)
+_CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
 #: buf's generation settings of one module (grpc-gateway's `examples/.../opaque.buf.gen.yaml`): the `.gen` of
 #: their name is no generator's output
 _BUF_SETTINGS = re.compile(r".*buf\.gen\.ya?ml")
@@ -181,11 +183,13 @@ _TOOLS = (
      ("workflows", "gitlab", "circleci", "jenkinsfile", "pipelines", "travis", "buildkite")),
     (re.compile(r"\b(?:docker(?:file)?|containerfile|compose\s+(?:files?|services?|stack)|container\s+images?)\b",
                 re.IGNORECASE), ("dockerfile", "docker", "compose", "containerfile")),
-    (re.compile(r"\b(?:g?nu)?makefile\b|\bmake\s+(?:targets?|rules?|recipes?)\b", re.IGNORECASE),
+    (re.compile(r"\b(?:gnu)?makefile\b|\bmake\s+(?:targets?|recipes?)\b", re.IGNORECASE),
      ("makefile", "gnumakefile")),
     (re.compile(r"(?<![\w.])\.env\b|\b(?:env|dotenv)\s+files?\b|\benvironment\s+files?\b", re.IGNORECASE), ("env",)),
-    (re.compile(r"\b(?i:bazel|starlark)\b|\bBUILD(?:\.bazel)?\s+files?\b"), ("build", "bazel", "workspace", "module")),
-    (re.compile(r"\b(?i:buf)\b(?![_(\[])"), ("buf",)),  # protobuf's build tool, not a C program's `buf[i]`
+    (re.compile(r"\b(?i:bazel|starlark)\b|\bBUILD(?:\.bazel)?\s+files?\b"), ("bazel", "build", "workspace")),
+    # protobuf's build tool by what it does or its files, not a program's `buf.Bytes()`
+    (re.compile(r"\bbuf(?:\.(?:gen\.|work\.)?ya?ml|\s+(?:lint|generate|breaking|format|push|config(?:uration)?|modules?"
+                r"|workspaces?|registry|plugins?|rules?|settings|files?|cli)\b)", re.IGNORECASE), ("buf",)),
     (re.compile(r"\b(?:openapi|swagger)\b", re.IGNORECASE), ("openapi", "swagger")),
 )
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
@@ -253,7 +257,8 @@ def file_role(path: str) -> str:
         return "test"
     # a manifest or a dot file is config wherever it is (`fuzz/Cargo.toml`, `tests/package.json`, a test folder's
     # `.eslintrc.yml`)
-    if name in _CONFIG_NAMES or name.startswith(".") or _CONFIG_CODE.fullmatch(name) \
+    if name in _CONFIG_NAMES or cased[-1] in _CASED_CONFIG_NAMES or name.startswith(".") \
+            or _CONFIG_CODE.fullmatch(name) \
             or (name.startswith("dockerfile.") and suffix not in _DOC_SUFFIXES) or suffix == ".dockerfile" \
             or _REQUIREMENTS.fullmatch(name) \
             or (suffix == ".txt" and folders[-1:] == ["requirements"]):
