@@ -1166,6 +1166,15 @@ def test_sql_is_cut_at_its_statements_each_named_by_what_it_declares():
     assert named("CREATE PROCEDURE dbo.p\r\nAS\r\nBEGIN\r\n  BEGIN TRANSACTION;\r\n  SELECT 1;\r\nEND\r\nGO\r\n"
                  "CREATE TABLE dbo.o (Id INT);\r\n") == [("dbo.p", 1, 7), ("dbo.o", 8, 8)]
     assert named("CREATE TABLE a (\n  x int\n); -- the a table\n\nCREATE TABLE b (\n  y int\n);\n") == [("a", 1, 3), ("b", 5, 7)]
+    # the second review: Postgres' `ESCAPE '\'` ends its string, a column may be named `key`, mysqldump's views
+    # are in its conditional comments, a byte order mark opens no statement
+    assert named("SELECT 1 WHERE a LIKE 'a\\_%' ESCAPE '\\';\nCREATE TABLE t (key text, value text, KEY k (value));\n") \
+        == [("t", 1, 2)]
+    assert FileChunker(IndexSettings()).chunk("d.sql", "CREATE TABLE t (key text, value text, KEY k (value));")[0].names \
+        == ("t.key", "t.value")
+    assert named("/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`localhost` SQL SECURITY DEFINER */\n"
+                 "/*!50001 VIEW `v` AS select 1 AS `a` */;\n") == [("v", 1, 3)]
+    assert named("\ufeffCREATE TABLE users (id int);\n") == [("users", 1, 1)]
     # a large table is cut in windows that carry its name, each listing the columns on its rows
     wide = "create table wide (\n" + "".join(f"  column_{n} text not null default 'x',\n" for n in range(120)) + \
         "  id int\n);\n"

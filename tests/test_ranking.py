@@ -306,6 +306,10 @@ def test_analysis_names_entities_and_shape():
     assert analyse("plugins in buf.gen.yaml and examplepb/stream.proto").paths == ("buf.gen.yaml", "examplepb/stream.proto")
     assert analyse("the migrate target of the Makefile").paths == ("makefile",)
     assert analyse("e.g. the makefile-like syntax").paths == ()
+    assert analyse("where is the version set in the Makefile.").paths == ("makefile",)
+    # a name that reads as a file too keeps its reading as code (`Response.json` the method)
+    method_or_file = analyse("Response.json raises JSONDecodeError on an empty body")
+    assert "json" in method_or_file.names and "response" in method_or_file.scopes
 
 
 def test_analysis_reads_ipython_and_pytest_frames_absolute_paths_and_links():

@@ -73,10 +73,13 @@ def chunk_blocks(path: str, lines: Sequence[str], blocks: Sequence[Block], *, la
                                 names=_names(members, own.name)))
             continue
         member_rows = [row for row, _ in members]
+        named_rows: dict[tuple[int, int], tuple[str, ...]] = {}  # the windows of one long line share its names
         for window in shifted(chunk_lines(path, body, **window_settings, symbol=own.name, kind=own.kind), first):
-            on_rows = members[bisect.bisect_left(member_rows, window.start_line - 1):
-                              bisect.bisect_right(member_rows, window.end_line - 1)]
-            chunks.append(replace(window, names=_names(on_rows, own.name)))
+            rows = (window.start_line - 1, window.end_line - 1)
+            if rows not in named_rows:
+                named_rows[rows] = _names(members[bisect.bisect_left(member_rows, rows[0]):
+                                                  bisect.bisect_right(member_rows, rows[1])], own.name)
+            chunks.append(replace(window, names=named_rows[rows]))
     return chunks
 
 
@@ -133,8 +136,7 @@ def _groups(lines: Sequence[str], blocks: Sequence[Block], budget: int) -> list[
 
 
 def _names(members: Sequence[tuple[int, str]], own: str) -> tuple[str, ...]:
-    """The names of the members, each once, not the chunk's own, at most MAX_NAMES (read no further: every window
-    of a long line has all the line's members)."""
+    """The names of the members, each once, not the chunk's own, at most MAX_NAMES (read no further)."""
     names: dict[str, None] = {}
     for _, name in members:
         if name and name != own:

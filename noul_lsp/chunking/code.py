@@ -48,8 +48,6 @@ _DIRECTIVE_LINE = re.compile(r"\s*#\s*(pragma|if|ifdef|ifndef|elif|else|endif|re
 #: such a wrapper is named by when it holds exactly one (`CodeChunker._through_namespaces`)
 _NAMESPACE_KINDS = frozenset({"module", "namespace"})
 _WRAPPED_KINDS = frozenset({"module", "namespace", "class", "struct", "interface", "trait", "enum", "record"})
-#: nested definitions and members a chunk lists at most
-MAX_NESTED = MAX_NAMES
 #: the kinds of definition whose declarations are locals, not members
 _FUNCTION_KINDS = frozenset({"function", "method", "constructor", "init", "deinit", "subscript", "test", "operator",
                              "macro", "delegate"})
@@ -410,12 +408,12 @@ class CodeChunker:
     def _nested(self, node: tree_sitter.Node, scope: str, kind: str = "", *,
                 members_only: bool = False) -> list[tuple[str, int]]:
         """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first
-        row, at most MAX_NESTED; with the members a type declares in a line (`languages.member_names`: a C#
+        row, at most MAX_NAMES; with the members a type declares in a line (`languages.member_names`: a C#
         property, a Swift enum case), not the locals of its functions. `members_only`: those members alone
         (the lines of a split type that no member chunk holds)."""
         found: list[tuple[str, int]] = []
         pending = [(child, scope, kind in _FUNCTION_KINDS) for child in reversed(node.named_children)]
-        while pending and (members_only or len(found) < MAX_NESTED):  # a type's members are capped per chunk
+        while pending and (members_only or len(found) < MAX_NAMES):  # a type's members are capped per chunk
             child, owner, in_function = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
@@ -438,7 +436,7 @@ class CodeChunker:
                 found.append((owner, child.start_point.row))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
             pending.extend((grandchild, owner, in_function) for grandchild in reversed(child.named_children))
-        return found if members_only else found[:MAX_NESTED]  # members: the caller's chunks cap their own
+        return found if members_only else found[:MAX_NAMES]  # members: the caller's chunks cap their own
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         self._default_export = module_name(path)
@@ -505,7 +503,7 @@ class CodeChunker:
             if last is not None and segment.start <= last.end and any(
                     is_long(lines[row], self.max_chars) for row in range(segment.start, min(segment.end, last.end) + 1)):
                 last.end = max(last.end, segment.end)
-                if segment.symbol and len(last.names) < MAX_NESTED:
+                if segment.symbol and len(last.names) < MAX_NAMES:
                     last.names = (*last.names, (segment.symbol, segment.start))
             else:
                 joined.append(segment)
@@ -556,8 +554,8 @@ class CodeChunker:
 
 
 def _listed(names) -> tuple[str, ...]:
-    """A chunk's nested names: each once (a PHP property and its getter share a name), at most MAX_NESTED."""
-    return tuple(dict.fromkeys(names))[:MAX_NESTED]
+    """A chunk's nested names: each once (a PHP property and its getter share a name), at most MAX_NAMES."""
+    return tuple(dict.fromkeys(names))[:MAX_NAMES]
 
 
 def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
@@ -572,7 +570,7 @@ def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
             last.end = max(last.end, segment.end)
             # the equations' `where` helpers with the signature's names (374 of hspec's 378 were defined nowhere)
             last.names = tuple({name: (name, row) for name, row in reversed((*last.names, *segment.names))}
-                               .values())[::-1][:MAX_NESTED]
+                               .values())[::-1][:MAX_NAMES]
         else:
             joined.append(segment)
     return joined

@@ -27,6 +27,8 @@ _TOKEN = re.compile(
     r"|\brpc\s+(?P<rpc>[A-Za-z_]\w*)\s*\("
     r"|(?P<field>\b[A-Za-z_]\w*)\s*=\s*-?(?:0[xX][0-9a-fA-F]+|\d+)\s*[;\[]"  # a field or an enum's value
     r"|(?P<open>\{)|(?P<close>\})")
+#: how deep a nested declaration's name is qualified by its scopes' (a file nested a thousand deep is not)
+_QUALIFIED_DEPTH = 8
 #: the kind of chunk each top-level keyword makes
 _KINDS = {"message": "message", "enum": "enum", "service": "service", "extend": "extension"}
 
@@ -38,30 +40,31 @@ def proto_blocks(text: str) -> list[Block]:
     row_at = row_finder(text)
 
     blocks: list[Block] = []
-    #: the open scopes: (keyword or "" for an options block, qualified name, first row)
-    scopes: list[tuple[str, str, int]] = []
+    #: the open scopes: (keyword or "" for an options block, qualified name, first row, the qualified name of the
+    #: scope its fields are declared in: a oneof's fields are its message's)
+    scopes: list[tuple[str, str, int, str]] = []
     members: list[tuple[int, str]] = []
     for token in _TOKEN.finditer(code):
         at = row_at(token.start())
-        # the scope a field is declared in: a oneof's fields are its message's
-        owner = next((scope for scope in reversed(scopes) if scope[0] != "oneof"), None)
         if token.group("keyword"):
             keyword, name = token.group("keyword"), token.group("name")
             if scopes and keyword != "extend":
-                name = f"{scopes[-1][1]}.{name}" if scopes[-1][1] else name
+                # qualified by its scopes' names (`JSONSchema.FieldConfiguration`), a few levels deep at most
+                name = f"{scopes[-1][1]}.{name}" if scopes[-1][1] and len(scopes) <= _QUALIFIED_DEPTH else name
                 members.append((at, name))
-            scopes.append((keyword, name if keyword != "extend" else "", at))
+            declared = name if keyword != "extend" else ""
+            scopes.append((keyword, declared, at, scopes[-1][3] if keyword == "oneof" and scopes else declared))
         elif token.group("rpc"):
             if scopes and scopes[-1][0] == "service":
                 members.append((at, f"{scopes[-1][1]}.{token.group('rpc')}"))
         elif token.group("field"):
-            if scopes and scopes[-1][0] in ("message", "enum", "oneof", "extend") and owner is not None:
-                field = token.group("field")
-                members.append((at, f"{owner[1]}.{field}" if owner[1] else field))
+            if scopes and scopes[-1][0] in ("message", "enum", "oneof", "extend"):
+                field, owner = token.group("field"), scopes[-1][3]
+                members.append((at, f"{owner}.{field}" if owner else field))
         elif token.group("open"):
-            scopes.append(("", scopes[-1][1] if scopes else "", at))
+            scopes.append(("", scopes[-1][1] if scopes else "", at, scopes[-1][3] if scopes else ""))
         elif scopes:  # a closing brace
-            keyword, name, first = scopes.pop()
+            keyword, name, first, _ = scopes.pop()
             if not scopes and keyword:
                 own = name or (members[0][1] if members else "")  # an extension by its first field
                 kept = tuple(member for member in members if member[1] != own)

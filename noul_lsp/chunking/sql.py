@@ -25,14 +25,19 @@ from noul_lsp.chunking.chunk import Chunk
 SQL_SUFFIXES = (".sql",)
 LANGUAGE = "sql"
 
-_COMMENT = r"--[^\n]*|^[ \t]*\#[^\n]*|/\*.*?(?:\*/|\Z)"  # MySQL's `#` only at a line's start (Postgres' `#>`)
-#: a string (MySQL's and Postgres' `E'...'` escape with a backslash), a Go template's action in a migration
-#: (`{{ index .Options "Namespace" }}`): blanked before names are read, as comments are
-_STRING = r"[EeNnBbXx]?'(?:[^'\\]|''|\\.)*(?:'|\Z)|\{\{.*?(?:\}\}|\Z)"
+#: a comment: MySQL's `#` only at a line's start (Postgres' `#>` is an operator), not MySQL's conditional code
+#: (mysqldump's `/*!50001 CREATE ... VIEW ... */`, which it runs)
+_COMMENT = r"--[^\n]*|^[ \t]*\#[^\n]*|/\*(?!!).*?(?:\*/|\Z)"
+#: a string, and a Go template's action in a migration (`{{ index .Options "Namespace" }}`): blanked before names
+#: are read, as comments are. A backslash before a quote escapes it where the quote cannot end the string
+#: (mysqldump's `'O\'Brien'`), not where it can (Postgres' `ESCAPE '\'`, a Windows path `'C:\'`)
+_STRING = r"[EeNnBbXx]?'(?:[^'\\]|''|\\'(?![\s,;)|:=<>+*/-]|\Z)|\\)*(?:'|\Z)|\{\{.*?(?:\}\}|\Z)"
+#: the marks around MySQL's conditional code, blanked to read the code inside
+_CONDITIONAL_MARKS = r"/\*!\d*|\*/"
 _QUOTED_NAME = r"\"(?:[^\"]|\"\")*(?:\"|\Z)|`[^`]*(?:`|\Z)"
 _DOLLAR = r"\$(?P<tag>(?:[A-Za-z_]\w*)?)\$.*?(?:\$(?P=tag)\$|\Z)"
 #: a line that ends a statement whatever its delimiter: T-SQL's `GO`, Oracle's `/`, a psql meta-command (`\set`)
-_LINE_END = r"^[ \t]*(?:go|/)[ \t\r]*$|^[ \t]*\\[A-Za-z]+[^\n]*"
+_LINE_END = r"^[ \t]*(?:go(?:[ \t]+\d+)?[ \t]*(?:--[^\n]*)?|/)[ \t\r]*$|^[ \t]*\\[A-Za-z]+[^\n]*"
 _DELIMITER_LINE = r"^[ \t]*delimiter[ \t]+(?P<delimiter>\S+)[ \t\r]*$"
 #: the words that open and close a routine's body (not a transaction's `BEGIN;`, `BEGIN TRANSACTION`)
 _KEYWORD = (r"\b(?P<keyword>begin(?![ \t]*;|\s+(?:transaction|tran|work)\b)|case|end)\b"
@@ -44,32 +49,38 @@ _ROUTINE = re.compile(r"create\s+(?:or\s+(?:replace|alter)\s+)?(?:temp(?:orary)?
 _LEADING = re.compile(rf"(?:[\s\ufeff]+|{_COMMENT})*", re.DOTALL | re.MULTILINE)
 #: what may follow a statement's end on its line and is still its own: blanks, a comment
 _TRAILING = re.compile(r"[ \t\r]*(?:--[^\n]*|/\*[^\n]*?\*/[ \t\r]*)?(?=\n|\Z)")
-_COPY_FROM_STDIN = re.compile(r"\s*copy\b[^;]*\bfrom\s+stdin\b", re.IGNORECASE)
+_COPY_FROM_STDIN = re.compile(r"\s*\\?copy\b[^;]*\bfrom\s+stdin\b", re.IGNORECASE)  # psql's `\copy` too
 _COPY_DATA_END = re.compile(r"^\\\.[ \t\r]*$", re.MULTILINE)
-_NOISE = re.compile(rf"(?P<blanked>{_COMMENT}|{_STRING})|{_QUOTED_NAME}|{_DOLLAR}", re.DOTALL | re.MULTILINE)
+_NOISE = re.compile(rf"(?P<blanked>{_COMMENT}|{_STRING}|{_CONDITIONAL_MARKS})|{_QUOTED_NAME}|{_DOLLAR}",
+                    re.DOTALL | re.MULTILINE)
+#: the same inside a dollar-quoted body (a body nested in it is read as its text: nesting is not recursion)
+_NOISE_INSIDE = re.compile(rf"(?P<blanked>{_COMMENT}|{_STRING})|{_QUOTED_NAME}", re.DOTALL | re.MULTILINE)
 
 _IDENT = r"(?:\"(?:[^\"]|\"\")+\"|`[^`]+`|\[[^\]]+\]|[A-Za-z_][\w$]*)"
 _NAME = rf"(?:\.\s*)?(?P<name>{_IDENT}(?:\s*\.\s*{_IDENT})*)"  # a leading `.`: a blanked template's schema
 _CREATE = re.compile(
-    r"create\s+(?:or\s+(?:replace|alter)\s+)?(?:(?:global|local)\s+)?(?:temp(?:orary)?\s+|unlogged\s+)?"
-    r"(?:unique\s+)?(?:materialized\s+)?(?:recursive\s+)?(?:constraint\s+)?(?:definer\s*=\s*\S+\s+)?"
-    r"(?:(?:algorithm|sql\s+security)\s*=?\s*\w+\s+)*"  # mysqldump's `ALGORITHM=UNDEFINED` views
+    r"\s*create\s+(?:or\s+(?:replace|alter)\s+)?(?:(?:global|local)\s+)?(?:temp(?:orary)?\s+|unlogged\s+)?"
+    r"(?:unique\s+)?(?:materialized\s+)?(?:recursive\s+)?(?:constraint\s+)?"
+    r"(?:(?:algorithm\s*=\s*\w+|definer\s*=\s*\S+|sql\s+security\s+\w+)\s+)*"  # mysqldump's views
     r"(?P<kind>table|view|index|function|procedure|trigger|type|sequence|schema|policy|domain|extension|role"
     r"|aggregate|rule|event\s+trigger|event|publication|collation|cast|operator|server)\s+"
     rf"(?:concurrently\s+)?(?:if\s+not\s+exists\s+)?(?:authorization\s+)?{_NAME}", re.IGNORECASE)
-_ALTER_TABLE = re.compile(rf"alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?{_NAME}", re.IGNORECASE)
+_ALTER_TABLE = re.compile(rf"\s*alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?{_NAME}", re.IGNORECASE)
 #: what an `ALTER TABLE` declares: an added column or constraint, a new name
 _ALTERED = re.compile(
     r"\badd\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?"
     rf"(?!(?:primary|foreign|unique|check|exclude|constraint|index|key|fulltext|spatial)\b)(?P<column>{_IDENT})"
     rf"|\badd\s+constraint\s+(?:if\s+not\s+exists\s+)?(?P<constraint>{_IDENT})"
-    rf"|\brename\s+(?:column\s+|constraint\s+)?(?:{_IDENT}\s+)?to\s+(?P<renamed>{_IDENT})", re.IGNORECASE)
+    rf"|\brename\s+(?:column\s+|constraint\s+)?{_IDENT}\s+to\s+(?P<renamed>{_IDENT})", re.IGNORECASE)
 #: an anonymous code block, and where a statement starts inside it
-_DO = re.compile(r"do\b", re.IGNORECASE)
+_DO = re.compile(r"\s*do\b", re.IGNORECASE)
 _INNER = re.compile(r"\b(?:create|alter)\b", re.IGNORECASE)
 #: a table's element that is no column
 _NOT_A_COLUMN = frozenset({"primary", "foreign", "unique", "check", "exclude", "key", "index", "like", "fulltext",
                            "spatial", "period", "constraint"})
+#: of those, the words that may name a column too (Postgres' `key text`): an index only as MySQL writes one
+_MAYBE_A_COLUMN = frozenset({"key", "index", "period", "fulltext", "spatial"})
+_INDEX_ELEMENT = re.compile(rf"\s*(?:key|index|fulltext|spatial|period)\s+(?:{_IDENT}\s*)?\(", re.IGNORECASE)
 _FIRST_WORD = re.compile(rf"\s*(?P<word>{_IDENT})(?:\s+(?P<second>{_IDENT}))?")
 #: sqlc's and yesql's name of a query (`-- name: GetAuthor :one`), HugSQL's (`-- :name get-user :? :1`)
 _QUERY_NAME = re.compile(r"^[ \t]*--[ \t]*(?:name:|:name)[ \t]*(?P<name>[\w-]+)", re.MULTILINE)
@@ -116,7 +127,7 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
                 start = token.start()
             delimiter = token.group("delimiter")
         end = _line_end(text, token.end())
-        if _COPY_FROM_STDIN.match(text, _code_start(text, start)):  # its data rows, up to `\.`
+        if _COPY_FROM_STDIN.match(text, _code_start(text, start), token.end()):  # its data rows, up to `\.`
             data_end = _COPY_DATA_END.search(text, end)
             end = _line_end(text, data_end.end()) if data_end else len(text)
         spans.append((start, end))
@@ -140,14 +151,16 @@ def _code_start(text: str, start: int) -> int:
 
 
 def _blanked(text: str) -> str:
-    """The text with its comments, strings and template actions as spaces (a dollar-quoted body's too: its
-    statements are read), quoted names kept: names are read from it, at the text's offsets."""
+    """The text with its comments, strings and template actions as spaces (a dollar-quoted body's too: a `DO`
+    block's statements are read), quoted names kept: names are read from it, at the text's offsets."""
     def replaced(found: re.Match) -> str:
         if found.group("blanked") is not None:
             return blank(found)
         if found.group("tag") is not None:  # a dollar-quoted body: its insides blanked alike
             opening = len(found.group("tag")) + 2
-            return found.group(0)[:opening] + _NOISE.sub(replaced, found.group(0)[opening:])
+            return found.group(0)[:opening] + _NOISE_INSIDE.sub(
+                lambda inside: blank(inside) if inside.group("blanked") is not None else inside.group(0),
+                found.group(0)[opening:])
         return found.group(0)
     return _NOISE.sub(replaced, text)
 
@@ -177,13 +190,15 @@ def _declared(statement: str, offset: int, row_at: Callable[[int], int]) -> tupl
                     for found in _ALTERED.finditer(statement, alter.end())]
         if declared:
             return declared[0][1], "column", declared[1:]
-    elif _DO.match(statement):  # Postgres' `DO $$ BEGIN CREATE TYPE ... EXCEPTION ... END $$`: its statements'
-        inner = [offset + piece.start() + found.start() for piece in re.finditer(r"[^;]+", statement)
-                 for found in [_INNER.search(piece.group(0))] if found]
-        ends = [offset + piece.end() for piece in re.finditer(r"[^;]+", statement) if _INNER.search(piece.group(0))]
-        named = [(row_at(at), *_declared(statement[at - offset:until - offset], at, row_at))
-                 for at, until in zip(inner, ends, strict=True)]
-        named = [entry for entry in named if entry[1]]
+    elif _DO.match(statement):  # Postgres' `DO $$ BEGIN CREATE TYPE ... EXCEPTION ... END $$`: what it creates
+        named = []  # (row, name, kind, members) of each statement in it that declares something
+        for piece in re.finditer(r"[^;]+", statement):
+            found = _INNER.search(piece.group(0))
+            if found is not None:
+                at = offset + piece.start() + found.start()
+                name, kind, members = _declared(statement[at - offset:piece.end()], at, row_at)
+                if name:
+                    named.append((row_at(at), name, kind, members))
         if named:
             (_, name, kind, _), others = named[0], named[1:]
             members = [*((row, other) for row, other, _, _ in others),
@@ -211,7 +226,8 @@ def _columns(statement: str, after: int, table: str, offset: int,
                     word, second = first.group("word"), first.group("second")
                     if word.lower() == "constraint" and second:
                         found.append((row_at(offset + first.start("second")), f"{table}.{_clean(second)}"))
-                    elif word.lower() not in _NOT_A_COLUMN:
+                    elif word.lower() not in _NOT_A_COLUMN or (word.lower() in _MAYBE_A_COLUMN
+                                                               and not _INDEX_ELEMENT.match(statement, element)):
                         found.append((row_at(offset + first.start("word")), f"{table}.{_clean(word)}"))
                 element = index + 1
             if char == ")":

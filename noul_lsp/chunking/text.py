@@ -110,7 +110,8 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
 _TEXT_LANGUAGES = {
     ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text", ".toml": "toml", ".yaml": "yaml",
     ".yml": "yaml", ".json": "json", ".cfg": "ini", ".ini": "ini", ".sh": "shell", ".bash": "shell",
-    ".html": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".proto": "proto", ".kt": "kotlin", ".swift": "swift",
+    ".html": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".proto": "proto", ".kt": "kotlin",
+    ".swift": "swift",
     ".php": "php", ".cs": "csharp", ".scala": "scala", ".lua": "lua", ".vim": "vim", ".xml": "xml",
 }
 

@@ -40,7 +40,7 @@ _KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl",
 #: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
 #: in a short query
 _CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
-                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)(?:\.[\w-]+)?)(?![\w.-])",
+                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)(?:\.[\w-]+)?)(?![\w-]|\.\w)",
                                 re.IGNORECASE)
 
 

@@ -48,7 +48,7 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
 _CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
 #: buf's generation settings of one module (grpc-gateway's `examples/.../opaque.buf.gen.yaml`): the `.gen` of
 #: their name is no generator's output
-_BUF_SETTINGS = re.compile(r".*buf\.gen\.ya?ml")
+_BUF_SETTINGS = ("buf.gen.yaml", "buf.gen.yml")
 #: a Helm chart's code, beside its `Chart.yaml`: its templates (`templates/*.yaml`, `_helpers.tpl`: helm-charts'
 #: manifests were config and its helpers other, below the repository's few Python scripts) and its
 #: `values.yaml`, the chart's settings each documented where it is declared (as a Terraform module's
@@ -216,7 +216,7 @@ def file_role(path: str) -> str:
         folders = [folder for folder, as_written in zip(folders, cased[:-1], strict=True) if folder == as_written]
     if suffix == ".ipynb":
         return "notebook"
-    if _BUF_SETTINGS.fullmatch(name):
+    if name.endswith(_BUF_SETTINGS):
         return "config"
     if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
             or any(f in _GENERATED_FOLDERS for f in folders)
