@@ -171,7 +171,8 @@ def _clean(name: str) -> str:
     return ".".join(part for part in parts if part)
 
 
-def _declared(statement: str, offset: int, row_at: Callable[[int], int]) -> tuple[str, str, list[tuple[int, str]]]:
+def _declared(statement: str, offset: int,
+              row_at: Callable[[int], int]) -> tuple[str, str, list[tuple[int, str]]]:
     """(name, kind, members) of one statement, blanked (`_blanked`), from its code on, at `offset` in the file."""
     create = _CREATE.match(statement)
     if create is not None:

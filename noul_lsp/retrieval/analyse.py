@@ -39,9 +39,9 @@ _KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl",
                     "dockerfile"} - _CODE_EXTENSIONS
 #: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
 #: in a short query
-_CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile|jenkinsfile"
-                                r"|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)(?:\.[\w-]+)?)(?![\w-]|\.\w)",
-                                re.IGNORECASE)
+_CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile"
+                                r"|jenkinsfile|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)"
+                                r"(?:\.[\w-]+)?)(?![\w-]|\.\w)", re.IGNORECASE)
 
 
 def _path_pattern(extensions: set[str]) -> re.Pattern:
