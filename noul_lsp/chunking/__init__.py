@@ -24,7 +24,7 @@ from noul_lsp.chunking.text import chunk_lines, text_language
 from noul_lsp.chunking.yaml_keys import YAML_SUFFIXES, chunk_yaml
 from noul_lsp.config import IndexSettings
 
-__all__ = ["CHUNKING_IDENTITY", "Chunk", "FileChunker", "hash_text"]
+__all__ = ["CHUNKING_IDENTITY", "GENERATED_KIND", "Chunk", "FileChunker", "hash_text"]
 
 #: what decides how files are cut besides the settings: the grammars and a version of the rules. A new
 #: grammar or rule changes it, and an index made before it looks at every file again once (its vectors
