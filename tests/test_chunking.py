@@ -1207,3 +1207,27 @@ def test_protobuf_declarations_are_chunks_named_by_their_names():
     assert chunks[2].names == ("Options.error", "Options.counts", "Options.Inner", "Options.Inner.name",
                                "Options.choice", "Options.a")
     assert chunks[3].names == ("Scheme.UNKNOWN", "Scheme.HTTP") and {c.language for c in chunks} == {"proto"}
+
+
+def test_graphql_and_prisma_declarations_are_chunks_named_by_their_names():
+    """Both are a service's schema (source) and were 40-line windows: a type asked for by name was defined
+    nowhere. Each declaration is a chunk with the description above it, listing its fields."""
+    graphql = ('"""\nA date-time string at UTC.\n"""\nscalar DateTime\n\ntype Mutation {\n'
+               "  signup(email: String!, name: String): AuthPayload # a new user\n"
+               "  login(email: String!): AuthPayload\n}\n\n"
+               "schema {\n  query: Query\n}\n\nenum SortOrder {\n  asc\n  desc\n}\n\n"
+               "query Feed($take: Int) {\n  feed(take: $take) {\n    id\n    title\n  }\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("schema.graphql", graphql)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("DateTime", "scalar", 1, 4), ("Mutation", "type", 6, 9), ("schema", "schema", 11, 13),
+        ("SortOrder", "enum", 15, 18), ("Feed", "query", 20, 25)]
+    assert chunks[1].names == ("Mutation.signup", "Mutation.login") and chunks[2].names == ("schema.query",)
+    assert chunks[3].names == ("SortOrder.asc", "SortOrder.desc") and chunks[4].names == ("Feed.feed",)
+    prisma = ('datasource db {\n  provider = "postgresql"\n  url      = env("DATABASE_URL")\n}\n\n'
+              "/// A user of the blog\nmodel User {\n  id    Int     @id @default(autoincrement())\n"
+              "  email String  @unique // {\n  posts Post[]\n  @@index([email])\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("prisma/schema.prisma", prisma)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line, c.names) for c in chunks] == [
+        ("db", "datasource", 1, 4, ("db.provider", "db.url")),
+        ("User", "model", 6, 12, ("User.id", "User.email", "User.posts"))]
+    assert {c.language for c in chunks} == {"prisma"}
