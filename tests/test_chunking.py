@@ -1231,3 +1231,20 @@ def test_graphql_and_prisma_declarations_are_chunks_named_by_their_names():
         ("db", "datasource", 1, 4, ("db.provider", "db.url")),
         ("User", "model", 6, 12, ("User.id", "User.email", "User.posts"))]
     assert {c.language for c in chunks} == {"prisma"}
+
+
+def test_a_graphql_declarations_header_may_go_on_over_lines():
+    """What a review found: prettier's multi-line variables, `@key` or `implements` below a type's name, a field's
+    arguments on lines of their own (GitHub's schema), CRLF, a directive on the schema."""
+    def named(text: str) -> list[tuple[str, int, int, tuple[str, ...]]]:
+        return [(c.symbol, c.start_line, c.end_line, c.names) for c in FileChunker(IndexSettings()).chunk("s.graphql", text)]
+    assert named("query Search(\n  $q: String!\n) {\n  search(\n    query: $q\n    type: REPO\n  ) {\n    count\n  }\n}\n") \
+        == [("Search", 1, 10, ("Search.search",))]
+    assert named('type Event\n  @key(fields: "id") {\n  id: ID!\n  type: EventType!\n}\n') \
+        == [("Event", 1, 5, ("Event.id", "Event.type"))]
+    assert named("type User implements\n  & Node\n  & Entity {\n  id: ID!\n}\n") == [("User", 1, 5, ("User.id",))]
+    assert named('type Repo {\n  users(\n    """\n    cursor\n    """\n    after: String\n  ): [User!]!\n  id: ID!\n}\n') \
+        == [("Repo", 1, 9, ("Repo.users", "Repo.id"))]
+    assert named("enum Role {\r\n  ADMIN\r\n  USER\r\n}\r\n") == [("Role", 1, 4, ("Role.ADMIN", "Role.USER"))]
+    assert named('schema @link(url: "x") {\n  query: Query\n}\nunion R =\n  | A\n  | B\n') \
+        == [("schema", 1, 3, ("schema.query",)), ("R", 4, 6, ())]

@@ -2,11 +2,12 @@
 directive and operation of a GraphQL document, each model, enum, type, view, datasource and generator of a
 Prisma schema, a chunk named by its name and listing its fields (`Mutation.signup`, `User.email`).
 
-Both are source (a service's schema, read by its code: `roles.py`), and as 40-line windows a type asked for
-by name was defined nowhere. There is no grammar wheel for either; their declarations start at a line's
-start with a keyword and a name, and end at their braces (or their line, for a scalar or a union), so they
-are found as protobuf's are (`proto.py`) once comments and strings are blanked. A declaration keeps the
-comments and the description (GraphQL's `\"\"\"...\"\"\"`, Prisma's `///`) right above it.
+A service's schemas are source (`roles.py`), and as 40-line windows a type asked for by name was defined
+nowhere. There is no grammar wheel for either; their declarations start at a line's start with a keyword and
+a name, go on over the lines of their header (open parentheses, `implements`, `&`, `|`, `@` directives) and
+end at their braces, or at their header's end (a scalar, a union), so they are found as protobuf's are
+(`proto.py`) once comments and strings are blanked. A declaration keeps the comment lines and the description
+(GraphQL's `\"\"\"...\"\"\"` without a blank line in it, Prisma's `///`) right above it.
 """
 
 from __future__ import annotations
@@ -32,19 +33,24 @@ class _Dialect:
 
 _GRAPHQL = _Dialect(
     "graphql",
-    re.compile(r"#[^\n]*|\"\"\".*?(?:\"\"\"|\Z)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)", re.DOTALL | re.MULTILINE),
+    re.compile(r"#[^\n]*|\"\"\"(?:\\\"\"\"|.)*?(?:\"\"\"|\Z)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)",
+               re.DOTALL | re.MULTILINE),
     re.compile(r"^[ \t]*(?:extend[ \t]+)?(?P<kind>type|interface|input|enum|union|scalar|schema|directive|query"
                r"|mutation|subscription|fragment)\b[ \t]*(?P<name>@?[A-Za-z_]\w*)?", re.MULTILINE),
-    re.compile(r"[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?:[(:]|$)"))
+    re.compile(r"[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?:[(:{@]|\r?$)"))
 _PRISMA = _Dialect(
     "prisma",
     re.compile(r"//[^\n]*|\"(?:[^\"\\\n]|\\.)*(?:\"|$)", re.MULTILINE),
     re.compile(r"^[ \t]*(?P<kind>model|enum|type|view|datasource|generator)[ \t]+(?P<name>[A-Za-z_]\w*)",
                re.MULTILINE),
-    re.compile(r"[ \t]*(?P<name>[A-Za-z_]\w*)(?:[ \t]+\S|[ \t]*$)"))
+    re.compile(r"[ \t]*(?P<name>[A-Za-z_]\w*)(?:[ \t]+\S|[ \t\r]*$)"))
 SCHEMA_SUFFIXES = (".graphql", ".graphqls", ".gql", ".prisma")
-_OPENS_BELOW = re.compile(r"\s*\{")
-#: what a GraphQL declaration without a name is named by (`schema { query: Query }`, an anonymous `{ ... }` query)
+#: a line below a header that goes on with it (`& B`, `@key(fields: "id")`, `{`), and a header's line that goes
+#: on below (`implements A &`, `union R =`)
+_CONTINUES = re.compile(r"[ \t]*(?:[@&|=({]|(?:implements|on|repeatable)\b)")
+_ENDS_OPEN = re.compile(r"(?:[&|=,]|\b(?:implements|on))[ \t\r]*$")
+#: what a GraphQL declaration without a name is named by (`schema { query: Query }`, `schema @link(...) {`); an
+#: anonymous operation (`query ($id: ID) {`) is named by nothing, its fields by their own names
 _UNNAMED = {"schema": "schema"}
 
 
@@ -58,7 +64,9 @@ def schema_blocks(text: str, dialect: _Dialect) -> list[Block]:
     for found in dialect.declaration.finditer(code):
         if found.start() < position:  # inside the last declaration's braces
             continue
-        kind, name = found.group("kind"), found.group("name") or _UNNAMED.get(found.group("kind"), "")
+        kind, name = found.group("kind"), found.group("name") or ""
+        if not name or (name.startswith("@") and kind != "directive"):  # `schema @link(...)`: a directive on it
+            name = _UNNAMED.get(kind, "")
         end = _declaration_end(code, found.end())
         position = end
         first, last = row_at(found.start()), row_at(max(end - 1, found.start()))
@@ -68,40 +76,58 @@ def schema_blocks(text: str, dialect: _Dialect) -> list[Block]:
 
 
 def _declaration_end(code: str, after: int) -> int:
-    """Where a declaration ends: after its closing brace when its line (or the first code below it) opens one,
-    else at its line's end (`scalar DateTime`, `union Result = A | B`)."""
-    line_end = code.find("\n", after)
-    line_end = len(code) if line_end < 0 else line_end
-    opening = code.find("{", after, line_end)
-    if opening < 0:  # on the lines after it, with nothing but blanks between
-        below = _OPENS_BELOW.match(code, line_end)
-        if below is None:
-            return line_end
-        opening = below.end() - 1
+    """Where a declaration ends: after its closing brace when its header (which goes on below while its
+    parentheses are open, or its next line goes on with `@`, `&`, `|`, `=`, `(`, `{`, `implements`, `on`)
+    opens one, else at its header's last line's end."""
+    parens, index, length = 0, after, len(code)
+    while index < length:
+        char = code[index]
+        if char == "(":
+            parens += 1
+        elif char == ")":
+            parens = max(parens - 1, 0)
+        elif char == "{" and not parens:
+            break
+        elif char == "}" and not parens:
+            return index
+        elif char == "\n" and not parens:
+            line_start = code.rfind("\n", 0, index) + 1
+            if _ENDS_OPEN.search(code, line_start, index) is None:
+                below = index + 1
+                while below < length and code[below] in " \t\r\n":  # blanked comments, descriptions
+                    below += 1
+                if below >= length or _CONTINUES.match(code, code.rfind("\n", 0, below) + 1) is None:
+                    return index
+        index += 1
+    else:
+        return length
     depth = 0
-    for index in range(opening, len(code)):
+    for index in range(index, length):
         if code[index] == "{":
             depth += 1
         elif code[index] == "}":
             depth -= 1
             if depth == 0:
                 return index + 1
-    return len(code)
+    return length
 
 
 def _members(code: str, opening: int, end: int, name: str, dialect: _Dialect,
              row_at: Callable[[int], int]) -> list[tuple[int, str]]:
-    """The fields (an enum's values) on the lines of a declaration's body, inside its braces and no deeper
-    (an operation's nested selections are not its fields), as `Name.field` with their rows."""
+    """The fields (an enum's values) that open the lines of a declaration's body, inside its braces and no
+    deeper (an operation's nested selections are not its fields), outside parentheses (a field's arguments on
+    lines of their own), as `Name.field` with their rows."""
     if opening < 0:
         return []
     found: list[tuple[int, str]] = []
-    depth, offset = 1, opening + 1
+    depth, parens, offset = 1, 0, opening + 1
     for line in code[opening + 1:end].split("\n"):
-        member = dialect.member.match(line) if depth == 1 else None
+        member = dialect.member.match(line) if depth == 1 and parens <= 0 else None
         if member is not None:
-            found.append((row_at(offset + member.start("name")), f"{name}.{member.group('name')}"))
+            field = member.group("name")
+            found.append((row_at(offset + member.start("name")), f"{name}.{field}" if name else field))
         depth += line.count("{") - line.count("}")
+        parens += line.count("(") - line.count(")")
         offset += len(line) + 1
     return found
 

@@ -33,10 +33,10 @@ _CODE_EXTENSIONS = {ext[1:] for spec in LANGUAGES.values() for ext in spec.exten
 #: docs: "docker-compose-dev.yml", "buf.yaml", "stream.proto" were words, and a query naming the file "probably
 #: not here"). Not in an issue text: it names its reproducer's files (`docs/index.rst`, `conf.py`) and links to
 #: pages (`.html`), and read as paths they moved a Verified issue's answer out of the first five
-_KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "gql", "prisma", "bzl", "bazel", "star", "yml", "yaml", "toml",
-                    "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties", "gradle", "mk", "cmake", "lock",
-                    "md", "rst", "txt", "adoc", "html", "css", "scss", "vue", "svelte", "tpl", "gotmpl",
-                    "dockerfile"} - _CODE_EXTENSIONS
+_KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "graphqls", "gql", "prisma", "bzl", "bazel", "star", "yml",
+                    "yaml", "toml", "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties", "gradle",
+                    "mk", "cmake", "lock", "md", "rst", "txt", "adoc", "html", "css", "scss", "vue", "svelte",
+                    "tpl", "gotmpl", "dockerfile"} - _CODE_EXTENSIONS
 #: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
 #: in a short query
 _CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile"

@@ -29,7 +29,7 @@ _CODE_SUFFIXES = frozenset({
     # a service's schema and interfaces, written by hand and read by its code: SQL migrations (a table asked for by
     # name was 14th, under the Go models that name it), protobuf's and Thrift's services and messages (under
     # their generated `.pb.go`), GraphQL schemas, Prisma's; Bazel's Starlark macros
-    ".sql", ".proto", ".thrift", ".graphql", ".gql", ".prisma", ".bzl", ".star",
+    ".sql", ".proto", ".thrift", ".graphql", ".graphqls", ".gql", ".prisma", ".bzl", ".star",
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
