@@ -47,6 +47,14 @@ def blank(found: re.Match) -> str:
     return re.sub(r"[^\n]", " ", found.group(0))
 
 
+def comment_start(lines: Sequence[str], code_lines: Sequence[str], row: int) -> int:
+    """The first row of the run of comment lines right above `row` (`row` itself when there is none), given the
+    file's lines and the same with comments and strings blanked: a declaration's documentation."""
+    while row > 0 and lines[row - 1].strip() and not code_lines[row - 1].strip():
+        row -= 1
+    return row
+
+
 def chunk_blocks(path: str, lines: Sequence[str], blocks: Sequence[Block], *, language: str, window_lines: int,
                  overlap: int, max_chars: int, pack: bool = False) -> list[Chunk]:
     """The chunks of a file's blocks (in row order, no two sharing a row: `one_per_row`), and windows of the

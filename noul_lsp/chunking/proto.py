@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
+from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 PROTO_SUFFIXES = (".proto",)
@@ -68,18 +68,11 @@ def proto_blocks(text: str) -> list[Block]:
             if not scopes and keyword:
                 own = name or (members[0][1] if members else "")  # an extension by its first field
                 kept = tuple(member for member in members if member[1] != own)
-                blocks.append(Block(_comment_start(lines, code_lines, first), at, own, _KINDS.get(keyword, keyword),
+                blocks.append(Block(comment_start(lines, code_lines, first), at, own, _KINDS.get(keyword, keyword),
                                     kept))
             if not scopes:
                 members = []
     return one_per_row(blocks)
-
-
-def _comment_start(lines: list[str], code_lines: list[str], row: int) -> int:
-    """The first row of the comment run right above `row` (`row` itself when there is none)."""
-    while row > 0 and lines[row - 1].strip() and not code_lines[row - 1].strip():
-        row -= 1
-    return row
 
 
 def chunk_proto(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:

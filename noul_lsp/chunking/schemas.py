@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
+from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 
@@ -70,7 +70,7 @@ def schema_blocks(text: str, dialect: _Dialect) -> list[Block]:
         end = _declaration_end(code, found.end())
         position = end
         first, last = row_at(found.start()), row_at(max(end - 1, found.start()))
-        blocks.append(Block(_comment_start(lines, code_lines, first), last, name, kind,
+        blocks.append(Block(comment_start(lines, code_lines, first), last, name, kind,
                             tuple(_members(code, code.find("{", found.end(), end), end, name, dialect, row_at))))
     return one_per_row(blocks)
 
@@ -130,13 +130,6 @@ def _members(code: str, opening: int, end: int, name: str, dialect: _Dialect,
         parens += line.count("(") - line.count(")")
         offset += len(line) + 1
     return found
-
-
-def _comment_start(lines: list[str], code_lines: list[str], row: int) -> int:
-    """The first row of the comments and description right above `row` (`row` itself when there are none)."""
-    while row > 0 and lines[row - 1].strip() and not code_lines[row - 1].strip():
-        row -= 1
-    return row
 
 
 def chunk_schema(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
