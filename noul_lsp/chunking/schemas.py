@@ -49,6 +49,7 @@ SCHEMA_SUFFIXES = (".graphql", ".graphqls", ".gql", ".prisma")
 #: on below (`implements A &`, `union R =`)
 _CONTINUES = re.compile(r"[ \t]*(?:[@&|=({]|(?:implements|on|repeatable)\b)")
 _ENDS_OPEN = re.compile(r"(?:[&|=,]|\b(?:implements|on))[ \t\r]*$")
+_BRACE = re.compile(r"[{}]")
 #: what a GraphQL declaration without a name is named by (`schema { query: Query }`, `schema @link(...) {`); an
 #: anonymous operation (`query ($id: ID) {`) is named by nothing, its fields by their own names
 _UNNAMED = {"schema": "schema"}
@@ -102,13 +103,10 @@ def _declaration_end(code: str, after: int) -> int:
     else:
         return length
     depth = 0
-    for index in range(index, length):
-        if code[index] == "{":
-            depth += 1
-        elif code[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
+    for brace in _BRACE.finditer(code, index):
+        depth += 1 if brace.group() == "{" else -1
+        if depth == 0:
+            return brace.end()
     return length
 
 

@@ -105,12 +105,11 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start, depth, position = 0, 0, 0
     delimiter = ";"
-    routine: bool | None = None  # whether the statement being read opens a routine (read at its first code)
+    code = _code_start(text, start)  # where the statement being read starts to be code
+    routine = _ROUTINE.match(text, code) is not None  # whether it opens a routine
     while (token := _tokens(delimiter).search(text, position)) is not None:
         position = max(token.end(), token.start() + 1)
         skipped = token.group("skipped") is not None or token.groupdict().get("dollar") is not None
-        if routine is None and not (skipped and token.group(0).lstrip().startswith(("--", "/*", "#"))):
-            routine = _ROUTINE.match(text, _code_start(text, start)) is not None
         if skipped:
             continue
         if token.group("keyword") is not None:
@@ -124,14 +123,16 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
         if token.group("set") is not None:  # `DELIMITER $$`: the statement before it ends, the line is one
             if text[start:token.start()].strip():
                 spans.append((start, token.start()))
-                start = token.start()
+                start, code = token.start(), token.start()
             delimiter = token.group("delimiter")
         end = _line_end(text, token.end())
-        if _COPY_FROM_STDIN.match(text, _code_start(text, start), token.end()):  # its data rows, up to `\.`
+        if _COPY_FROM_STDIN.match(text, code, token.end()):  # its data rows, up to `\.`
             data_end = _COPY_DATA_END.search(text, end)
             end = _line_end(text, data_end.end()) if data_end else len(text)
         spans.append((start, end))
-        start, position, depth, routine = end, max(position, end), 0, None
+        start, position, depth = end, max(position, end), 0
+        code = _code_start(text, start)
+        routine = _ROUTINE.match(text, code) is not None
     if text[start:].strip():
         spans.append((start, len(text)))
     elif spans:  # the blank lines after the last statement are its
@@ -153,15 +154,14 @@ def _code_start(text: str, start: int) -> int:
 def _blanked(text: str) -> str:
     """The text with its comments, strings and template actions as spaces (a dollar-quoted body's too: a `DO`
     block's statements are read), quoted names kept: names are read from it, at the text's offsets."""
+    def blanked_if_noise(found: re.Match) -> str:
+        return blank(found) if found.group("blanked") is not None else found.group(0)
+
     def replaced(found: re.Match) -> str:
-        if found.group("blanked") is not None:
-            return blank(found)
-        if found.group("tag") is not None:  # a dollar-quoted body: its insides blanked alike
+        if found.groupdict().get("tag") is not None:  # a dollar-quoted body: its insides blanked alike
             opening = len(found.group("tag")) + 2
-            return found.group(0)[:opening] + _NOISE_INSIDE.sub(
-                lambda inside: blank(inside) if inside.group("blanked") is not None else inside.group(0),
-                found.group(0)[opening:])
-        return found.group(0)
+            return found.group(0)[:opening] + _NOISE_INSIDE.sub(blanked_if_noise, found.group(0)[opening:])
+        return blanked_if_noise(found)
     return _NOISE.sub(replaced, text)
 
 

@@ -43,11 +43,11 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl",
                            # Bazel's build files (they were `other`), buf's (protobuf's build tool) settings
                            "build.bazel", "workspace.bazel", "module.bazel", "buf.yaml", "buf.work.yaml",
-                           "buf.gen.yaml", "buf.lock", "gnumakefile"})
+                           "buf.lock", "gnumakefile"})
 #: Bazel's build files without an extension, on the name's own case (a `script/build` is a script)
 _CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
-#: buf's generation settings of one module (grpc-gateway's `examples/.../opaque.buf.gen.yaml`): the `.gen` of
-#: their name is no generator's output
+#: buf's generation settings (`buf.gen.yaml`, and one module's: grpc-gateway's `examples/.../opaque.buf.gen.yaml`):
+#: config wherever they are, the `.gen` of their name no generator's output
 _BUF_SETTINGS = ("buf.gen.yaml", "buf.gen.yml")
 #: a Helm chart's code, beside its `Chart.yaml`: its templates (`templates/*.yaml`, `_helpers.tpl`: helm-charts'
 #: manifests were config and its helpers other, below the repository's few Python scripts) and its
