@@ -1248,3 +1248,108 @@ def test_a_graphql_declarations_header_may_go_on_over_lines():
     assert named("enum Role {\r\n  ADMIN\r\n  USER\r\n}\r\n") == [("Role", 1, 4, ("Role.ADMIN", "Role.USER"))]
     assert named('schema @link(url: "x") {\n  query: Query\n}\nunion R =\n  | A\n  | B\n') \
         == [("schema", 1, 3, ("schema.query",)), ("R", 4, 6, ())]
+
+
+DART = '''import 'package:flutter/widgets.dart';
+
+final settingsProvider = NotifierProvider<SettingsService, Settings>(SettingsService.new);
+const kTimeout = Duration(seconds: 3);
+
+/// Keeps the user's settings.
+@immutable
+class SettingsService extends Notifier<Settings> {
+  SettingsService(this._store);
+  SettingsService.inMemory() : _store = MemoryStore();
+  factory SettingsService.fromJson(Map<String, dynamic> json) => SettingsService(Store.of(json));
+
+  final Store _store;
+  static const int maxAliasLength = 24;
+
+  String get alias => state.alias;
+
+  /// Renames this device.
+  Future<void> setAlias(String alias) async {
+    await _store.write('alias', alias);
+  }
+
+  bool operator ==(Object other) => other is SettingsService;
+}
+
+mixin Logging on Object {
+  void log(String message) => print(message);
+}
+
+extension DeviceName on String {
+  String shortened() => length > 8 ? substring(0, 8) : this;
+}
+
+extension on int {
+  bool get isPort => this > 0 && this < 65536;
+}
+
+enum Mode { light, dark }
+
+typedef OnChanged = void Function(Settings settings);
+
+String describe(Settings settings) {
+  String quoted(String text) => '"$text"';
+  return quoted(settings.alias);
+}
+'''
+
+
+def test_dart_definitions_are_named_with_their_bodies():
+    """tree-sitter-dart puts a method's body beside its head (`method_signature`, then `function_body`):
+    each definition is one chunk from its doc comment and annotations to the end of its body, named as it
+    is called (`SettingsService.fromJson`, an unnamed constructor its class's `constructor`), with the
+    fields, constants and providers it declares as names. Before, a `.dart` file was 40-line windows that
+    named nothing."""
+    chunker = FileChunker(IndexSettings(chunk_max_chars=420))  # the class too large for one chunk
+    chunks = chunker.chunk("lib/provider/settings.dart", DART)
+    by_symbol = {c.symbol: c for c in chunks}
+    assert {"SettingsService.constructor", "SettingsService.inMemory", "SettingsService.fromJson",
+            "SettingsService.alias", "SettingsService.setAlias", "SettingsService.operator ==", "Logging",
+            "DeviceName", "int (extension)", "Mode", "OnChanged", "describe"} <= set(by_symbol)
+    set_alias = by_symbol["SettingsService.setAlias"]
+    assert set_alias.kind == "method"
+    assert set_alias.text.startswith("  /// Renames this device.") and set_alias.text.endswith("  }")
+    assert "class SettingsService" in set_alias.header
+    assert by_symbol["SettingsService.inMemory"].kind == "constructor"
+    assert by_symbol["DeviceName"].names == ("DeviceName.shortened",)
+    assert by_symbol["describe"].names == ("describe.quoted",)  # a local function, named in its scope
+    assert by_symbol["Mode"].names == ("Mode.light", "Mode.dark")
+    head = next(c for c in chunks if c.start_line == 1)
+    assert {"settingsProvider", "kTimeout"} <= set(head.names)
+    assert {"SettingsService._store", "SettingsService.maxAliasLength"} <= {name for c in chunks for name in c.names}
+    whole = {c.symbol: c for c in FileChunker(IndexSettings()).chunk("lib/provider/settings.dart", DART)}
+    service = whole["SettingsService"]
+    assert service.text.startswith("/// Keeps the user's settings.\n@immutable\nclass SettingsService")
+    assert {"SettingsService.setAlias", "SettingsService.alias", "SettingsService._store"} <= set(service.names)
+
+
+def test_dart_tests_are_named_by_their_titles():
+    """package:test's, flutter_test's and bloc_test's titled blocks, inside `main`: a test file too large
+    for one chunk is cut by them, each named by its title in quotes (no definition of the code it tests)."""
+    body = "".join(f"    blocTest<CounterBloc, int>(\n      'emits [{n}] when incremented {n} times',\n"
+                   f"      build: CounterBloc.new,\n      act: (bloc) => bloc.add(Increment()),\n"
+                   f"      expect: () => [{n}],\n    );\n" for n in range(1, 40))
+    text = ("void main() {\n  group('CounterBloc', () {\n    test(\"starts at 0\", () {\n"
+            "      expect(CounterBloc().state, 0);\n    });\n" + body + "  });\n\n"
+            "  testWidgets(r'shows the count', (tester) async {\n    await tester.pumpWidget(App());\n  });\n}\n")
+    symbols = [c.symbol for c in FileChunker(IndexSettings()).chunk("test/counter_bloc_test.dart", text)]
+    assert 'main.group "CounterBloc".test "starts at 0"' in symbols
+    assert 'main.group "CounterBloc".blocTest "emits [7] when incremented 7 times"' in symbols
+    assert 'main.testWidgets "shows the count"' in symbols
+
+
+def test_a_file_a_tool_wrote_is_cut_into_windows():
+    """A generated file's definitions are the tool's (`_$UserFromJson`, a translation's getters): it is read in
+    line windows of kind `generated`, which name none of them, whatever its language."""
+    getters = "".join(f"  String get label{n} => 'Label {n}';\n" for n in range(200))
+    text = ("// GENERATED CODE - DO NOT MODIFY BY HAND\n\npart of 'strings.dart';\n\n"
+            "class _TranslationsFi extends Translations {\n" + getters + "}\n")
+    chunks = FileChunker(IndexSettings()).chunk("lib/gen/strings_fi.g.dart", text)
+    assert {c.kind for c in chunks} == {"generated"} and {c.symbol for c in chunks} == {""}
+    assert {c.language for c in chunks} == {"dart"}
+    assert len(chunks) < 12  # 205 lines in windows, not a chunk per getter
+    assert chunks[0].start_line == 1 and chunks[-1].end_line >= 205

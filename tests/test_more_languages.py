@@ -23,6 +23,7 @@ DESCRIPTIONS = [
     ("look up the handler registered for a request path", "zig/router.zig"),
     ("attach to a running tmux session when a new terminal opens", "bash/tmux.plugin.sh"),
     ("delete the load balancer's old access logs from the bucket after some days", "terraform/logs.tf"),
+    ("send the picked files to the receiving device one at a time", "dart/transfer_queue.dart"),
 ]
 
 

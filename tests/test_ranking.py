@@ -137,6 +137,10 @@ def test_roles_come_from_paths():
     assert file_role("sphinx/builders/changes.py") == "source" and file_role("hack/release") == "source"
     # generators' names: Kubernetes' zz_generated, Go's *_gen.go (a Python data_gen.py is the generator)
     assert file_role("api/v1/zz_generated.deepcopy.go") == "generated" and file_role("msg_gen.go") == "generated"
+    # Dart's build_runner parts; the model written by hand, and a config written by hand, are source
+    assert {file_role(p) for p in ("lib/model/user.g.dart", "lib/model/user.freezed.dart", "test/api.mocks.dart",
+                                   "lib/router.gr.dart", "lib/di.config.dart")} == {"generated"}
+    assert file_role("lib/model/user.dart") == "source" and file_role("lib/config.dart") == "source"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own

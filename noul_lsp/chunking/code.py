@@ -276,7 +276,10 @@ class CodeChunker:
         children = node.named_children
         overloads = self._overloads_above_their_implementation(children) if self.spec.overloads else set()
         overloaded = False  # the run above holds overload signatures: blank lines do not part it from them
+        claimed = -1  # the index of a body the definition before it took (`LanguageSpec.detached_bodies`)
         for index, child in enumerate(children):
+            if index == claimed:
+                continue
             if child.type in _COMMENTS or child.type in self.spec.leading or index in overloads:
                 if comment_start is None or (child.start_point.row > previous_end + 1 and not overloaded):
                     comment_start = child.start_point.row
@@ -294,6 +297,12 @@ class CodeChunker:
                     self._collect(child, scope, scope_header, out, scope_is_type, attached)
                 continue
             inner, kind, name = found
+            body = children[index + 1] if index + 1 < len(children) \
+                and children[index + 1].type in self.spec.detached_bodies else None
+            if body is not None:
+                claimed, previous_end = index + 1, _last_row(body)
+            last = body if body is not None else child  # the definition's last node
+            holder = body if body is not None else inner  # the node that holds what it defines
             if inner.type == "namespace_definition":  # C++: a scope for what it holds, never a chunk of its own
                 if name:
                     self._collect(inner, f"{scope}.{name}" if scope else name, _signature(inner), out, False)
@@ -308,7 +317,7 @@ class CodeChunker:
             name = name or kind
             symbol = f"{scope}.{name}" if scope else name
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
-            start, end = (attached if attached is not None else child.start_point.row), _last_row(child)
+            start, end = (attached if attached is not None else child.start_point.row), _last_row(last)
             if self.spec.bodies_overrun:  # its doc comment is the next definition's, not this one's last lines
                 end, trailing = _code_end(child)
                 if trailing is not None:
@@ -317,20 +326,20 @@ class CodeChunker:
             # for `ImageDownloader` before its declaration (Swift); its members are the type's (`X.member`). So
             # with Rust's `impl Keyword` (and `impl From<Signal> for nix::...::Signal`): they came before the enum
             own = f"{symbol} ({kind})" if kind in ("extension", "impl") else symbol
-            if child.end_byte - child.start_byte <= self.max_chars:
-                names = tuple(self._nested(inner, symbol, kind))
+            if last.end_byte - child.start_byte <= self.max_chars:
+                names = tuple(self._nested(holder, symbol, kind))
                 own, kind = self._through_namespaces(inner, own, kind)
                 out.append(_Segment(start, end, own, kind, scope_header, names=names))
-            elif inner.type in self.spec.containers or kind in self.spec.container_kinds or self._holds_tests(inner):
+            elif inner.type in self.spec.containers or kind in self.spec.container_kinds or self._holds_tests(holder):
                 members: list[_Segment] = []
                 signature = _signature(inner)
-                self._collect(inner, symbol, signature, members, kind not in _FUNCTION_KINDS)
+                self._collect(holder, symbol, signature, members, kind not in _FUNCTION_KINDS)
                 if self.spec.clauses:
                     members = _join_clauses(members)
                 out.extend(members)
                 covered = {row for m in members for row in range(m.start, m.end + 1)}
                 rest = [row for row in range(start, end + 1) if row not in covered]
-                declared = [(name, row) for name, row in self._nested(inner, symbol, kind, members_only=True)
+                declared = [(name, row) for name, row in self._nested(holder, symbol, kind, members_only=True)
                             if row not in covered]
                 for run_start, run_end in _runs(rest):
                     header = scope_header if run_start == start else signature
@@ -341,7 +350,7 @@ class CodeChunker:
                 # each listing the helpers defined inside it that start in it (got's `asPromise` defines
                 # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
-                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(inner, symbol, kind))))
+                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(holder, symbol, kind))))
 
     def _overloads_above_their_implementation(self, children: list[tree_sitter.Node]) -> set[int]:
         """The indexes of the overload signatures that run (through comments) into the implementation of the
@@ -417,6 +426,7 @@ class CodeChunker:
             child, owner, in_function = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
+            in_function = in_function or child.type in self.spec.detached_bodies
             definition = self._definition(child)  # first: JavaScript's `const f = () => ...` is a member's node too
             if definition is None and child.type in self.spec.members:
                 holder = child.parent.type if child.parent is not None else ""

@@ -79,6 +79,9 @@ class LanguageSpec:
     #: a second name a definition answers to, read from its own (`also_named(symbol)`, None: none): a Terraform
     #: resource `aws_iam_role.this` is one of its type's, asked for by the type's name (`aws_iam_role`)
     also_named: Callable[[str], str | None] | None = None
+    #: a definition's body that the grammar puts beside its head, not in it (tree-sitter-dart's
+    #: `method_signature` then `function_body`): it belongs to the definition before it
+    detached_bodies: frozenset[str] = frozenset()
 
 
 #: a Django management command's module (`hc/api/management/commands/sendalerts.py`; `_private.py` helpers
@@ -189,7 +192,7 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
-                            "enum_variant_list", "body"})
+                            "enum_variant_list", "body", "declaration", "enum_body"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -240,6 +243,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
                 for name in _bound_names(declarator) if exported or _CONSTANT_NAME.match(name)]
+    if node.type in _DART_DECLARED:  # Dart's `final a = 1, b = 2;`, `static const maxRetries = 3;`
+        return [node_text(held.named_children[0]) for held in node.named_children
+                if held.named_children and held.named_children[0].type == "identifier"]
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -672,6 +678,92 @@ def _haskell_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     return None
 
 
+#: Dart's types; a named extension is a scope of its own (`StringX.shout`), as a class is, where an unnamed one
+#: (`extension on String`) is named by the type it extends, as Swift's extensions are
+_DART_TYPES = {"class_definition": "class", "mixin_declaration": "mixin", "extension_type_declaration": "class",
+               "enum_declaration": "enum", "type_alias": "type", "extension_declaration": "extension"}
+#: Dart's heads of functions, methods and constructors; tree-sitter-dart puts the body beside them
+#: (`LanguageSpec.detached_bodies`)
+_DART_HEADS = {"function_signature": "function", "getter_signature": "function", "setter_signature": "function",
+               "operator_signature": "operator", "constructor_signature": "constructor",
+               "constant_constructor_signature": "constructor", "factory_constructor_signature": "constructor",
+               "redirecting_factory_constructor_signature": "constructor"}
+#: where a Dart head is a definition's: a file's or a type's level (a function's local one is a
+#: `local_function_declaration` holding its head and body)
+_DART_HEAD_HOLDERS = frozenset({"program", "method_signature", "declaration"})
+#: Dart's declarations of variables and fields, one or several names each
+_DART_DECLARED = frozenset({"initialized_identifier_list", "static_final_declaration_list"})
+#: package:test's, flutter_test's and bloc_test's titled blocks
+#: the quotes around a Dart string (raw, triple or single)
+_DART_QUOTES = re.compile(r"^r?('''|\"\"\"|'|\")|('''|\"\"\"|'|\")$")
+_DART_TEST_VERBS = {"group": "describe", "test": "test", "testWidgets": "test", "blocTest": "test"}
+
+
+def _dart_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """Dart's definitions, whose names the grammar's fields do not give whole:
+    - a method's, a getter's or a constructor's head is a `method_signature` (or, without a body, a
+      `declaration`) holding the head proper; a named constructor is its class's (`Foo.fromJson`: the
+      grammar's `name` field is `Foo` alone), an unnamed one its class's `constructor`;
+    - a type's name is an `identifier` child (a mixin's and a type alias's have no `name` field);
+    - a test is a call of a test verb with a title (`blocTest<CounterBloc, int>('emits [1]', ...)`)."""
+    kind = _DART_TYPES.get(node.type)
+    if kind is not None:
+        # an extension's `type_identifier` is the type it extends, no name of its own
+        names = ("identifier",) if node.type == "extension_declaration" else ("identifier", "type_identifier")
+        named = node.child_by_field_name("name") or next((c for c in node.named_children if c.type in names), None)
+        if node.type == "extension_declaration" and named is not None:
+            return node, "class", node_text(named)
+        if named is None:  # `extension on String`: named by what it extends
+            extended = next((c for c in node.named_children if c.type not in ("extension_body", "type_parameters")), None)
+            return node, kind, node_text(extended) if extended is not None else ""
+        return node, kind, node_text(named)
+    if node.type == "local_function_declaration":  # its head is in a `lambda_expression`
+        held = node.named_children[0] if node.named_children else node
+        head = next((c for c in held.named_children if c.type in _DART_HEADS), None)
+        named = head.child_by_field_name("name") if head is not None else None
+        return (node, "function", node_text(named)) if named is not None else None
+    if node.type in ("method_signature", "declaration"):
+        head = next((c for c in node.named_children if c.type in _DART_HEADS), None)
+        return (node, *_dart_head(head)) if head is not None else None
+    if node.type in _DART_HEADS and node.parent is not None and node.parent.type == "program":
+        return (node, *_dart_head(node))
+    if node.type == "expression_statement":
+        return _dart_test(node)
+    return None
+
+
+def _dart_head(head: tree_sitter.Node) -> tuple[str, str]:
+    """(kind, name) of a Dart head: a constructor by the name after its class's (`Foo.named`, `_`), or by
+    its class's; an operator by its symbol."""
+    kind = _DART_HEADS[head.type]
+    if kind == "constructor":  # the identifiers before its parameters: `Foo`, or `Foo` and `named`
+        parameters = next((c for c in head.named_children if c.type == "formal_parameter_list"), None)
+        names = [c for c in head.named_children if c.type == "identifier"
+                 and (parameters is None or c.start_byte < parameters.start_byte)]
+        return kind, node_text(names[-1]) if names else ""
+    if kind == "operator":
+        symbol = next((c for c in head.children if c.type in ("binary_operator", "tilde_operator") or not c.is_named
+                       and node_text(c) not in ("operator", "(", ")")), None)
+        return kind, f"operator {node_text(symbol)}".strip() if symbol is not None else "operator"
+    named = head.child_by_field_name("name")
+    return kind, node_text(named) if named is not None else ""
+
+
+def _dart_test(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`group('Counter', () {...})`, `testWidgets('shows', (tester) async {...})`, `blocTest<B, S>('emits', ...)`."""
+    verb = node.named_children[0] if node.named_children else None
+    kind = _DART_TEST_VERBS.get(node_text(verb)) if verb is not None and verb.type == "identifier" else None
+    if kind is None or len(node.named_children) < 2 or node.named_children[1].type != "selector":
+        return None
+    part = node.named_children[1].named_children[0] if node.named_children[1].named_children else None
+    held = next((c for c in part.named_children if c.type == "arguments"), None) if part is not None else None
+    first = held.named_children[0] if held is not None and held.named_children else None
+    title = first.named_children[0] if first is not None and first.named_children else None
+    if title is None or title.type != "string_literal":
+        return None
+    return node, kind, _quoted_title(node_text(verb), _DART_QUOTES.sub("", node_text(title)))
+
+
 #: JavaScript's and TypeScript's constants at a module's level (`const MAX_RETRIES = 2`), in capitals as Python's
 #: (`member_names`): a `const app = express()` names no constant; and what a module exports, in any case (`export
 #: const QueryClientContext = React.createContext(...)`, `export const focusManager = new FocusManager()`): a
@@ -789,6 +881,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats"),
                      {"function_definition": "function"}, named_definition=_bash_definition,
                      before_parse=bats_rewritten, reread=bash_expansions_blanked),
+        LanguageSpec("dart", "tree_sitter_dart", "language", (".dart",), {}, frozenset(_DART_TYPES),
+                     named_definition=_dart_definition, container_kinds=_TEST_GROUPS,
+                     leading=frozenset({"annotation", "documentation_comment"}), detached_bodies=frozenset({"function_body"}),
+                     members=frozenset({*_DART_DECLARED, "enum_constant"})),
         LanguageSpec("hcl", "tree_sitter_hcl", "language", (".tf", ".tofu", ".hcl", ".tfvars"), {},
                      named_definition=_hcl_definition, members=frozenset({"attribute"}), also_named=_terraform_type),
     )

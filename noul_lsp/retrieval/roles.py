@@ -128,6 +128,10 @@ _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
                              r"_generated|\.bundle)$")
+#: Dart's code generators' parts, by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
+#: freezed's, mockito's `.mocks.dart`, auto_route's `.gr.dart`, dart_mappable's, injectable's `.config.dart`,
+#: protoc's `.pbenum.dart` and the like): the model a developer asks about is the part written by hand
+_DART_GENERATED = re.compile(r".*\.(g|freezed|mocks|gr|mapper|config|chopper|pbenum|pbjson|pbgrpc|pbserver)$")
 
 #: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
 _ASKS = {
@@ -219,6 +223,7 @@ def file_role(path: str) -> str:
     if name.endswith(_BUF_SETTINGS):
         return "config"
     if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
+            or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))):
         return "generated"
