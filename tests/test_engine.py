@@ -323,3 +323,50 @@ def test_a_source_files_hit_opens_outside_its_test_module_unless_tests_are_asked
         assert asked.path == "src/resolver.rs" and asked.symbol.startswith("tests")
     finally:
         workspace.close()
+
+
+def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path, settings):
+    """A Flutter app's settings beside its Dart code: a query naming the file (`Info.plist`) finds it first and
+    reads it as here (the ranker's first file is the file named: P(here) said 0.04 with the file first), and
+    one naming the tool's setting (an iOS usage description, an Android intent filter) reads the platform's
+    files as source (they were 52nd and 26th under the app's Dart code)."""
+    root = tmp_path / "app"
+    files = {
+        "pubspec.yaml": "name: courier\nenvironment:\n  sdk: '>=3.4.0 <4.0.0'\n  flutter: '>=3.22.0'\n"
+                        "dependencies:\n  flutter:\n    sdk: flutter\n  nsd: ^4.0.0\n",
+        "ios/Runner/Info.plist": "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n"
+                                 "  <key>NSLocalNetworkUsageDescription</key>\n"
+                                 "  <string>Courier finds nearby devices on your local network.</string>\n"
+                                 "  <key>NSBonjourServices</key>\n  <array>\n    <string>_courier._tcp</string>\n"
+                                 "  </array>\n</dict>\n</plist>\n",
+        "android/app/src/main/AndroidManifest.xml":
+            "<manifest xmlns:android=\"http://schemas.android.com/apk/res/android\">\n"
+            "  <uses-permission android:name=\"android.permission.INTERNET\"/>\n  <application>\n"
+            "    <activity android:name=\".MainActivity\">\n      <intent-filter>\n"
+            "        <action android:name=\"android.intent.action.SEND\"/>\n"
+            "        <data android:mimeType=\"*/*\"/>\n      </intent-filter>\n    </activity>\n"
+            "  </application>\n</manifest>\n",
+        "lib/discovery.dart": "/// Finds devices on the local network that run the app, by their Bonjour service.\n"
+                              "class Discovery {\n  Future<List<String>> scanLocalNetwork() async {\n"
+                              "    final services = await startDiscovery('_courier._tcp');\n"
+                              "    return services.map((s) => s.host).toList();\n  }\n}\n",
+        "lib/share_intent.dart": "/// Receives the files another app shares into this one.\nclass ShareIntent {\n"
+                                 "  Stream<List<String>> sharedFiles() => receiveSharedFiles();\n}\n",
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        named = workspace.find("Info.plist")
+        assert named.hits[0].path == "ios/Runner/Info.plist"
+        assert named.features["rank_top_defines"] == 1.0
+        assert named.here_probability > 0.5
+        assert workspace.find("iOS local network usage description").hits[0].path == "ios/Runner/Info.plist"
+        assert workspace.find("which intent filters accept the SEND action").hits[0].path \
+            == "android/app/src/main/AndroidManifest.xml"
+        assert workspace.find("which Dart SDK does the pubspec require").hits[0].path == "pubspec.yaml"
+    finally:
+        workspace.close()

@@ -141,6 +141,13 @@ def test_roles_come_from_paths():
     assert {file_role(p) for p in ("lib/model/user.g.dart", "lib/model/user.freezed.dart", "test/api.mocks.dart",
                                    "lib/router.gr.dart", "lib/di.config.dart")} == {"generated"}
     assert file_role("lib/model/user.dart") == "source" and file_role("lib/config.dart") == "source"
+    # a Dart package's library is source whatever its name (`bloc_test`'s `blocTest`); its tests are tests
+    assert file_role("packages/bloc_test/lib/src/bloc_test.dart") == "source"
+    assert file_role("packages/bloc_test/test/bloc_test_test.dart") == "test"
+    # an app's platform settings are config, a settings file named like a release no changelog
+    assert {file_role(p) for p in ("ios/Runner/Info.plist", "ios/Runner/Runner.entitlements", "ios/Flutter/Release.xcconfig",
+                                   "lib/l10n/app_en.arb", "ios/Podfile", "release.toml")} == {"config"}
+    assert file_role("RELEASES.md") == "changelog"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
@@ -238,9 +245,19 @@ def test_roles_come_from_paths():
     assert "bazel" in asked_tool_terms("Bazel rule that runs protoc-gen-openapiv2")
     assert asked_tool_terms("buf lint rule exceptions") == ("buf",)
     assert asked_tool_terms("where is buf[i] freed") == asked_tool_terms("make sure the buffer is flushed") == ()
+    # a mobile app's platform settings and translations: Gradle, pub, Android's manifest, Apple's plists, l10n
+    assert "gradle" in asked_tool_terms("release signing config read from key.properties in the Android build")
+    assert "gradle" in asked_tool_terms("raise minSdkVersion to 24")
+    assert asked_tool_terms("which Flutter SDK versions does the pubspec require") == ("pubspec",)
+    assert "androidmanifest" in asked_tool_terms("which intent filters accept shared files")
+    assert "plist" in asked_tool_terms("iOS local network usage description") and \
+        "plist" in asked_tool_terms("Google sign-in URL scheme in the Info.plist")
+    assert "l10n" in asked_tool_terms("localized string for the app bar title")
+    assert asked_tool_terms("translate help text into the user's language") == ()  # the code that translates
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
-                   "show me an example of optimistic updates", "infinite scroll example"):
+                   "show me an example of optimistic updates", "infinite scroll example",
+                   "where is the infinite list example that fetches posts"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["example"]
     for passing in ("retry the upload, for example on a timeout", "parse the examples in a docstring",
                     "training examples for the classifier", "number of examples", "examples"):

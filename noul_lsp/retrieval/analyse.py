@@ -36,11 +36,13 @@ _CODE_EXTENSIONS = {ext[1:] for spec in LANGUAGES.values() for ext in spec.exten
 _KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "graphqls", "gql", "prisma", "bzl", "bazel", "star", "yml",
                     "yaml", "toml", "json", "jsonc", "xml", "ini", "cfg", "conf", "env", "properties", "gradle",
                     "mk", "cmake", "lock", "md", "rst", "txt", "adoc", "html", "css", "scss", "vue", "svelte",
-                    "tpl", "gotmpl", "dockerfile"} - _CODE_EXTENSIONS
+                    "tpl", "gotmpl", "dockerfile", "plist", "entitlements", "xcconfig", "arb", "pbxproj",
+                    "storyboard", "xib"} - _CODE_EXTENSIONS
 #: a build's or a deployment's file named by its convention, with no extension ("the Makefile", "Dockerfile"),
 #: in a short query
 _CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile"
-                                r"|jenkinsfile|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile)"
+                                r"|jenkinsfile|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile|podfile"
+                                r"|fastfile|brewfile)"
                                 r"(?:\.[\w-]+)?)(?![\w-]|\.\w)", re.IGNORECASE)
 
 

@@ -34,7 +34,11 @@ _CODE_SUFFIXES = frozenset({
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
                               ".gradle", ".cmake", ".mk", ".lock", ".editorconfig", ".env",
-                              ".tfvars"})
+                              ".tfvars",
+                              # an app's platform settings: iOS's and macOS's property lists, entitlements and Xcode's
+                              # build settings (an `Info.plist` was `other`, a `Release.xcconfig` a changelog);
+                              # Flutter's translations (`app_en.arb`, JSON under another name)
+                              ".plist", ".entitlements", ".xcconfig", ".arb"})
 _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "setup.py",
                            "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
@@ -43,7 +47,9 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "jenkinsfile", "containerfile", "vagrantfile", "tiltfile", ".terraform.lock.hcl",
                            # Bazel's build files (they were `other`), buf's (protobuf's build tool) settings
                            "build.bazel", "workspace.bazel", "module.bazel", "buf.yaml", "buf.work.yaml",
-                           "buf.lock", "gnumakefile"})
+                           "buf.lock", "gnumakefile",
+                           # CocoaPods', fastlane's and Ruby's bundle files beside an app
+                           "podfile", "fastfile", "appfile", "brewfile"})
 #: Bazel's build files without an extension, on the name's own case (a `script/build` is a script)
 _CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
 #: buf's generation settings (`buf.gen.yaml`, and one module's: grpc-gateway's `examples/.../opaque.buf.gen.yaml`):
@@ -166,6 +172,11 @@ def _asked_outright(opening: str, closing: str) -> re.Pattern:
 #: examples: no label asks for one, so the ranker's asking weight is nil and the example role's prior (against
 #: it: examples repeat the library's words) buried the example app 31st under the library it uses
 _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
+#: and an example named by what it shows, then described ("where is the infinite list example that fetches
+#: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
+#: a clause: not "training examples for the classifier"
+_ASKS_FOR_A_NAMED_EXAMPLE = re.compile(rf"{_OPENING}(?:[\w'-]+\s+){{1,4}}(?:example|demo)\s+(?:that|which|where)\b",
+                                       re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -195,6 +206,21 @@ _TOOLS = (
     (re.compile(r"\bbuf(?:\.(?:gen\.|work\.)?ya?ml|\s+(?:lint|generate|breaking|format|push|config(?:uration)?|modules?"
                 r"|workspaces?|registry|plugins?|rules?|settings|files?|cli)\b)", re.IGNORECASE), ("buf",)),
     (re.compile(r"\b(?:openapi|swagger)\b", re.IGNORECASE), ("openapi", "swagger")),
+    # a mobile app's platform settings: Gradle's builds (an Android app's SDK levels, its signing), pub's package
+    # manifest, Android's manifest (its permissions, intent filters, components), Apple's property lists,
+    # entitlements, Xcode's settings and CocoaPods; and the app's translations (localsend's `AndroidManifest.xml`
+    # was first in both legs and 26th, its `pubspec.yaml` 28th, its `Info.plist` 52nd)
+    (re.compile(r"\bgradle\b|\b(?:min|target|compile)Sdk(?:Version)?\b|\bsigning\s*configs?\b|\bproguard\b",
+                re.IGNORECASE), ("gradle", "proguard")),
+    (re.compile(r"\bpubspec\b|\bpub\s+(?:get|dependenc(?:y|ies)|packages?)\b|\bdev_dependencies\b", re.IGNORECASE),
+     ("pubspec",)),
+    (re.compile(r"\b(?:android\s*)?manifest\b|\bintent[\s-]filters?\b|\buses-permission\b", re.IGNORECASE),
+     ("androidmanifest", "manifest")),
+    (re.compile(r"\b(?:info\.)?plist\b|\bentitlements?\b|\bxcconfig\b|\bpodfile\b|\bcocoapods\b"
+                r"|\busage\s+descriptions?\b|\burl\s+schemes?\b", re.IGNORECASE),
+     ("plist", "entitlements", "xcconfig", "podfile")),
+    (re.compile(r"\blocali[sz](?:ed|ation|ations)\b|\bl10n\b|\bi18n\b|\barb\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b",
+                re.IGNORECASE), ("i18n", "l10n", "arb", "locales", "translations")),
 )
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
@@ -233,15 +259,20 @@ def file_role(path: str) -> str:
     code = suffix in _CODE_SUFFIXES
     if any(f in (".github", ".circleci") for f in folders) and not code and suffix not in (".md", ".rst"):
         return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
-    changelog = _CHANGELOG.match(name) or any(f in _CHANGELOG_FOLDERS for f in folders)
+    # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`)
+    changelog = (_CHANGELOG.match(name) and suffix not in _CONFIG_SUFFIXES) or any(f in _CHANGELOG_FOLDERS for f in folders)
     if not code and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
+    # a Dart package's `lib/` is its library whatever the names in and above it: bloc_test's `blocTest` in
+    # `packages/bloc_test/lib/src/bloc_test.dart` was a test (pub keeps tests in `test/`)
+    dart_library = suffix == ".dart" and "lib" in folders
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
                      and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
-        if (any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
+        if not dart_library and (
+                any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
                 or (_TEST_SETUP.fullmatch(stem) and suffix not in _JVM_SUFFIXES)
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
@@ -395,6 +426,6 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
     read = [role for role, asked in _ASKS_UNWEIGHTED.items() if not words.isdisjoint(asked)]
     if _ASKS_FOR_TESTS.search(text):
         read.append("test")
-    if _ASKS_FOR_EXAMPLES.search(text):
+    if _ASKS_FOR_EXAMPLES.search(text) or _ASKS_FOR_A_NAMED_EXAMPLE.search(text):
         read.append("example")
     return read

@@ -22,8 +22,10 @@ from noul_lsp.text.terms import identifier_terms
 _PATH_PART = re.compile(r"[A-Za-z0-9_]+")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]+$")
 #: the suffix left out of a path's terms: not one that names the file's kind as its tool reads it, an env file's
-#: (`test.env`, `.env`), Bazel's (`BUILD.bazel`), a Dockerfile's (`dev.Dockerfile`)
-_TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile)$)[A-Za-z0-9]+$", re.IGNORECASE)
+#: (`test.env`, `.env`), Bazel's (`BUILD.bazel`), a Dockerfile's (`dev.Dockerfile`), Gradle's (`build.gradle`),
+#: Apple's property lists, entitlements and build settings (`Info.plist`), Flutter's translations (`app_en.arb`)
+_TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile|gradle|plist|entitlements|xcconfig|arb)$)[A-Za-z0-9]+$",
+                              re.IGNORECASE)
 
 
 #: the prefix of a definition key that keeps one spelling of a name the corpus spells more than one way
