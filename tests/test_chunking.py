@@ -1344,7 +1344,7 @@ def test_dart_tests_are_named_by_their_titles():
 
 def test_a_file_a_tool_wrote_is_cut_into_windows():
     """A generated file's definitions are the tool's (`_$UserFromJson`, a translation's getters): it is read in
-    line windows of kind `generated`, which name none of them, whatever its language."""
+    line windows of kind `generated`, whatever its language, not a chunk per getter."""
     getters = "".join(f"  String get label{n} => 'Label {n}';\n" for n in range(200))
     text = ("// GENERATED CODE - DO NOT MODIFY BY HAND\n\npart of 'strings.dart';\n\n"
             "class _TranslationsFi extends Translations {\n" + getters + "}\n")
@@ -1353,3 +1353,39 @@ def test_a_file_a_tool_wrote_is_cut_into_windows():
     assert {c.language for c in chunks} == {"dart"}
     assert len(chunks) < 12  # 205 lines in windows, not a chunk per getter
     assert chunks[0].start_line == 1 and chunks[-1].end_line >= 205
+
+
+def test_dart_names_read_from_the_shapes_the_grammar_gives_them():
+    """What a first reading of Dart got wrong: a method's local function is the method's (it was listed as its
+    class's member), a mixin application and an extension on a prefixed type are named by their own names, a
+    body below a comment is its head's, a title cut over two strings is one title, a group may be titled by the
+    type it tests, and a test's header is its group's head, not the group's first test."""
+    text = ("class Service {\n  void run() {\n    int helper(int x) => x + 1;\n    helper(1);\n  }\n"
+            "  abstract final int count;\n}\n"
+            "class MixedIn = Base with Mix;\n"
+            "extension on rust.DeviceType {\n  int f() => 1;\n}\n"
+            "void top() // why\n{\n  print(2);\n}\n")
+    by_symbol = {c.symbol: c for c in FileChunker(IndexSettings()).chunk("lib/service.dart", text)}
+    assert by_symbol["Service"].names == ("Service.run", "Service.run.helper", "Service.count")
+    assert "MixedIn" in by_symbol and by_symbol["DeviceType (extension)"].names == ("DeviceType.f",)
+    assert (by_symbol["top"].start_line, by_symbol["top"].end_line) == (12, 15)
+    tests = "".join(f"    test('case {n} '\n        'of many', () {{\n      expect({n}, {n});\n    }});\n"
+                    for n in range(40))
+    chunks = FileChunker(IndexSettings()).chunk(
+        "test/options_test.dart", "void main() {\n  group(AnalysisOptionsYaml, () {\n" + tests + "  });\n}\n")
+    case = next(c for c in chunks if c.symbol.endswith('test "case 7 of many"'))
+    assert case.symbol == 'main.group "AnalysisOptionsYaml".test "case 7 of many"'
+    assert case.header == "group(AnalysisOptionsYaml, ()"
+
+
+def test_a_file_a_tool_wrote_keeps_the_names_it_defines():
+    """Read in windows, a generated file still defines what it defines (a generated GraphQL schema's `User`,
+    riverpod's `todosProvider`: defined nowhere else), each name on the window it starts in."""
+    text = ("// GENERATED CODE - DO NOT MODIFY BY HAND\n\npart of 'todos.dart';\n\n"
+            + "".join(f"String _$hash{n}() => r'{n}';\n\n" for n in range(60))
+            + "final todosProvider = AutoDisposeProvider<List<Todo>>.internal(todos);\n")
+    chunks = FileChunker(IndexSettings()).chunk("lib/todos.g.dart", text)
+    assert {c.kind for c in chunks} == {"generated"}
+    holding = [c for c in chunks if "todosProvider" in c.names]
+    assert holding and all(c.start_line <= 125 <= c.end_line for c in holding)
+    assert any("_$hash0" in c.names for c in chunks)

@@ -137,17 +137,20 @@ def test_roles_come_from_paths():
     assert file_role("sphinx/builders/changes.py") == "source" and file_role("hack/release") == "source"
     # generators' names: Kubernetes' zz_generated, Go's *_gen.go (a Python data_gen.py is the generator)
     assert file_role("api/v1/zz_generated.deepcopy.go") == "generated" and file_role("msg_gen.go") == "generated"
-    # Dart's build_runner parts; the model written by hand, and a config written by hand, are source
-    assert {file_role(p) for p in ("lib/model/user.g.dart", "lib/model/user.freezed.dart", "test/api.mocks.dart",
-                                   "lib/router.gr.dart", "lib/di.config.dart")} == {"generated"}
-    assert file_role("lib/model/user.dart") == "source" and file_role("lib/config.dart") == "source"
+    # Dart's build_runner parts; the model written by hand, and a config written by hand, are source (a
+    # generator's `di.config.dart` says so in its head)
+    assert {file_role(p) for p in ("lib/model/user.g.dart", "lib/model/user.freezed.dart",
+                                   "test/api.mocks.dart")} == {"generated"}
+    assert {file_role(p) for p in ("lib/model/user.dart", "lib/config.dart", "lib/app.config.dart")} == {"source"}
     # a Dart package's library is source whatever its name (`bloc_test`'s `blocTest`); its tests are tests
     assert file_role("packages/bloc_test/lib/src/bloc_test.dart") == "source"
     assert file_role("packages/bloc_test/test/bloc_test_test.dart") == "test"
+    assert file_role("test/fixtures/pkg/lib/main.dart") == "test"  # a test's fixture package
+    assert file_role("integration_test/robots/home_robot.dart") == file_role("test_driver/app.dart") == "test"
     # an app's platform settings are config, a settings file named like a release no changelog
     assert {file_role(p) for p in ("ios/Runner/Info.plist", "ios/Runner/Runner.entitlements", "ios/Flutter/Release.xcconfig",
                                    "lib/l10n/app_en.arb", "ios/Podfile", "release.toml")} == {"config"}
-    assert file_role("RELEASES.md") == "changelog"
+    assert file_role("RELEASES.md") == file_role("CHANGELOG.json") == file_role("changes.xml") == "changelog"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
@@ -247,6 +250,10 @@ def test_roles_come_from_paths():
     assert asked_tool_terms("where is buf[i] freed") == asked_tool_terms("make sure the buffer is flushed") == ()
     # a mobile app's platform settings and translations: Gradle, pub, Android's manifest, Apple's plists, l10n
     assert "gradle" in asked_tool_terms("release signing config read from key.properties in the Android build")
+    for elsewhere in ("parse the Cargo manifest of a workspace member", "reject urls whose URL scheme is not http",
+                      "does the user have the entitlement to download", "format a localized date string",
+                      "JWT signing config", "write a plist with plistlib"):
+        assert asked_tool_terms(elsewhere) == (), elsewhere
     assert "gradle" in asked_tool_terms("raise minSdkVersion to 24")
     assert asked_tool_terms("which Flutter SDK versions does the pubspec require") == ("pubspec",)
     assert "androidmanifest" in asked_tool_terms("which intent filters accept shared files")
@@ -260,7 +267,8 @@ def test_roles_come_from_paths():
                    "where is the infinite list example that fetches posts"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["example"]
     for passing in ("retry the upload, for example on a timeout", "parse the examples in a docstring",
-                    "training examples for the classifier", "number of examples", "examples"):
+                    "training examples for the classifier", "number of examples", "examples",
+                    "tokenize each example that is longer than the context", "drop any training example that has no label"):
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]

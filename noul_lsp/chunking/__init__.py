@@ -5,9 +5,10 @@ rest."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
-from noul_lsp.chunking.chunk import GENERATED_KIND, Chunk, hash_text
+from noul_lsp.chunking.chunk import GENERATED_KIND, MAX_NAMES, Chunk, hash_text
 from noul_lsp.chunking.code import CodeChunker
 from noul_lsp.chunking.components import COMPONENT_SUFFIXES, chunk_component
 from noul_lsp.chunking.languages import (
@@ -89,17 +90,21 @@ class FileChunker:
         return self._code[name]
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
-        """The file's chunks; when the file's head says a tool wrote it, line windows of kind `generated`.
-        A tool's definitions are no names people ask for (`_$UserFromJson`, a `.pb.go`'s getters) and cut by
-        them one of localsend's translation files was 159 chunks of a getter each (53 windows): its
-        definitions took a third of the repository's embedding and came first for names its source defines."""
-        if generated_by_a_tool(text):
-            spec = language_for_path(path)
-            language = spec.name if spec is not None else text_language(path)
-            return [replace(chunk, kind=GENERATED_KIND) for chunk in chunk_lines(
-                path, text, language=language, window_lines=self.settings.window_lines,
-                overlap=self.settings.window_overlap, max_chars=self.settings.chunk_max_chars)]
-        return self._cut(path, text)
+        """The file's chunks; when the file's head says a tool wrote it, line windows of kind `generated`,
+        each listing the definitions that start in it. A tool's definitions are rarely what people ask for
+        (`_$UserFromJson`, a `.pb.go`'s getters) and cut by them one of localsend's translation files was 159
+        chunks of a getter each (53 windows), a third of its repository's embedding; but a name a tool alone
+        defines (a generated GraphQL schema's `User`, riverpod's `todosProvider`) stays defined."""
+        chunks = self._cut(path, text)
+        if not generated_by_a_tool(text) or not chunks:
+            return chunks
+        starts = sorted((chunk.start_line, name) for chunk in chunks for name in (chunk.symbol, *chunk.names) if name)
+        rows = [row for row, _ in starts]
+        windows = chunk_lines(path, text, language=chunks[0].language, window_lines=self.settings.window_lines,
+                              overlap=self.settings.window_overlap, max_chars=self.settings.chunk_max_chars)
+        return [replace(window, kind=GENERATED_KIND, names=tuple(dict.fromkeys(
+            name for _, name in starts[bisect_left(rows, window.start_line):bisect_right(rows, window.end_line)]))[:MAX_NAMES])
+            for window in windows]
 
     def _cut(self, path: str, text: str) -> list[Chunk]:
         settings = self.settings

@@ -10,6 +10,7 @@ that does not fit is cut into line windows that all carry its signature. Lines o
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -18,8 +19,8 @@ import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
-from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, go_type_body, member_names,
-                                         node_text, parser_for)
+from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, dart_test_body, go_type_body,
+                                         member_names, node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
@@ -202,7 +203,7 @@ def _signature(node: tree_sitter.Node) -> str:
         body = node.child_by_field_name("right_operand" if node.type == "infix" else "argument")
     if body is None:  # a test call's block (Ruby's `it 'x' { }`) or its callback's (`test('x', async t => {`)
         body = node.child_by_field_name("block")
-        body = body if body is not None else _callback_body(node)
+        body = body if body is not None else _callback_body(node) or dart_test_body(node)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
     # from the line that names it: attributes, annotations and `#if` lines above (`[Serializable]`, `@MainActor`,
     # `@SuppressWarnings(...)`) took the three lines, and 43 of Polly's headers lacked the class's name
@@ -278,7 +279,7 @@ class CodeChunker:
         overloaded = False  # the run above holds overload signatures: blank lines do not part it from them
         claimed = -1  # the index of a body the definition before it took (`LanguageSpec.detached_bodies`)
         for index, child in enumerate(children):
-            if index == claimed:
+            if index <= claimed:  # the body, and a comment between it and its head
                 continue
             if child.type in _COMMENTS or child.type in self.spec.leading or index in overloads:
                 if comment_start is None or (child.start_point.row > previous_end + 1 and not overloaded):
@@ -297,10 +298,10 @@ class CodeChunker:
                     self._collect(child, scope, scope_header, out, scope_is_type, attached)
                 continue
             inner, kind, name = found
-            body = children[index + 1] if index + 1 < len(children) \
-                and children[index + 1].type in self.spec.detached_bodies else None
+            claimed = max(claimed, self._detached_body(children, index))
+            body = children[claimed] if claimed > index else None
             if body is not None:
-                claimed, previous_end = index + 1, _last_row(body)
+                previous_end = _last_row(body)
             last = body if body is not None else child  # the definition's last node
             holder = body if body is not None else inner  # the node that holds what it defines
             if inner.type == "namespace_definition":  # C++: a scope for what it holds, never a chunk of its own
@@ -319,7 +320,7 @@ class CodeChunker:
             # A doc comment directly above belongs to the definition (Go, C, Rust, JS, Java style).
             start, end = (attached if attached is not None else child.start_point.row), _last_row(last)
             if self.spec.bodies_overrun:  # its doc comment is the next definition's, not this one's last lines
-                end, trailing = _code_end(child)
+                end, trailing = _code_end(last)
                 if trailing is not None:
                     comment_start, previous_end = trailing
             # an extension's own lines define nothing: `extension ImageDownloader {` in another file was found
@@ -339,18 +340,35 @@ class CodeChunker:
                 out.extend(members)
                 covered = {row for m in members for row in range(m.start, m.end + 1)}
                 rest = [row for row in range(start, end + 1) if row not in covered]
-                declared = [(name, row) for name, row in self._nested(holder, symbol, kind, members_only=True)
-                            if row not in covered]
+                declared = _by_row((name, row) for name, row in self._nested(holder, symbol, kind, members_only=True)
+                                   if row not in covered)
                 for run_start, run_end in _runs(rest):
                     header = scope_header if run_start == start else signature
-                    out.append(_Segment(run_start, run_end, own, kind, header, filler=True, names=tuple(
-                        (name, row) for name, row in declared if run_start <= row <= run_end)))
+                    out.append(_Segment(run_start, run_end, own, kind, header, filler=True,
+                                        names=_starting_in(declared, run_start, run_end)))
             else:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature,
                 # each listing the helpers defined inside it that start in it (got's `asPromise` defines
                 # `makeRequest`: a name no chunk held before)
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
                 out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(holder, symbol, kind))))
+
+    def _detached_sibling(self, node: tree_sitter.Node) -> tree_sitter.Node | None:
+        """The body beside the definition `node`, as `_detached_body` finds it among its siblings."""
+        if not self.spec.detached_bodies:
+            return None
+        after = node.next_named_sibling
+        while after is not None and after.type in _COMMENTS:
+            after = after.next_named_sibling
+        return after if after is not None and after.type in self.spec.detached_bodies else None
+
+    def _detached_body(self, children: list[tree_sitter.Node], index: int) -> int:
+        """The index of the body the grammar put beside the definition at `index` (`LanguageSpec.detached_bodies`):
+        its next sibling but comments (`void top() // why` then `{`); -1 where there is none."""
+        if not self.spec.detached_bodies:
+            return -1
+        after = next((i for i in range(index + 1, len(children)) if children[i].type not in _COMMENTS), None)
+        return after if after is not None and children[after].type in self.spec.detached_bodies else -1
 
     def _overloads_above_their_implementation(self, children: list[tree_sitter.Node]) -> set[int]:
         """The indexes of the overload signatures that run (through comments) into the implementation of the
@@ -421,12 +439,20 @@ class CodeChunker:
         property, a Swift enum case), not the locals of its functions. `members_only`: those members alone
         (the lines of a split type that no member chunk holds)."""
         found: list[tuple[str, int]] = []
-        pending = [(child, scope, kind in _FUNCTION_KINDS) for child in reversed(node.named_children)]
+        # (node, the scope it is in, whether a function's, whether its definition's walk: a detached body that
+        # its definition walks with it, in its scope, `LanguageSpec.detached_bodies`)
+        pending = [(child, scope, kind in _FUNCTION_KINDS, False) for child in reversed(node.named_children)]
+        #: the detached bodies walked with their definition, skipped where their parent's walk meets them again:
+        #: a Dart method's local function is the method's (`Service.run.helper`), not its class's
+        claimed: set[tuple[int, int]] = set()
         while pending and (members_only or len(found) < MAX_NAMES):  # a type's members are capped per chunk
-            child, owner, in_function = pending.pop()
+            child, owner, in_function, with_definition = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
-            in_function = in_function or child.type in self.spec.detached_bodies
+            if child.type in self.spec.detached_bodies:
+                if not with_definition and (child.start_byte, child.end_byte) in claimed:
+                    continue
+                in_function = True
             definition = self._definition(child)  # first: JavaScript's `const f = () => ...` is a member's node too
             if definition is None and child.type in self.spec.members:
                 holder = child.parent.type if child.parent is not None else ""
@@ -436,7 +462,7 @@ class CodeChunker:
                     found.extend((f"{type_name}.{name}" if type_name else name, child.start_point.row)
                                  for name in member_names(child))
                 # what its value defines (`val task = object : Runnable { fun run() }`) is named, its locals are not
-                pending.extend((grandchild, owner, True) for grandchild in reversed(child.named_children))
+                pending.extend((grandchild, owner, True, False) for grandchild in reversed(child.named_children))
                 continue
             if definition is not None:
                 if members_only:  # another chunk's lines, or its own left-over lines list them
@@ -444,8 +470,12 @@ class CodeChunker:
                 name = _member_name(definition[1], definition[2], owner) or definition[1]
                 owner = f"{owner}.{name}" if owner else name
                 found.append((owner, child.start_point.row))
+                body = self._detached_sibling(child)
+                if body is not None:
+                    claimed.add((body.start_byte, body.end_byte))
+                    pending.append((body, owner, True, True))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
-            pending.extend((grandchild, owner, in_function) for grandchild in reversed(child.named_children))
+            pending.extend((grandchild, owner, in_function, False) for grandchild in reversed(child.named_children))
         return found if members_only else found[:MAX_NAMES]  # members: the caller's chunks cap their own
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
@@ -465,10 +495,10 @@ class CodeChunker:
             chunks.extend(self._emit(path, lines, segment))
         rest = [row for row in range(len(lines)) if row not in covered_rows]
         # what the file declares at its top in a line (Kotlin's `val ANY = ClassName(...)`, Swift's `typealias`)
-        declared = [(name, row) for name, row in self._nested(tree.root_node, "", members_only=True)
-                    if row not in covered_rows] if self.spec.members else []
+        declared = _by_row((name, row) for name, row in self._nested(tree.root_node, "", members_only=True)
+                           if row not in covered_rows) if self.spec.members else ([], [])
         for run_start, run_end in _runs(rest):
-            names = tuple((name, row) for name, row in declared if run_start <= row <= run_end)
+            names = _starting_in(declared, run_start, run_end)
             chunks.extend(self._emit(path, lines, _Segment(run_start, run_end, "", "module", "", filler=True, names=names)))
         chunks.sort(key=lambda c: (c.start_line, c.end_line))
         if self.spec.named_by_file is not None or self.spec.also_named is not None:
@@ -584,6 +614,19 @@ def _join_clauses(segments: list[_Segment]) -> list[_Segment]:
         else:
             joined.append(segment)
     return joined
+
+
+def _by_row(named) -> tuple[list[tuple[str, int]], list[int]]:
+    """(name, row) pairs in the order of their rows, with the rows apart (for `_starting_in`)."""
+    ordered = sorted(named, key=lambda pair: pair[1])
+    return ordered, [row for _, row in ordered]
+
+
+def _starting_in(declared: tuple[list[tuple[str, int]], list[int]], first: int, last: int) -> tuple[tuple[str, int], ...]:
+    """The declared names whose rows are in [first, last]: by bisection, as a large type's left-over runs are many
+    (a Dart class of fields between its methods: each run read every name again)."""
+    ordered, rows = declared
+    return tuple(ordered[bisect_left(rows, first):bisect_right(rows, last)])
 
 
 def _runs(rows: list[int]) -> list[tuple[int, int]]:

@@ -243,9 +243,10 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         exported = node.parent.type == "export_statement"  # a module's API, whatever its case: `QueryClientContext`
         return [name for declarator in node.named_children if declarator.type == "variable_declarator"
                 for name in _bound_names(declarator) if exported or _CONSTANT_NAME.match(name)]
-    if node.type in _DART_DECLARED:  # Dart's `final a = 1, b = 2;`, `static const maxRetries = 3;`
-        return [node_text(held.named_children[0]) for held in node.named_children
-                if held.named_children and held.named_children[0].type == "identifier"]
+    if node.type in _DART_DECLARED:  # Dart's `final a = 1, b = 2;`, `static const maxRetries = 3;`, `abstract int n;`
+        named = [held if held.type == "identifier" else held.named_children[0] for held in node.named_children
+                 if held.type == "identifier" or held.named_children and held.named_children[0].type == "identifier"]
+        return [text for text in map(node_text, named) if text]  # not a zero-width name the parser made up
     if node.type == "preproc_def" and node.child_by_field_name("value") is None:
         return []  # C's include guard (`#define JV_H`) or a flag: no constant to look up
     named = [n for n in node.children_by_field_name("name") if n.type in _NAME_NODES or n.type == "pattern"]
@@ -688,15 +689,15 @@ _DART_HEADS = {"function_signature": "function", "getter_signature": "function",
                "operator_signature": "operator", "constructor_signature": "constructor",
                "constant_constructor_signature": "constructor", "factory_constructor_signature": "constructor",
                "redirecting_factory_constructor_signature": "constructor"}
-#: where a Dart head is a definition's: a file's or a type's level (a function's local one is a
-#: `local_function_declaration` holding its head and body)
-_DART_HEAD_HOLDERS = frozenset({"program", "method_signature", "declaration"})
-#: Dart's declarations of variables and fields, one or several names each
-_DART_DECLARED = frozenset({"initialized_identifier_list", "static_final_declaration_list"})
+#: Dart's declarations of variables and fields, one or several names each (`abstract final int count;` is an
+#: `identifier_list`)
+_DART_DECLARED = frozenset({"initialized_identifier_list", "static_final_declaration_list", "identifier_list"})
 #: package:test's, flutter_test's and bloc_test's titled blocks
-#: the quotes around a Dart string (raw, triple or single)
-_DART_QUOTES = re.compile(r"^r?('''|\"\"\"|'|\")|('''|\"\"\"|'|\")$")
 _DART_TEST_VERBS = {"group": "describe", "test": "test", "testWidgets": "test", "blocTest": "test"}
+#: the quotes around a Dart string (raw, triple or single), and between the adjacent strings of a title cut to
+#: fit the line (`'closes while events are pending '\n 'and finishes them'`)
+_DART_QUOTES = re.compile(r"^r?('\'\'|\"\"\"|'|\")|('\'\'|\"\"\"|'|\")$")
+_DART_ADJACENT = re.compile(r"(?:'\'\'|\"\"\"|'|\")\s+r?(?:'\'\'|\"\"\"|'|\")")
 
 
 def _dart_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -704,18 +705,21 @@ def _dart_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
     - a method's, a getter's or a constructor's head is a `method_signature` (or, without a body, a
       `declaration`) holding the head proper; a named constructor is its class's (`Foo.fromJson`: the
       grammar's `name` field is `Foo` alone), an unnamed one its class's `constructor`;
-    - a type's name is an `identifier` child (a mixin's and a type alias's have no `name` field);
+    - a type's name is an `identifier` child (a mixin's and a type alias's have no `name` field; a mixin
+      application's, `class A = B with C;`, is its `mixin_application_class`'s);
     - a test is a call of a test verb with a title (`blocTest<CounterBloc, int>('emits [1]', ...)`)."""
     kind = _DART_TYPES.get(node.type)
     if kind is not None:
-        # an extension's `type_identifier` is the type it extends, no name of its own
+        held = next((c for c in node.named_children if c.type == "mixin_application_class"), node)
+        # an extension's `type_identifier`s are the type it extends, no name of its own
         names = ("identifier",) if node.type == "extension_declaration" else ("identifier", "type_identifier")
-        named = node.child_by_field_name("name") or next((c for c in node.named_children if c.type in names), None)
+        named = next((c for c in held.named_children if c.type in names), None) if held is not node \
+            else node.child_by_field_name("name") or next((c for c in node.named_children if c.type in names), None)
         if node.type == "extension_declaration" and named is not None:
             return node, "class", node_text(named)
-        if named is None:  # `extension on String`: named by what it extends
-            extended = next((c for c in node.named_children if c.type not in ("extension_body", "type_parameters")), None)
-            return node, kind, node_text(extended) if extended is not None else ""
+        if named is None:  # `extension on String`, `extension on rust.DeviceType`: named by the type it extends
+            extended = [c for c in node.named_children if c.type == "type_identifier"]
+            return node, kind, node_text(extended[-1]) if extended else ""
         return node, kind, node_text(named)
     if node.type == "local_function_declaration":  # its head is in a `lambda_expression`
         held = node.named_children[0] if node.named_children else node
@@ -749,19 +753,40 @@ def _dart_head(head: tree_sitter.Node) -> tuple[str, str]:
     return kind, node_text(named) if named is not None else ""
 
 
+def _dart_test_arguments(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The arguments of a call statement (`verb(a, b)`, `verb<T>(a, b)`), each unwrapped from its `argument`."""
+    selector = node.named_children[1] if len(node.named_children) > 1 else None
+    part = selector.named_children[0] if selector is not None and selector.type == "selector" \
+        and selector.named_children else None
+    held = next((c for c in part.named_children if c.type == "arguments"), None) if part is not None else None
+    return [c.named_children[0] if c.type == "argument" and c.named_children else c
+            for c in held.named_children] if held is not None else []
+
+
 def _dart_test(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`group('Counter', () {...})`, `testWidgets('shows', (tester) async {...})`, `blocTest<B, S>('emits', ...)`."""
+    """`group('Counter', () {...})`, `testWidgets('shows', (tester) async {...})`, `blocTest<B, S>('emits', ...)`;
+    a group titled by the type it tests (`group(AnalysisOptionsYaml, () {...})`, Very Good Ventures' style)."""
     verb = node.named_children[0] if node.named_children else None
     kind = _DART_TEST_VERBS.get(node_text(verb)) if verb is not None and verb.type == "identifier" else None
-    if kind is None or len(node.named_children) < 2 or node.named_children[1].type != "selector":
+    arguments = _dart_test_arguments(node) if kind is not None else []
+    title = arguments[0] if arguments else None
+    if title is not None and title.type == "string_literal":
+        text = _DART_ADJACENT.sub("", _DART_QUOTES.sub("", node_text(title)))
+    elif title is not None and title.type == "identifier" and kind == "describe":
+        text = node_text(title)
+    else:
         return None
-    part = node.named_children[1].named_children[0] if node.named_children[1].named_children else None
-    held = next((c for c in part.named_children if c.type == "arguments"), None) if part is not None else None
-    first = held.named_children[0] if held is not None and held.named_children else None
-    title = first.named_children[0] if first is not None and first.named_children else None
-    if title is None or title.type != "string_literal":
+    return node, kind, _quoted_title(node_text(verb), text)
+
+
+def dart_test_body(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The body of a Dart test's callback (`() { ... }`), where its head ends: without it, a test's header was
+    the first three lines of its group, the first test's title and code."""
+    if node.type != "expression_statement" or _dart_test(node) is None:
         return None
-    return node, kind, _quoted_title(node_text(verb), _DART_QUOTES.sub("", node_text(title)))
+    callback = next((a for a in reversed(_dart_test_arguments(node)) if a.type == "function_expression"), None)
+    return next((c for c in callback.named_children if c.type == "function_expression_body"), None) \
+        if callback is not None else None
 
 
 #: JavaScript's and TypeScript's constants at a module's level (`const MAX_RETRIES = 2`), in capitals as Python's

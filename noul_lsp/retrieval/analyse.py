@@ -42,7 +42,7 @@ _KIND_EXTENSIONS = {"sql", "proto", "thrift", "graphql", "graphqls", "gql", "pri
 #: in a short query
 _CONVENTIONAL_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/+)*(?:gnu)?(?:makefile|dockerfile|containerfile"
                                 r"|jenkinsfile|vagrantfile|justfile|rakefile|gemfile|procfile|tiltfile|podfile"
-                                r"|fastfile|brewfile)"
+                                r"|fastfile|appfile|brewfile)"
                                 r"(?:\.[\w-]+)?)(?![\w-]|\.\w)", re.IGNORECASE)
 
 

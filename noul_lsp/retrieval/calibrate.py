@@ -63,7 +63,8 @@ SHAPE_FEATURES = ("query_terms_log", "long_query", "multi_line", "symbol_query")
 RANK_LEAD = "rank_lead"
 #: the dense leg's cosine of the ranker's first file (rank.Ranking.top_cosine), where both ran
 RANK_TOP_COSINE = "rank_top_cosine"
-#: whether the ranker's first file defines a name the query gives (rank.Ranking.top_defines), where it ran
+#: whether the ranker's first file defines a name the query gives or is the file it names by its path
+#: (rank.Ranking.top_defines), where it ran
 RANK_TOP_DEFINES = "rank_top_defines"
 #: the symbol shape's P(here) features where every record carries RANK_TOP_DEFINES: a bare name is here when
 #: a file defines it, however many do (the list features alone read a name defined in two files, `url_for`,

@@ -39,6 +39,9 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               # build settings (an `Info.plist` was `other`, a `Release.xcconfig` a changelog);
                               # Flutter's translations (`app_en.arb`, JSON under another name)
                               ".plist", ".entitlements", ".xcconfig", ".arb"})
+#: the kinds of file that hold a tool's settings, never its history
+_SETTINGS_SUFFIXES = frozenset({".xcconfig", ".entitlements", ".plist", ".toml", ".properties", ".gradle", ".ini",
+                                ".cfg", ".conf"})
 _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "gemfile", "procfile", "setup.py",
                            "setup.cfg", "tox.ini", "noxfile.py", "conftest.py", "cmakelists.txt", "build.rs",
                            "package.json", "tsconfig.json", "cargo.toml", "go.mod", "go.sum", "pyproject.toml",
@@ -48,7 +51,7 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            # Bazel's build files (they were `other`), buf's (protobuf's build tool) settings
                            "build.bazel", "workspace.bazel", "module.bazel", "buf.yaml", "buf.work.yaml",
                            "buf.lock", "gnumakefile",
-                           # CocoaPods', fastlane's and Ruby's bundle files beside an app
+                           # CocoaPods', fastlane's and Homebrew's bundle files beside an app
                            "podfile", "fastfile", "appfile", "brewfile"})
 #: Bazel's build files without an extension, on the name's own case (a `script/build` is a script)
 _CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
@@ -75,7 +78,9 @@ _CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]
 #: of each codemod, code that reads like the library it rewrites; `__snapshots__`, `__fixtures__` alike)
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
                            "fixtures", "e2e", "integration_tests", "unittests", "__mocks__", "__testfixtures__",
-                           "__fixtures__", "__snapshots__"})
+                           "__fixtures__", "__snapshots__",
+                           # Flutter's: its integration tests' robots and helpers, flutter_driver's entry points
+                           "integration_test", "test_driver"})
 #: the test folders whose other files (not code) are a test's data: not RSpec's `spec/` (a `spec/protocol.md` is
 #: a specification)
 _TEST_DATA_FOLDERS = _TEST_FOLDERS - {"spec", "specs"}
@@ -134,10 +139,10 @@ _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
                              r"_generated|\.bundle)$")
-#: Dart's code generators' parts, by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
-#: freezed's, mockito's `.mocks.dart`, auto_route's `.gr.dart`, dart_mappable's, injectable's `.config.dart`,
-#: protoc's `.pbenum.dart` and the like): the model a developer asks about is the part written by hand
-_DART_GENERATED = re.compile(r".*\.(g|freezed|mocks|gr|mapper|config|chopper|pbenum|pbjson|pbgrpc|pbserver)$")
+#: Dart's code generators' parts by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
+#: freezed's, mockito's `.mocks.dart`): the model a developer asks about is the part written by hand. Not the
+#: names people also write by hand (`app.config.dart`, a `user.mapper.dart`): their generators' heads say so
+_DART_GENERATED = re.compile(r".*\.(g|freezed|mocks)$")
 
 #: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
 _ASKS = {
@@ -175,8 +180,9 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 #: and an example named by what it shows, then described ("where is the infinite list example that fetches
 #: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
 #: a clause: not "training examples for the classifier"
-_ASKS_FOR_A_NAMED_EXAMPLE = re.compile(rf"{_OPENING}(?:[\w'-]+\s+){{1,4}}(?:example|demo)\s+(?:that|which|where)\b",
-                                       re.IGNORECASE)
+_ASKS_FOR_A_NAMED_EXAMPLE = re.compile(
+    r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which\s+is)\s+)?the\s+(?!(?:each|any|every|one|no)\b)"
+    r"(?:[\w'-]+\s+){1,4}(?:example|demo)\s+(?:that|which|where)\b", re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -210,17 +216,18 @@ _TOOLS = (
     # manifest, Android's manifest (its permissions, intent filters, components), Apple's property lists,
     # entitlements, Xcode's settings and CocoaPods; and the app's translations (localsend's `AndroidManifest.xml`
     # was first in both legs and 26th, its `pubspec.yaml` 28th, its `Info.plist` 52nd)
-    (re.compile(r"\bgradle\b|\b(?:min|target|compile)Sdk(?:Version)?\b|\bsigning\s*configs?\b|\bproguard\b",
-                re.IGNORECASE), ("gradle", "proguard")),
+    (re.compile(r"\bgradle\b|\b(?:min|target|compile)Sdk(?:Version)?\b|\b(?:android|release|keystore)\b.*\bsigning\s*"
+                r"configs?\b|\bsigning\s*configs?\b.*\b(?:android|release|keystore)\b", re.IGNORECASE), ("gradle",)),
     (re.compile(r"\bpubspec\b|\bpub\s+(?:get|dependenc(?:y|ies)|packages?)\b|\bdev_dependencies\b", re.IGNORECASE),
      ("pubspec",)),
-    (re.compile(r"\b(?:android\s*)?manifest\b|\bintent[\s-]filters?\b|\buses-permission\b", re.IGNORECASE),
-     ("androidmanifest", "manifest")),
-    (re.compile(r"\b(?:info\.)?plist\b|\bentitlements?\b|\bxcconfig\b|\bpodfile\b|\bcocoapods\b"
-                r"|\busage\s+descriptions?\b|\burl\s+schemes?\b", re.IGNORECASE),
+    (re.compile(r"\bandroid\s*manifest\b|\bapp\s+manifest\b|\bintent[\s-]filters?\b|\buses-permission\b",
+                re.IGNORECASE), ("androidmanifest", "manifest")),
+    (re.compile(r"\binfo\.plist\b|\b(?:ios|macos|xcode|app)\b.*\b(?:plist|entitlements|url\s+schemes?)\b"
+                r"|\bxcconfig\b|\bpodfile\b|\bcocoapods\b|\busage\s+descriptions?\b", re.IGNORECASE),
      ("plist", "entitlements", "xcconfig", "podfile")),
-    (re.compile(r"\blocali[sz](?:ed|ation|ations)\b|\bl10n\b|\bi18n\b|\barb\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b",
-                re.IGNORECASE), ("i18n", "l10n", "arb", "locales", "translations")),
+    (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
+                r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b", re.IGNORECASE),
+     ("i18n", "l10n", "arb", "locales", "translations")),
 )
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
@@ -259,13 +266,15 @@ def file_role(path: str) -> str:
     code = suffix in _CODE_SUFFIXES
     if any(f in (".github", ".circleci") for f in folders) and not code and suffix not in (".md", ".rst"):
         return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
-    # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`)
-    changelog = (_CHANGELOG.match(name) and suffix not in _CONFIG_SUFFIXES) or any(f in _CHANGELOG_FOLDERS for f in folders)
+    # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`); a changelog kept as data
+    # (`CHANGELOG.json`, Maven's `changes.xml`) is one
+    changelog = (_CHANGELOG.match(name) and suffix not in _SETTINGS_SUFFIXES) or any(f in _CHANGELOG_FOLDERS for f in folders)
     if not code and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     # a Dart package's `lib/` is its library whatever the names in and above it: bloc_test's `blocTest` in
     # `packages/bloc_test/lib/src/bloc_test.dart` was a test (pub keeps tests in `test/`)
-    dart_library = suffix == ".dart" and "lib" in folders
+    dart_library = suffix == ".dart" and "lib" in folders and not any(
+        f in _TEST_FOLDERS for f in folders[: folders.index("lib")])  # a test's fixture package stays the test's
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs
