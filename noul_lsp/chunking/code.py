@@ -505,6 +505,19 @@ class CodeChunker:
             chunks = [self._also_named(path, chunk) for chunk in chunks]
         return chunks
 
+    def named_rows(self, path: str, text: str) -> list[tuple[str, int]]:
+        """Every name `chunk` would give the file's chunks, each with the row it starts on (1-based), without
+        cutting: a generated file's windows list them (`FileChunker`)."""
+        self._default_export = module_name(path)
+        root = self._parse(text).root_node
+        segments: list[_Segment] = []
+        self._collect(root, "", "", segments)
+        named = [(segment.symbol, segment.start + 1) for segment in segments if segment.symbol and not segment.filler]
+        named.extend((name, row + 1) for segment in segments for name, row in segment.names)
+        if self.spec.members:
+            named.extend((name, row + 1) for name, row in self._nested(root, "", members_only=True))
+        return named
+
     def _also_named(self, path: str, chunk: Chunk) -> Chunk:
         """The chunk with the name its file gives its definition (`LanguageSpec.named_by_file`) and the other
         name the definition answers to (`LanguageSpec.also_named`) among its names."""

@@ -719,7 +719,11 @@ def _dart_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
             return node, "class", node_text(named)
         if named is None:  # `extension on String`, `extension on rust.DeviceType`: named by the type it extends
             extended = [c for c in node.named_children if c.type == "type_identifier"]
-            return node, kind, node_text(extended[-1]) if extended else ""
+            if extended:
+                return node, kind, node_text(extended[-1])
+            # a record's or a function's type (`extension on (int, String)`): its text, no name of a member's scope
+            shown = " ".join(node_text(c) for c in node.named_children if c.type not in ("extension_body", "type_parameters"))
+            return node, kind, _TITLE_SPACE.sub(" ", shown)[:80] or "extension"
         return node, kind, node_text(named)
     if node.type == "local_function_declaration":  # its head is in a `lambda_expression`
         held = node.named_children[0] if node.named_children else node

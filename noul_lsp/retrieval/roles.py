@@ -222,8 +222,8 @@ _TOOLS = (
      ("pubspec",)),
     (re.compile(r"\bandroid\s*manifest\b|\bapp\s+manifest\b|\bintent[\s-]filters?\b|\buses-permission\b",
                 re.IGNORECASE), ("androidmanifest", "manifest")),
-    (re.compile(r"\binfo\.plist\b|\b(?:ios|macos|xcode|app)\b.*\b(?:plist|entitlements|url\s+schemes?)\b"
-                r"|\bxcconfig\b|\bpodfile\b|\bcocoapods\b|\busage\s+descriptions?\b", re.IGNORECASE),
+    (re.compile(r"\binfo\.plist\b|\bxcconfig\b|\bpodfile\b|\bcocoapods\b|\busage\s+descriptions?\b"
+                r"|^(?=.*\b(?:ios|macos|xcode)\b).*\b(?:plists?|entitlements|url\s+schemes?)\b", re.IGNORECASE),
      ("plist", "entitlements", "xcconfig", "podfile")),
     (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
                 r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b", re.IGNORECASE),
