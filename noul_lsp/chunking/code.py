@@ -354,7 +354,8 @@ class CodeChunker:
                 out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(holder, symbol, kind))))
 
     def _detached_sibling(self, node: tree_sitter.Node) -> tree_sitter.Node | None:
-        """The body beside the definition `node`, as `_detached_body` finds it among its siblings."""
+        """The body the grammar put beside the definition `node` (`LanguageSpec.detached_bodies`): its next
+        sibling but comments (`void top() // why` then `{`)."""
         if not self.spec.detached_bodies:
             return None
         after = node.next_named_sibling
@@ -363,12 +364,11 @@ class CodeChunker:
         return after if after is not None and after.type in self.spec.detached_bodies else None
 
     def _detached_body(self, children: list[tree_sitter.Node], index: int) -> int:
-        """The index of the body the grammar put beside the definition at `index` (`LanguageSpec.detached_bodies`):
-        its next sibling but comments (`void top() // why` then `{`); -1 where there is none."""
-        if not self.spec.detached_bodies:
+        """The index among `children` of the body beside the definition at `index` (`_detached_sibling`), -1
+        where there is none."""
+        if self._detached_sibling(children[index]) is None:
             return -1
-        after = next((i for i in range(index + 1, len(children)) if children[i].type not in _COMMENTS), None)
-        return after if after is not None and children[after].type in self.spec.detached_bodies else -1
+        return next(i for i in range(index + 1, len(children)) if children[i].type not in _COMMENTS)
 
     def _overloads_above_their_implementation(self, children: list[tree_sitter.Node]) -> set[int]:
         """The indexes of the overload signatures that run (through comments) into the implementation of the
