@@ -370,3 +370,40 @@ def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path,
         assert workspace.find("which Dart SDK does the pubspec require").hits[0].path == "pubspec.yaml"
     finally:
         workspace.close()
+
+
+def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settings):
+    """Five locales' strings of one app (and a docs page in three languages) are one hit each, at the best
+    one's rank, shown as the default copy (English, or the page without a locale) unless the query names
+    another language: localsend's 60 locales filled the twenty for "English translation strings for the
+    receive tab", none of them English."""
+    from noul_lsp.retrieval.locales import is_family, locale_of
+
+    root = tmp_path / "app"
+    strings = {"en": ("Receive", "Quick save", "Save to gallery"), "de": ("Empfangen", "Schnell speichern", "Galerie"),
+               "fr": ("Recevoir", "Sauvegarde rapide", "Galerie"), "es": ("Recibir", "Guardado rápido", "Galería"),
+               "ja": ("受信", "クイック保存", "ギャラリー")}
+    files = {f"assets/i18n/{code}.json": '{\n  "receiveTab": {\n    "title": "%s",\n    "quickSave": "%s",\n'
+             '    "saveToGallery": "%s"\n  }\n}\n' % words for code, words in strings.items()}
+    files.update({f"docs/{prefix}receive.md": f"# Receive tab {note}\n\nThe receive tab shows quick save and "
+                  "the gallery setting.\n" for prefix, note in (("", ""), ("de/", "(de)"), ("fr/", "(fr)"))})
+    files["lib/receive_tab.dart"] = ("/// The receive tab: quick save and save to gallery settings.\n"
+                                     "class ReceiveTab {\n  bool quickSave = false;\n  bool saveToGallery = true;\n}\n")
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        workspace.indexer.embed_pending(workspace.embedder())
+        paths = [hit.path for hit in workspace.find("translation strings of the receive tab quick save").hits]
+        assert [p for p in paths if p.startswith("assets/i18n/")] == ["assets/i18n/en.json"]
+        assert [p for p in paths if p.endswith("receive.md")] == ["docs/receive.md"]
+        german = [hit.path for hit in workspace.find("German translation strings of the receive tab").hits]
+        assert [p for p in german if p.startswith("assets/i18n/")] == ["assets/i18n/de.json"]
+    finally:
+        workspace.close()
+    # three folders named like languages that no one translates into are no family
+    assert not is_family({locale_of(f"src/{code}/reader.go")[1] for code in ("io", "os", "gl")})
+    assert is_family({"en", "de", "ja"}) and locale_of("lib/string.util.dart") is None
+    assert locale_of("README.zh-CN.md") == ("README.{}.md", "zh-CN", "README.md")

@@ -31,6 +31,7 @@ from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.calibrate import Calibration, apply_calibration, pair_name, query_shape, result_features
 from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.fusion import fuse
+from noul_lsp.retrieval.locales import asked_locales, fold_translations
 from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
@@ -209,6 +210,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # files gone or changed on disk since indexed; not looked at by a reference find measuring the level
     # (level False), whose hits nobody sees
     moved: dict[str, list[str]] = {"gone": [], "changed": []}
+    if mode == "files":  # a file's translations once, as the language asked or the default one (locales.py)
+        scored = fold_translations(scored, candidates, asked_locales(analysis.terms))
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved if level is not False else None,

@@ -1,0 +1,108 @@
+"""Translations of one file, shown once: files whose paths differ only by a locale (`i18n/en.json`,
+`i18n/de.json`, `i18n/zh-TW.json`; `docs/ko/tutorials/x.mdx` beside `docs/tutorials/x.mdx`; `app_en.arb`,
+`app_fr.arb`) are one file in the answer, at the rank of the best of them, shown as the default locale's
+copy (the one without a locale, or English) unless the query names another language.
+
+Why: localsend keeps 60 locales' strings and bloc its docs in 16 languages; "debounce the search text input
+for GitHub repository search" put the same tutorial in five languages first and the example it asks for
+eighth, and "English translation strings for the receive tab" filled the twenty with other locales' copies.
+A family is three translations at least among the ranked files, two of them in a common language (so that
+`src/io/`, `src/os/`, `src/gl/` are no family of Ido, Ossetian and Galician).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from noul_lsp.retrieval.aggregate import Scored
+from noul_lsp.retrieval.retrieve import Candidates
+
+#: ISO 639-1 codes, the languages a locale is written in
+_CODES = frozenset(
+    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el "
+    "en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu "
+    "ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na "
+    "nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so "
+    "sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
+    .split())
+#: the languages most translated into, by name (a query naming one wants that locale's copy); the family test
+#: asks two of them among its members
+LANGUAGE_CODES = {"english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it",
+                  "portuguese": "pt", "russian": "ru", "chinese": "zh", "japanese": "ja", "korean": "ko",
+                  "arabic": "ar", "hindi": "hi", "dutch": "nl", "polish": "pl", "turkish": "tr", "swedish": "sv",
+                  "ukrainian": "uk", "czech": "cs", "persian": "fa", "hebrew": "he", "vietnamese": "vi", "thai": "th",
+                  "greek": "el", "danish": "da", "finnish": "fi", "norwegian": "nb", "hungarian": "hu",
+                  "romanian": "ro", "bengali": "bn", "indonesian": "id"}
+_COMMON = frozenset(LANGUAGE_CODES.values()) - {"it", "id"}  # `src/it/` holds integration tests, `id/` ids
+#: a locale: its language, then a region (`en-US`, `pt_BR`, `es-419`) or a script (`zh-Hant`)
+_LOCALE = r"[a-z]{2}(?:[-_](?:[A-Z]{2}|[a-z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?"
+_FOLDER = re.compile(rf"{_LOCALE}\Z")
+#: a locale in a file's name, alone or after a separator, before its extension (`en.json`, `app_en.arb`,
+#: `strings_pt_PT.g.dart`, `README.zh-CN.md`)
+_IN_NAME = re.compile(rf"(?:^|(?<=[._-]))({_LOCALE})(?=\.[^/]*$)")
+_MIN_MEMBERS = 3
+
+
+def locale_of(path: str) -> tuple[str, str, str] | None:
+    """(the path's family key, its locale, the path of its default-locale copy or "") where a folder or the
+    file's name is a locale; None where neither is. The last such place counts."""
+    folders = path.split("/")
+    name = folders.pop()
+    found = None
+    for found in _IN_NAME.finditer(name):
+        pass
+    if found is not None and found.group(1)[:2] in _CODES:
+        start, end = found.span(1)
+        # `README.zh-CN.md`'s default copy is `README.md`; `en.json` has none
+        default = "/".join([*folders, name[:start - 1] + name[end:]]) if start else ""
+        return "/".join([*folders, name[:start] + "{}" + name[end:]]), found.group(1), default
+    for index in range(len(folders) - 1, -1, -1):
+        if _FOLDER.match(folders[index]) and folders[index][:2] in _CODES:
+            key = "/".join([*folders[:index], "{}", *folders[index + 1:], name])
+            return key, folders[index], "/".join([*folders[:index], *folders[index + 1:], name])
+    return None
+
+
+def is_family(languages: set[str]) -> bool:
+    """Whether files of these languages (one each; "" the copy without a locale) are translations of one file:
+    three at least, two of them common (`src/io/`, `src/os/`, `src/gl/` are no Ido, Ossetian and Galician)."""
+    return len(languages) >= _MIN_MEMBERS and len(languages & _COMMON) >= 2
+
+
+def asked_locales(terms: Iterable[str]) -> frozenset[str]:
+    """The languages a query names (`english` -> `en`)."""
+    return frozenset(LANGUAGE_CODES[term] for term in terms if term in LANGUAGE_CODES)
+
+
+def fold_translations(scored: Scored, candidates: list[Candidates], asked: frozenset[str] = frozenset()) -> Scored:
+    """The ranked files with each family of translations once, at its best member's rank, as its member in an
+    asked language, else its default-locale copy (no locale, or English), else its best member."""
+    paths = []
+    for _, keys in scored:
+        index, row = keys[0]
+        arrays = candidates[index].arrays
+        paths.append((index, arrays.files[int(arrays.row_file[row])]))
+    located = [locale_of(path) for _, path in paths]
+    members: dict[tuple[int, str], list[int]] = {}
+    for position, ((index, _), found) in enumerate(zip(paths, located, strict=True)):
+        if found is not None:
+            members.setdefault((index, found[0]), []).append(position)
+    by_path = {(index, path): position for position, (index, path) in enumerate(paths)}
+    folded: dict[int, int] = {}  # a family's first position -> the position of the member shown there
+    dropped: set[int] = set()
+    for (index, _), positions in members.items():
+        default = by_path.get((index, located[positions[0]][2]))  # the copy without a locale, where ranked
+        if not is_family({located[p][1][:2] for p in positions} | ({""} if default is not None else set())):
+            continue
+        shown = next((p for p in positions if located[p][1][:2] in asked), None) if asked else None
+        if shown is None:
+            english = next((p for p in positions if located[p][1][:2] == "en"), None)
+            shown = default if default is not None else english if english is not None else positions[0]
+        first = min([*positions, shown])
+        folded[first] = shown
+        dropped.update(p for p in [*positions, shown] if p != first)
+    if not folded:
+        return scored
+    return [scored[folded.get(position, position)] for position in range(len(scored))
+            if position in folded or position not in dropped]
