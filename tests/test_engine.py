@@ -374,9 +374,9 @@ def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path,
 
 def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settings):
     """Five locales' strings of one app (and a docs page in three languages) are one hit each, at the best
-    one's rank, shown as the default copy (English, or the page without a locale) unless the query names
-    another language: localsend's 60 locales filled the twenty for "English translation strings for the
-    receive tab", none of them English."""
+    one's rank, shown as the copy the query matched (a path named, a quoted sentence) unless it names a
+    language: localsend's 60 locales filled the twenty for "English translation strings for the receive
+    tab", and bloc's tutorial in five languages the first five places."""
     from noul_lsp.retrieval.locales import is_family, locale_of
 
     root = tmp_path / "app"
@@ -396,11 +396,19 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
     try:
         workspace.indexer.update()
         workspace.indexer.embed_pending(workspace.embedder())
-        paths = [hit.path for hit in workspace.find("translation strings of the receive tab quick save").hits]
-        assert [p for p in paths if p.startswith("assets/i18n/")] == ["assets/i18n/en.json"]
-        assert [p for p in paths if p.endswith("receive.md")] == ["docs/receive.md"]
+        result = workspace.find("translation strings of the receive tab quick save")
+        paths = [hit.path for hit in result.hits]
+        assert len([p for p in paths if p.startswith("assets/i18n/")]) == 1  # the best-ranked copy
+        assert len([p for p in paths if p.endswith("receive.md")]) == 1
+        assert [hit.score for hit in result.hits] == sorted((hit.score for hit in result.hits), reverse=True)
         german = [hit.path for hit in workspace.find("German translation strings of the receive tab").hits]
         assert [p for p in german if p.startswith("assets/i18n/")] == ["assets/i18n/de.json"]
+        assert len([p for p in german if p.endswith("receive.md")]) == 1
+        # the copy the query matches is the one shown: a path named, words of one language's copy
+        for query, expected in (("assets/i18n/fr.json", "assets/i18n/fr.json"),
+                                ("Schnell speichern Galerie Empfangen", "assets/i18n/de.json")):
+            shown = [hit.path for hit in workspace.find(query).hits if hit.path.startswith("assets/i18n/")]
+            assert shown == [expected], query
     finally:
         workspace.close()
     # three folders named like languages that no one translates into are no family

@@ -1,7 +1,7 @@
 """Translations of one file, shown once: files whose paths differ only by a locale (`i18n/en.json`,
 `i18n/de.json`, `i18n/zh-TW.json`; `docs/ko/tutorials/x.mdx` beside `docs/tutorials/x.mdx`; `app_en.arb`,
-`app_fr.arb`) are one file in the answer, at the rank of the best of them, shown as the default locale's
-copy (the one without a locale, or English) unless the query names another language.
+`app_fr.arb`) are one file in the answer, at the rank and score of the best of them and shown as that one,
+unless the query names the language of another.
 
 Why: localsend keeps 60 locales' strings and bloc its docs in 16 languages; "debounce the search text input
 for GitHub repository search" put the same tutorial in five languages first and the example it asks for
@@ -76,8 +76,9 @@ def asked_locales(terms: Iterable[str]) -> frozenset[str]:
 
 
 def fold_translations(scored: Scored, candidates: list[Candidates], asked: frozenset[str] = frozenset()) -> Scored:
-    """The ranked files with each family of translations once, at its best member's rank, as its member in an
-    asked language, else its default-locale copy (no locale, or English), else its best member."""
+    """The ranked files with each family of translations once, at its best member's rank and score, as that
+    member (the copy the query matched: a file named by its path, a quoted German sentence, sphinx's `ja.py` for
+    TinySegmenter), or as its member in a language the query names ("German strings of ...")."""
     paths = []
     for _, keys in scored:
         index, row = keys[0]
@@ -89,20 +90,17 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
         if found is not None:
             members.setdefault((index, found[0]), []).append(position)
     by_path = {(index, path): position for position, (index, path) in enumerate(paths)}
-    folded: dict[int, int] = {}  # a family's first position -> the position of the member shown there
+    shown_at: dict[int, int] = {}  # a family's best position -> the position of the member shown there
     dropped: set[int] = set()
     for (index, _), positions in members.items():
         default = by_path.get((index, located[positions[0]][2]))  # the copy without a locale, where ranked
-        if not is_family({located[p][1][:2] for p in positions} | ({""} if default is not None else set())):
+        family = sorted([*positions, *([default] if default is not None else [])])
+        if not is_family({located[p][1][:2] if located[p] is not None else "" for p in family}):
             continue
-        shown = next((p for p in positions if located[p][1][:2] in asked), None) if asked else None
-        if shown is None:
-            english = next((p for p in positions if located[p][1][:2] == "en"), None)
-            shown = default if default is not None else english if english is not None else positions[0]
-        first = min([*positions, shown])
-        folded[first] = shown
-        dropped.update(p for p in [*positions, shown] if p != first)
-    if not folded:
+        first = family[0]
+        shown_at[first] = next((p for p in family if located[p] is not None and located[p][1][:2] in asked), first)
+        dropped.update(family[1:])
+    if not shown_at:
         return scored
-    return [scored[folded.get(position, position)] for position in range(len(scored))
-            if position in folded or position not in dropped]
+    return [(score, scored[shown_at.get(position, position)][1]) for position, (score, _) in enumerate(scored)
+            if position not in dropped or position in shown_at]
