@@ -325,6 +325,17 @@ def test_a_source_files_hit_opens_outside_its_test_module_unless_tests_are_asked
         workspace.close()
 
 
+def _indexed_workspace(root, files: dict[str, str], settings) -> Workspace:
+    """A workspace of these files (path -> text), indexed and embedded."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    return workspace
+
+
 def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path, settings):
     """A Flutter app's settings beside its Dart code: a query naming the file (`Info.plist`) finds it first and
     reads it as here (the ranker's first file is the file named: P(here) said 0.04 with the file first), and
@@ -353,13 +364,8 @@ def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path,
         "lib/share_intent.dart": "/// Receives the files another app shares into this one.\nclass ShareIntent {\n"
                                  "  Stream<List<String>> sharedFiles() => receiveSharedFiles();\n}\n",
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    workspace = Workspace(root, settings)
+    workspace = _indexed_workspace(root, files, settings)
     try:
-        workspace.indexer.update()
-        workspace.indexer.embed_pending(workspace.embedder())
         named = workspace.find("Info.plist")
         assert named.hits[0].path == "ios/Runner/Info.plist"
         assert named.features["rank_top_defines"] == 1.0
@@ -389,13 +395,8 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
                   "the gallery setting.\n" for prefix, note in (("", ""), ("de/", "(de)"), ("fr/", "(fr)"))})
     files["lib/receive_tab.dart"] = ("/// The receive tab: quick save and save to gallery settings.\n"
                                      "class ReceiveTab {\n  bool quickSave = false;\n  bool saveToGallery = true;\n}\n")
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    workspace = Workspace(root, settings)
+    workspace = _indexed_workspace(root, files, settings)
     try:
-        workspace.indexer.update()
-        workspace.indexer.embed_pending(workspace.embedder())
         result = workspace.find("translation strings of the receive tab quick save")
         paths = [hit.path for hit in result.hits]
         assert len([p for p in paths if p.startswith("assets/i18n/")]) == 1  # the best-ranked copy

@@ -210,7 +210,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # files gone or changed on disk since indexed; not looked at by a reference find measuring the level
     # (level False), whose hits nobody sees
     moved: dict[str, list[str]] = {"gone": [], "changed": []}
-    if mode == "files":  # a file's translations once, as the language asked or the default one (locales.py)
+    if mode == "files":  # a file's translations once, as the best copy or the language asked (locales.py)
         scored = fold_translations(scored, candidates, asked_locales(analysis.terms))
     hits = build_hits(scored, candidates, limit=limit, bm25_rank=fused.bm25_rank, dense_rank=fused.dense_rank,
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
