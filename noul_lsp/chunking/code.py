@@ -478,12 +478,17 @@ class CodeChunker:
             pending.extend((grandchild, owner, in_function, False) for grandchild in reversed(child.named_children))
         return found if members_only else found[:MAX_NAMES]  # members: the caller's chunks cap their own
 
-    def chunk(self, path: str, text: str) -> list[Chunk]:
+    def _segments(self, path: str, text: str) -> tuple[tree_sitter.Node, list[_Segment]]:
+        """The parse's root and the definitions' segments, in the order `_collect` finds them."""
         self._default_export = module_name(path)
-        tree = self._parse(text)
-        lines = text.split("\n")
+        root = self._parse(text).root_node
         segments: list[_Segment] = []
-        self._collect(tree.root_node, "", "", segments)
+        self._collect(root, "", "", segments)
+        return root, segments
+
+    def chunk(self, path: str, text: str) -> list[Chunk]:
+        root, segments = self._segments(path, text)
+        lines = text.split("\n")
         segments.sort(key=lambda s: (s.start, s.end))
         if self.spec.clauses:
             segments = _join_clauses(segments)
@@ -495,7 +500,7 @@ class CodeChunker:
             chunks.extend(self._emit(path, lines, segment))
         rest = [row for row in range(len(lines)) if row not in covered_rows]
         # what the file declares at its top in a line (Kotlin's `val ANY = ClassName(...)`, Swift's `typealias`)
-        declared = _by_row((name, row) for name, row in self._nested(tree.root_node, "", members_only=True)
+        declared = _by_row((name, row) for name, row in self._nested(root, "", members_only=True)
                            if row not in covered_rows) if self.spec.members else ([], [])
         for run_start, run_end in _runs(rest):
             names = _starting_in(declared, run_start, run_end)
@@ -508,10 +513,7 @@ class CodeChunker:
     def named_rows(self, path: str, text: str) -> list[tuple[str, int]]:
         """Every name `chunk` would give the file's chunks, each with the row it starts on (1-based), without
         cutting: a generated file's windows list them (`FileChunker`)."""
-        self._default_export = module_name(path)
-        root = self._parse(text).root_node
-        segments: list[_Segment] = []
-        self._collect(root, "", "", segments)
+        root, segments = self._segments(path, text)
         named = [(segment.symbol, segment.start + 1) for segment in segments if segment.symbol and not segment.filler]
         named.extend((name, row + 1) for segment in segments for name, row in segment.names)
         if self.spec.members:

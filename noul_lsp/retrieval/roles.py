@@ -165,7 +165,8 @@ _ASKS_FOR_TESTS = re.compile(
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details
 #: template"). Not in passing ("for example on a timeout") nor as a domain's noun ("training examples for the
 #: classifier", "replace $NAME placeholders in webhook templates")
-_OPENING = r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which\s+is)\s+)?(?:the\s+|a\s+|an\s+)?"
+_ASKING = r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which\s+is)\s+)?"
+_OPENING = _ASKING + r"(?:the\s+|a\s+|an\s+)?"
 _AFTER_OPENING = r"\s+(?:of|for|showing|that|which|using|with|on|in|app|apps|project|rendering)\b"
 
 
@@ -181,8 +182,8 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 #: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
 #: a clause: not "training examples for the classifier"
 _ASKS_FOR_A_NAMED_EXAMPLE = re.compile(
-    r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which\s+is)\s+)?the\s+(?!(?:each|any|every|one|no)\b)"
-    r"(?:[\w'-]+\s+){1,4}(?:example|demo)\s+(?:that|which|where)\b", re.IGNORECASE)
+    _ASKING + r"the\s+(?!(?:each|any|every|one|no)\b)(?:[\w'-]+\s+){1,4}(?:example|demo)\s+(?:that|which|where)\b",
+    re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
