@@ -383,7 +383,7 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
     one's rank, shown as the copy the query matched (a path named, a quoted sentence) unless it names a
     language: localsend's 60 locales filled the twenty for "English translation strings for the receive
     tab", and bloc's tutorial in five languages the first five places."""
-    from noul_lsp.retrieval.locales import is_family, locale_of
+    from noul_lsp.retrieval.locales import is_family, language, locale_of
 
     root = tmp_path / "app"
     strings = {"en": ("Receive", "Quick save", "Save to gallery"), "de": ("Empfangen", "Schnell speichern", "Galerie"),
@@ -416,3 +416,15 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
     assert not is_family({locale_of(f"src/{code}/reader.go")[1] for code in ("io", "os", "gl")})
     assert is_family({"en", "de", "ja"}) and locale_of("lib/string.util.dart") is None
     assert locale_of("README.zh-CN.md") == ("README.{}.md", "zh-CN", "README.md")
+    # the platforms' own places: Android's resource folders, Apple's bundles, gettext's modifiers, a page whose
+    # folder and name both say its language, the languages with no two-letter code
+    android = [locale_of(f"res/values-{q}/strings.xml") for q in ("de", "pt-rBR", "b+sr+Latn", "b+es+419")]
+    assert {key for key, _, _ in android} == {"res/values-{}/strings.xml"}
+    assert {language(locale) for _, locale, _ in android} == {"de", "pt", "sr", "es"}
+    assert android[0][2] == "res/values/strings.xml" and locale_of("res/values-night/colors.xml") is None
+    assert locale_of("Runner/de.lproj/InfoPlist.strings") == (
+        "Runner/{}.lproj/InfoPlist.strings", "de", "Runner/Base.lproj/InfoPlist.strings")
+    assert locale_of("Runner/Base.lproj/InfoPlist.strings")[:2] == ("Runner/{}.lproj/InfoPlist.strings", "")
+    assert locale_of("po/sr@latin.po")[:2] == ("po/{}.po", "sr@latin") and language("sr@latin") == "sr"
+    assert locale_of("i18n/fil.json")[1] == "fil" and locale_of("src/app/main.py") is None
+    assert locale_of("docs/fr/README-fr.md")[0] == locale_of("docs/de/README-de.md")[0] == "docs/{}/README-{}.md"

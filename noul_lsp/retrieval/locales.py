@@ -7,7 +7,10 @@ Why: localsend keeps 60 locales' strings and bloc its docs in 16 languages; "deb
 for GitHub repository search" put the same tutorial in five languages first and the example it asks for
 eighth, and "English translation strings for the receive tab" filled the twenty with other locales' copies.
 A family is three translations at least among the ranked files, two of them in a common language (so that
-`src/io/`, `src/os/`, `src/gl/` are no family of Ido, Ossetian and Galician).
+`src/io/`, `src/os/`, `src/gl/` are no family of Ido, Ossetian and Galician). Besides a folder or a file named
+by its locale, the platforms' own places count: Android's `res/values-de/` (`values-pt-rBR`, `values-b+sr+Latn`),
+Apple's `de.lproj/` (`Base.lproj` the copy without one), gettext's `sr@latin`, and a page whose folder and name
+both say it (`docs/fr/README-fr.md`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ _CODES = frozenset(
     "nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so "
     "sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
     .split())
+#: ISO 639-2/3 codes that locale lists use where no two-letter code exists (Filipino, Asturian, Sorani, ...)
+_CODES3 = frozenset("fil ast ckb yue haw kab sat szl ceb chr gsw hsb dsb fur nds sco vec mai mni bgc tzm".split())
 #: the languages most translated into, by name (a query naming one wants that locale's copy); the family test
 #: asks two of them among its members
 LANGUAGE_CODES = {"english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it",
@@ -35,32 +40,62 @@ LANGUAGE_CODES = {"english": "en", "german": "de", "french": "fr", "spanish": "e
                   "greek": "el", "danish": "da", "finnish": "fi", "norwegian": "nb", "hungarian": "hu",
                   "romanian": "ro", "bengali": "bn", "indonesian": "id"}
 _COMMON = frozenset(LANGUAGE_CODES.values()) - {"it", "id"}  # `src/it/` holds integration tests, `id/` ids
-#: a locale: its language, then a region (`en-US`, `pt_BR`, `es-419`) or a script (`zh-Hant`)
-_LOCALE = r"[a-z]{2}(?:[-_](?:[A-Z]{2}|[a-z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?"
-_FOLDER = re.compile(rf"{_LOCALE}\Z")
+#: a locale: its language, then a region (`en-US`, `pt_BR`, `es-419`) or a script (`zh-Hant`), then gettext's
+#: modifier (`sr@latin`)
+_LOCALE = r"[a-z]{2,3}(?:[-_](?:[A-Z]{2}|[a-z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?(?:@[a-z]+)?"
+#: a folder that is a locale: `de/`, `pt_BR/`, Apple's `de.lproj/`, Android's `values-de/`, `values-pt-rBR/`,
+#: `values-b+sr+Latn/` (the locale is group 1; the folder without it is the default copy's)
+_FOLDER = re.compile(rf"(?:values-)?({_LOCALE}|[a-z]{{2,3}}-r[A-Z]{{2}}|b\+[a-z]{{2,3}}(?:\+[A-Z][a-z]{{3}})?(?:\+(?:[A-Z]{{2}}|[0-9]{{3}}))?)"
+                     r"(?:\.lproj)?\Z")
+#: the folders of a platform's copy without a locale
+_DEFAULT_FOLDERS = frozenset(("Base.lproj",))
 #: a locale in a file's name, alone or after a separator, before its extension (`en.json`, `app_en.arb`,
 #: `strings_pt_PT.g.dart`, `README.zh-CN.md`)
 _IN_NAME = re.compile(rf"(?:^|(?<=[._-]))({_LOCALE})(?=\.[^/]*$)")
 _MIN_MEMBERS = 3
 
 
+def language(locale: str) -> str:
+    """A locale's language (`pt_BR` -> `pt`, `sr@latin` -> `sr`, `zh-rTW` -> `zh`, `b+sr+Latn` -> `sr`, `fil`
+    -> `fil`); "" for none."""
+    return re.split(r"[-_@+]", locale.removeprefix("b+"), maxsplit=1)[0]
+
+
+def _is_language(code: str) -> bool:
+    return code in _CODES or code in _CODES3
+
+
 def locale_of(path: str) -> tuple[str, str, str] | None:
     """(the path's family key, its locale, the path of its default-locale copy or "") where a folder or the
-    file's name is a locale; None where neither is. The last such place counts."""
+    file's name is a locale; None where neither is. The file's name counts first, then the innermost folder; a
+    folder of the same locale as the name is part of the key too (`docs/fr/README-fr.md`)."""
     folders = path.split("/")
     name = folders.pop()
     found = None
     for found in _IN_NAME.finditer(name):
         pass
-    if found is not None and found.group(1)[:2] in _CODES:
+    if found is not None and _is_language(language(found.group(1))):
+        locale = found.group(1)
         start, end = found.span(1)
         # `README.zh-CN.md`'s default copy is `README.md`; `en.json` has none
         default = "/".join([*folders, name[:start - 1] + name[end:]]) if start else ""
-        return "/".join([*folders, name[:start] + "{}" + name[end:]]), found.group(1), default
+        key_folders = ["{}" if folder == locale else folder for folder in folders]
+        if key_folders != folders and default:
+            default = "/".join([*(f for f in folders if f != locale), name[:start - 1] + name[end:]])
+        return "/".join([*key_folders, name[:start] + "{}" + name[end:]]), locale, default
     for index in range(len(folders) - 1, -1, -1):
-        if _FOLDER.match(folders[index]) and folders[index][:2] in _CODES:
-            key = "/".join([*folders[:index], "{}", *folders[index + 1:], name])
-            return key, folders[index], "/".join([*folders[:index], *folders[index + 1:], name])
+        folder = folders[index]
+        if folder in _DEFAULT_FOLDERS:  # `Base.lproj`: the copy without a locale, keyed as its family
+            return "/".join([*folders[:index], "{}.lproj", *folders[index + 1:], name]), "", ""
+        match = _FOLDER.match(folder)
+        if match and _is_language(language(match.group(1))):
+            start, end = match.span(1)
+            if folder.endswith(".lproj"):
+                default_folders = [*folders[:index], "Base.lproj"]
+            else:  # `values-de` -> `values`; `de` -> none
+                default_folders = [*folders[:index], *([folder[:start - 1]] if start else [])]
+            key = "/".join([*folders[:index], folder[:start] + "{}" + folder[end:], *folders[index + 1:], name])
+            return key, match.group(1), "/".join([*default_folders, *folders[index + 1:], name])
     return None
 
 
@@ -95,10 +130,10 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
     for (index, _), positions in members.items():
         default = by_path.get((index, located[positions[0]][2]))  # the copy without a locale, where ranked
         family = sorted([*positions, *([default] if default is not None else [])])
-        if not is_family({located[p][1][:2] if located[p] is not None else "" for p in family}):
+        if not is_family({language(located[p][1]) if located[p] is not None else "" for p in family}):
             continue
         first = family[0]
-        shown_at[first] = next((p for p in family if located[p] is not None and located[p][1][:2] in asked), first)
+        shown_at[first] = next((p for p in family if located[p] is not None and language(located[p][1]) in asked), first)
         dropped.update(family[1:])
     if not shown_at:
         return scored
