@@ -149,7 +149,8 @@ def test_roles_come_from_paths():
     assert file_role("integration_test/robots/home_robot.dart") == file_role("test_driver/app.dart") == "test"
     # an app's platform settings are config, a settings file named like a release no changelog
     assert {file_role(p) for p in ("ios/Runner/Info.plist", "ios/Runner/Runner.entitlements", "ios/Flutter/Release.xcconfig",
-                                   "lib/l10n/app_en.arb", "ios/Podfile", "release.toml")} == {"config"}
+                                   "lib/l10n/app_en.arb", "ios/Podfile", "release.toml",
+                                   "release-please-config.json", "release-drafter.yml")} == {"config"}
     assert file_role("RELEASES.md") == file_role("CHANGELOG.json") == file_role("changes.xml") == "changelog"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"

@@ -73,7 +73,9 @@ _RENDERS_GO_TEMPLATES = (".tf", ".tofu", "/Chart.yaml")
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
-_CHANGELOG = re.compile(r"^(changelog|changes|history|news|releases?|release[-_]notes|whatsnew)([-_.].*)?$")
+#: (not a release tool's settings: `release-please-config.json`, `release-drafter.yml`)
+_CHANGELOG = re.compile(r"^(?!.*(?:config|settings|please|drafter))"
+                        r"(changelog|changes|history|news|releases?|release[-_]notes|whatsnew)([-_.].*)?$")
 #: (`__mocks__`: Jest's and Vitest's module doubles; `__testfixtures__`: jscodeshift's input and expected output
 #: of each codemod, code that reads like the library it rewrites; `__snapshots__`, `__fixtures__` alike)
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data",
