@@ -1394,3 +1394,57 @@ def test_a_file_a_tool_wrote_keeps_the_names_it_defines():
     holding = [c for c in chunks if "todosProvider" in c.names]
     assert holding and all(c.start_line <= 125 <= c.end_line for c in holding)
     assert any("_$hash0" in c.names for c in chunks)
+
+
+def test_a_rails_models_declarations_rake_tasks_and_schema_tables_are_named():
+    """Lobsters' `User` had 25 associations and scopes defined nowhere (`hottest`, asked by name, was "probably
+    not here" at P(here) 0.02), a rake task was `other` and named nothing, and `db/schema.rb`, which says a tool
+    wrote it, was windows that named no table."""
+    model = ('class Story < ApplicationRecord\n  MAX_EDIT_MINS = 90\n  belongs_to :user\n'
+             '  has_many :comments, -> { order(:id) }, inverse_of: :story\n  has_one :moderation\n'
+             '  scope :hottest, -> { order(hotness: :asc) }\n  attr_reader :editor, :previewing\n'
+             '  delegate :username, to: :user\n  enum status: { active: 0, hidden: 1 }\n'
+             '  validates :title, presence: true\n  before_save :update_hotness\n'
+             '  def update_hotness\n    self.hotness = 1\n    has_many :nothing\n    LOCAL = 2\n  end\nend\n')
+    chunks = FileChunker(IndexSettings()).chunk("app/models/story.rb", model)
+    assert chunks[0].symbol == "Story" and chunks[0].names == (
+        "Story.MAX_EDIT_MINS", "Story.user", "Story.comments", "Story.moderation", "Story.hottest", "Story.editor",
+        "Story.previewing", "Story.username", "Story.status", "Story.update_hotness")  # not a method's calls
+    rake = ('namespace :lobsters do\n  desc "wipe private data"\n  task privacy_wipe: :environment do\n'
+            '    User.delete_all\n  end\n\n  task :stats do\n    puts 1\n  end\nend\n')
+    tasks = FileChunker(IndexSettings()).chunk("lib/tasks/privacy_wipe.rake", rake)
+    assert tasks[0].kind == "namespace" and tasks[0].symbol == "lobsters"
+    assert {"lobsters.privacy_wipe", "lobsters.stats"} <= set(tasks[0].names)
+    schema = ('# This file is auto-generated from the current state of the database. Instead\n'
+              '# of editing this file, please use the migrations feature of Active Record.\n\n'
+              'ActiveRecord::Schema[8.0].define(version: 2026_06_13_004304) do\n'
+              '  create_table "votes", force: :cascade do |t|\n    t.bigint "user_id", null: false\n  end\n\n'
+              '  create_table "tags" do |t|\n    t.string "tag"\n  end\nend\n')
+    tables = FileChunker(IndexSettings()).chunk("db/schema.rb", schema)
+    assert [(c.kind, c.symbol) for c in tables if c.kind == "table"] == [("table", "votes"), ("table", "tags")]
+    assert FileChunker(IndexSettings()).chunk("vendor/other/schema.rb", schema)[0].kind == "generated"
+
+
+def test_java_constants_and_mybatis_statements_are_named():
+    """PetClinic's `VIEWS_PETS_CREATE_OR_UPDATE_FORM` opened at a method using it (P(here) 0.31), and a MyBatis
+    mapper was windows of XML: `selectArticleData`, a fragment only the XML defines, was "probably not here"."""
+    java = ('class PetController {\n  private static final String VIEWS_FORM = "pets/form", OTHER = "x";\n'
+            '  private final OwnerRepository owners;\n  interface Limits { int MAX = 3; }\n'
+            '  void show() { final int local = 1; }\n}\n')
+    chunks = FileChunker(IndexSettings()).chunk("src/main/java/PetController.java", java)
+    assert set(chunks[0].names) >= {"PetController.VIEWS_FORM", "PetController.OTHER"}
+    assert not any(name.endswith((".owners", ".local")) for c in chunks for name in c.names)
+    mapper = ('<?xml version="1.0" encoding="UTF-8" ?>\n'
+              '<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" "mybatis-3-mapper.dtd" >\n'
+              '<mapper namespace="io.spring.infrastructure.mybatis.readservice.ArticleReadService">\n'
+              '  <sql id="selectArticleData">\n    select A.id from articles A\n  </sql>\n'
+              '  <!-- one article by its slug -->\n  <select id="findBySlug" resultMap="articleData">\n'
+              '    <include refid="selectArticleData"/>\n    where A.slug = #{slug}\n  </select>\n'
+              '  <insert id="insert">\n    insert into articles(id) values (#{article.id})\n  </insert>\n'
+              '</mapper>\n')
+    statements = FileChunker(IndexSettings()).chunk("src/main/resources/mapper/ArticleReadService.xml", mapper)
+    named = {c.symbol: c for c in statements if c.symbol}
+    assert set(named) == {"ArticleReadService.findBySlug", "ArticleReadService.insert"}
+    assert "ArticleReadService.selectArticleData" in named["ArticleReadService.findBySlug"].names  # packed before it
+    assert named["ArticleReadService.findBySlug"].kind == "select" and named["ArticleReadService.insert"].start_line == 12
+    assert {c.kind for c in FileChunker(IndexSettings()).chunk("pom.xml", "<project>\n</project>\n")} == {"text"}

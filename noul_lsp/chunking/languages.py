@@ -192,7 +192,8 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
-                            "enum_variant_list", "body", "declaration", "enum_body"})
+                            "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
+                            "interface_body"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -217,6 +218,33 @@ _NAME_NODES = frozenset({"identifier", "simple_identifier", "name", "variable_na
 _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_element", "property_element"})
 
 
+#: Ruby's calls in a class body that define methods, named by their symbols: Rails' associations, scopes,
+#: attachments and enums, the attribute macros, `delegate`, `define_method` (`has_many :stories` is `User.stories`)
+_RUBY_DEFINING_CALLS = frozenset({
+    "attr_accessor", "attr_reader", "attr_writer", "cattr_accessor", "mattr_accessor", "class_attribute",
+    "has_many", "has_one", "belongs_to", "has_and_belongs_to_many", "has_one_attached", "has_many_attached",
+    "has_rich_text", "scope", "enum", "store_accessor", "delegate", "define_method", "alias_method"})
+
+
+def _ruby_defined(call: tree_sitter.Node) -> list[str]:
+    """The methods a Ruby class-body call defines (`_RUBY_DEFINING_CALLS`): its symbol arguments (`attr_reader
+    :a, :b`), an `enum`'s keys (`enum status: {...}`), the first of `alias_method :new, :old`. Lobsters' `User`
+    has 25 associations and scopes that were defined nowhere: asked for by name, `User.stories` had no scope."""
+    method = call.child_by_field_name("method")
+    arguments = call.child_by_field_name("arguments")
+    if call.child_by_field_name("receiver") is not None or method is None or arguments is None:
+        return []
+    verb = node_text(method)
+    if verb not in _RUBY_DEFINING_CALLS:
+        return []
+    names = [node_text(a).lstrip(":") for a in arguments.named_children if a.type == "simple_symbol"]
+    if verb == "enum":  # `enum status: { active: 0 }` (Rails < 7) or `enum :status, {...}`
+        names += [node_text(p.named_children[0]).rstrip(":") for a in arguments.named_children
+                  if a.type == "pair" for p in [a] if p.named_children
+                  and p.named_children[0].type == "hash_key_symbol"]
+    return names[:1] if verb == "alias_method" else names
+
+
 def member_names(node: tree_sitter.Node) -> list[str]:
     """The names a member declaration declares (`LanguageSpec.members`): C#'s `public int MaxRetryAttempts {
     get; set; }` and `int _count, _max;`, Swift's `case processor(ImageProcessor), cacheOriginalImage` and `var
@@ -231,8 +259,19 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         return [node_text(key)] if named and key is not None and key.type == "identifier" else []
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
+    if node.type == "call":  # Ruby's `has_many :stories`, `attr_reader :name`
+        return _ruby_defined(node)
+    if node.type == "field_declaration" and node.child_by_field_name("declarator") is not None:
+        # Java's: a constant (`static final String VIEWS_PETS_CREATE_OR_UPDATE_FORM = ...`, asked for by name, opened
+        # at a method using it at P(here) 0.31), not an instance's field (`private final OwnerRepository owners`)
+        modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+        words = set(node_text(modifiers).split()) if modifiers is not None else set()
+        if not {"static", "final"} <= words:
+            return []
     if node.type == "assignment":  # Python's `TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
         left = node.child_by_field_name("left")
+        if left is not None and left.type == "constant":  # Ruby's `MAX_LENGTH = 100` (not `Foo::BAR = 1`)
+            return [node_text(left)]
         if left is None or left.type not in ("identifier", "pattern_list", "tuple_pattern"):
             return []
         targets = [left] if left.type == "identifier" else [c for c in left.named_children if c.type == "identifier"]
@@ -456,11 +495,36 @@ def _js_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, 
     return _test_call(call, call.child_by_field_name("function"))
 
 
+#: Ruby's calls with a block that define a named thing: a rake task and its namespace (`task privacy_wipe:
+#: :environment do`, asked for by name, was `other` and defined nowhere), a table of Rails' schema or of a
+#: migration (`create_table "votes" do |t|`: lobsters' `db/schema.rb` was windows that named no table)
+_RUBY_BLOCK_DEFINITIONS = {"task": "task", "namespace": "namespace", "create_table": "table"}
+
+
+def _ruby_block_name(arguments: tree_sitter.Node | None) -> str:
+    """The name a block definition's first argument gives: `"votes"`, `:privacy_wipe`, `privacy_wipe: :env`."""
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if first is not None and first.type == "pair" and first.named_children:  # `task name: [:deps]`
+        first = first.named_children[0]
+    if first is None:
+        return ""
+    if first.type == "string":
+        content = [c for c in first.named_children if c.type == "string_content"]
+        return node_text(content[0]) if len(content) == 1 else ""
+    return node_text(first).strip(":") if first.type in ("simple_symbol", "hash_key_symbol") else ""
+
+
 def _ruby_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`describe Grape::Endpoint do`, `RSpec.describe '...' do`, `it 'works' do`, `context 'x' { }`."""
+    """`describe Grape::Endpoint do`, `RSpec.describe '...' do`, `it 'works' do`, `context 'x' { }`; and the
+    block definitions of `_RUBY_BLOCK_DEFINITIONS` (`task :wipe do`, `create_table "votes" do |t|`)."""
     if node.type != "call" or node.child_by_field_name("block") is None:
         return None
     receiver = node.child_by_field_name("receiver")
+    method = node.child_by_field_name("method")
+    kind = _RUBY_BLOCK_DEFINITIONS.get(node_text(method)) if receiver is None and method is not None else None
+    if kind is not None:
+        name = _ruby_block_name(node.child_by_field_name("arguments"))
+        return (node, kind, name) if name else None
     if receiver is not None and node_text(receiver) != "RSpec":
         return None
     return _test_call(node, node.child_by_field_name("method"), has_block=True)
@@ -843,7 +907,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "method_declaration": "method", "constructor_declaration": "constructor"},
                      frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
                                 "enum_constant"}),
-                     named_definition=_java_definition),
+                     named_definition=_java_definition, members=frozenset({"field_declaration", "constant_declaration"})),
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
@@ -856,10 +920,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
                      {"template_declaration": None}, named_definition=_google_test_definition, template_names=True,
                      before_parse=c_macros_blanked, reread=one_branch_each, members=_C_MEMBERS),
-        LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"),
+        LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake", ".ru", ".builder", ".jbuilder"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_test_definition,
-                     container_kinds=_TEST_GROUPS),
+                     container_kinds=_TEST_GROUPS | {"namespace"}, members=frozenset({"call", "assignment"})),
         LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"),
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
                       "function_declaration": "function", "secondary_constructor": "constructor"},
