@@ -154,6 +154,14 @@ def test_roles_come_from_paths():
     assert file_role("RELEASES.md") == file_role("CHANGELOG.json") == file_role("changes.xml") == "changelog"
     assert file_role("tools/data_gen.py") == "source" and file_role("umd/express.js") == "generated"
     assert file_role("scripts/manage") == "source" and file_role("test/bin/run") == "test"
+    # an MVC app's: a package below a main source set is no examples folder (Spring PetClinic's
+    # `org/springframework/samples/`), MyBatis' mappers and rake tasks are source, Rails' migrations its history
+    assert file_role("src/main/java/org/springframework/samples/petclinic/owner/Owner.java") == "source"
+    assert file_role("samples/petclinic/src/main/java/Owner.java") == file_role("examples/app.rb") == "example"
+    assert file_role("src/main/resources/mapper/UserMapper.xml") == file_role("lib/tasks/privacy_wipe.rake") == "source"
+    assert file_role("src/test/resources/mapper/UserMapper.xml") == "test" and file_role("pom.xml") == "config"
+    assert file_role("db/migrate/20260613002038_add_quorum_to_tags.rb") == "generated"
+    assert file_role("db/schema.rb") == file_role("app/models/migration_helper.rb") == "source"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
     # mocking module stays source; DocC tutorial steps are docs, a per-version Swift manifest config
     assert file_role("src/AwsS3V3/S3ClientStub.php") == "test" and file_role("src/Stub/StubZipArchive.php") == "test"
@@ -273,6 +281,15 @@ def test_roles_come_from_paths():
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
+    # an MVC app's tests asked for by their framework, its settings files by what they set
+    for asking in ("rspec tests for story model validations", "request specs for logging in",
+                   "MockMvc test for updating and deleting an article"):
+        assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["test"], asking
+    for asking in ("JWT secret and session lifetime settings", "datasource settings for the PostgreSQL profile"):
+        assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["config"], asking
+    for passing in ("database configuration from environment variables", "chart-testing configuration file",
+                    "load configuration from environment variables with the FLASK_ prefix"):
+        assert "config" not in roles_read_as_source(analyse(passing).terms, "description", passing), passing
 
 
 def test_a_source_file_as_dense_as_minified_code_is_generated():
@@ -848,6 +865,14 @@ def test_a_template_asked_for_is_read_as_source(tmp_path):
     assert asks_for_templates("the template of the project's settings page")
     assert asks_for_templates("the check details template") and not asks_for_templates("templates")
     assert not asks_for_templates("replace $NAME placeholders in webhook templates")
+    # a page, a view or a partial asked for by what it shows, a template engine named, an email's text
+    for asking in ("user profile page showing karma", "HTML partial for a single comment",
+                   "page that shows the QR code for enrolling", "Thymeleaf page listing veterinarians",
+                   "text of the password reset email"):
+        assert asks_for_templates(asking), asking
+    for passing in ("scrape a web page with BeautifulSoup", "fetch the next page of an infinite query",
+                    "paginate the results"):
+        assert not asks_for_templates(passing), passing
     root = tmp_path / "ws"
     (root / "templates" / "front").mkdir(parents=True)
     (root / "hc" / "front").mkdir(parents=True)

@@ -25,6 +25,7 @@ _CODE_SUFFIXES = frozenset({
     ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rb", ".kt", ".scala", ".swift", ".cs", ".php", ".lua", ".sh",
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
+    ".rake", ".ru", ".builder", ".jbuilder",  # Ruby: rake tasks (they were `other`), Rack's `config.ru`, Rails' views
     ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
     # a service's schema and interfaces, written by hand and read by its code: SQL migrations (a table asked for by
     # name was 14th, under the Go models that name it), protobuf's and Thrift's services and messages (under
@@ -39,6 +40,9 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               # build settings (an `Info.plist` was `other`, a `Release.xcconfig` a changelog);
                               # Flutter's translations (`app_en.arb`, JSON under another name)
                               ".plist", ".entitlements", ".xcconfig", ".arb"})
+#: MyBatis' mappers (`src/main/resources/mapper/UserMapper.xml`): a Java service's SQL, source (as config, first
+#: in both legs, they came 11th to 40th)
+_MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})
 #: the kinds of file that hold a tool's settings, never its history
 _SETTINGS_SUFFIXES = frozenset({".xcconfig", ".entitlements", ".plist", ".toml", ".properties", ".gradle", ".ini",
                                 ".cfg", ".conf"})
@@ -137,6 +141,10 @@ _CAMEL_DOUBLE = re.compile(r"^[A-Z]\w*?(Stub|Fake)$|^(Stub|Fake)[A-Z]")
 #: again, as operations; a query about the model found them before `models.py` (a query naming migrations
 #: reads them as source, `_ASKS_UNWEIGHTED`)
 _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
+#: and a Rails migration (`db/migrate/20260613002038_add_quorum_to_tags.rb`, lobsters' 150 more in
+#: `db/old_migrations/`): the schema's history, a table's columns again as each change made them; they took 32 of
+#: the 200 first-five places of a Rails app's questions, above `db/schema.rb`, the schema itself
+_RAILS_MIGRATION = re.compile(r"\d{14}_\w+$")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
@@ -161,7 +169,9 @@ ASKABLE_ROLES = tuple(_ASKS)
 _ASKS_FOR_TESTS = re.compile(
     r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
     r"(?:unit\s+|integration\s+|regression\s+)?(?:tests?|specs?)\b(?!\s*(?:runner|suite\s+runner)\b)"
-    r"|\b(?:unit|integration|regression)\s+tests?\b|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,",
+    r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha|request|feature|system"
+    r"|e2e|end-to-end|acceptance|snapshot)\s+(?:tests?|specs?)\b"
+    r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details
@@ -186,9 +196,25 @@ _ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
 _ASKS_FOR_A_NAMED_EXAMPLE = re.compile(
     _ASKING + r"the\s+(?!(?:each|any|every|one|no)\b)(?:[\w'-]+\s+){1,4}(?:example|demo)\s+(?:that|which|where)\b",
     re.IGNORECASE)
+#: a settings file asked for outright, by what it sets ("JWT secret and session lifetime settings", "datasource
+#: settings for the PostgreSQL profile"): Spring's `application.properties`, second by its words, was 71st, under
+#: 70 Java files (the ranker's weight for a query naming config is against it: in the dev labels such a query
+#: asks for code that reads a setting)
+_ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:settings|configuration|properties)",
+                                     r"settings|configuration|properties")
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
+#: and a page, a view or a partial asked for by what it shows ("user profile page showing karma", "HTML partial
+#: for a single comment", "page that shows the QR code for enrolling"), a template engine named ("Thymeleaf page
+#: listing veterinarians", "the ERB view"), an email's text: a web app's pages are its templates (lobsters'
+#: views and PetClinic's Thymeleaf pages, first in both legs, came 5th to 22nd under the controllers); a noun
+#: phrase of its own, not a verb's object ("scrape a web page with ...", "fetch the next page of ...")
+_ASKS_FOR_A_PAGE = re.compile(
+    _OPENING + r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:pages?|views?|partials?|layouts?|screens?)\s+(?:that|which|showing|listing"
+    r"|with|for|of|where)\b|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|blade|liquid|ejs|nunjucks"
+    r"|freemarker|jsp|gsp)\b|^\s*(?:the\s+)?(?:text|body|wording)\s+of\s+(?:the\s+|an?\s+)?(?:[\w'-]+\s+){0,4}e-?mails?\b",
+    re.IGNORECASE)
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
 #: a query that names a tool asks for the tool's files, config (a Dockerfile, a Makefile, a compose file, an env
@@ -228,9 +254,13 @@ _TOOLS = (
     (re.compile(r"\binfo\.plist\b|\bxcconfig\b|\bpodfile\b|\bcocoapods\b|\busage\s+descriptions?\b"
                 r"|^(?=.*\b(?:ios|macos|xcode)\b).*\b(?:plists?|entitlements|url\s+schemes?)\b", re.IGNORECASE),
      ("plist", "entitlements", "xcconfig", "podfile")),
+    # (and Java's resource bundles, `messages_de.properties`: "German translations of the form labels")
     (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
-                r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b", re.IGNORECASE),
-     ("i18n", "l10n", "arb", "locales", "translations")),
+                r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b"
+                r"|\btranslations\s+(?:of|for)\b", re.IGNORECASE),
+     ("i18n", "l10n", "arb", "locales", "translations", "messages")),
+    # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
+    (re.compile(r"\b(?:gems?|gemfile|gemspec|bundler)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
@@ -261,7 +291,9 @@ def file_role(path: str) -> str:
     if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
-            or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))):
+            or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
+            or (suffix == ".rb" and folders and folders[-1].endswith(("migrate", "migrations"))
+                and _RAILS_MIGRATION.match(stem))):
         return "generated"
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
     # (not scripts/README or LICENSE: a command is not named in capitals)
@@ -291,8 +323,11 @@ def file_role(path: str) -> str:
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
-               for i, f in enumerate(folders)):
-            return "example"  # but com/example/... is a Java package named after a domain, not examples
+               for i, f in enumerate(folders[:main])):
+            # but com/example/... is a Java package named after a domain, not examples, and so is any package below
+            # a main source set: Spring PetClinic's `src/main/java/org/springframework/samples/petclinic/` was 30
+            # files of examples, under the SQL seed data for 11 of its 16 questions
+            return "example"
         if _CONFIG_CODE.fullmatch(name):  # a tool's configuration as code (a test's or an example's stays theirs)
             return "config"
         if name.startswith("package@swift"):  # `Package@swift-5.9.swift`: the manifest for one Swift version
@@ -322,6 +357,8 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
+    if suffix == ".xml" and (any(f in _MAPPER_FOLDERS for f in folders) or stem.endswith(("mapper", "dao"))):
+        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -415,9 +452,9 @@ def asked_tool_terms(text: str, shape: str = "description") -> tuple[str, ...]:
 
 
 def asks_for_templates(text: str, shape: str = "description") -> bool:
-    """Whether a short query asks for a template outright (`_ASKS_FOR_TEMPLATES`): then the files of role
+    """Whether a short query asks for a template outright (`_ASKS_FOR_TEMPLATES`, `_ASKS_FOR_A_PAGE`): then the files of role
     `other` under a templates folder (`TEMPLATE_FOLDERS`) are read as source."""
-    return shape != "long" and _ASKS_FOR_TEMPLATES.search(text) is not None
+    return shape != "long" and (_ASKS_FOR_TEMPLATES.search(text) is not None or _ASKS_FOR_A_PAGE.search(text) is not None)
 
 
 def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text: str = "") -> bool:
@@ -429,7 +466,7 @@ def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text:
 def roles_read_as_source(query_terms: Iterable[str], shape: str = "description", text: str = "") -> list[str]:
     """The roles a short query asks for by name that the ranker has no asking weight for (`_ASKS_UNWEIGHTED`),
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
-    (`_ASKS_FOR_EXAMPLES`): the ranker's weight for a query that merely names tests is against them
+    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`): the ranker's weight for a query that merely names tests is against them
     (pytest's descriptions name fixtures and tests and want its source), and "tests for the bloom filter"
     put leveldb's bloom_test.cc 22nd."""
     if shape == "long":
@@ -440,4 +477,6 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text) or _ASKS_FOR_A_NAMED_EXAMPLE.search(text):
         read.append("example")
+    if _ASKS_FOR_SETTINGS.search(text):
+        read.append("config")
     return read
