@@ -1409,7 +1409,14 @@ def test_a_rails_models_declarations_rake_tasks_and_schema_tables_are_named():
     chunks = FileChunker(IndexSettings()).chunk("app/models/story.rb", model)
     assert chunks[0].symbol == "Story" and chunks[0].names == (
         "Story.MAX_EDIT_MINS", "Story.user", "Story.comments", "Story.moderation", "Story.hottest", "Story.editor",
-        "Story.previewing", "Story.username", "Story.status", "Story.update_hotness")  # not a method's calls
+        "Story.previewing", "Story.username", "Story.status", "Story.active", "Story.hidden",
+        "Story.update_hotness")  # an enum's values are methods too; a method's calls name nothing
+    # an enum's options and a delegate's prefix are no names of theirs; a concern's `included do` is its body
+    more = ('class Story < ApplicationRecord\n  enum :role, { admin: 0 }, prefix: :as\n'
+            '  delegate :username, to: :user, prefix: true\n  delegate :name, to: :tag, prefix: :tag\nend\n'
+            'module Taggable\n  extend ActiveSupport::Concern\n  included do\n    has_many :taggings\n  end\nend\n')
+    assert [c.names for c in FileChunker(IndexSettings()).chunk("app/models/story.rb", more)] == [
+        ("Story.role", "Story.admin", "Story.user_username", "Story.tag_name"), ("Taggable.taggings",)]
     rake = ('namespace :lobsters do\n  desc "wipe private data"\n  task privacy_wipe: :environment do\n'
             '    User.delete_all\n  end\n\n  task :stats do\n    puts 1\n  end\nend\n')
     tasks = FileChunker(IndexSettings()).chunk("lib/tasks/privacy_wipe.rake", rake)
@@ -1422,6 +1429,7 @@ def test_a_rails_models_declarations_rake_tasks_and_schema_tables_are_named():
               '  create_table "tags" do |t|\n    t.string "tag"\n  end\nend\n')
     tables = FileChunker(IndexSettings()).chunk("db/schema.rb", schema)
     assert [(c.kind, c.symbol) for c in tables if c.kind == "table"] == [("table", "votes"), ("table", "tags")]
+    assert FileChunker(IndexSettings()).chunk("db/queue_schema.rb", schema)[1].symbol == "votes"  # Rails 8's
     assert FileChunker(IndexSettings()).chunk("vendor/other/schema.rb", schema)[0].kind == "generated"
 
 
@@ -1434,6 +1442,8 @@ def test_java_constants_and_mybatis_statements_are_named():
     chunks = FileChunker(IndexSettings()).chunk("src/main/java/PetController.java", java)
     assert set(chunks[0].names) >= {"PetController.VIEWS_FORM", "PetController.OTHER"}
     assert not any(name.endswith((".owners", ".local")) for c in chunks for name in c.names)
+    logged = 'class C {\n  private static final long serialVersionUID = 1L;\n  static final Logger log = null;\n}\n'
+    assert FileChunker(IndexSettings()).chunk("C.java", logged)[0].names == ()  # a constant by its case too
     mapper = ('<?xml version="1.0" encoding="UTF-8" ?>\n'
               '<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" "mybatis-3-mapper.dtd" >\n'
               '<mapper namespace="io.spring.infrastructure.mybatis.readservice.ArticleReadService">\n'
@@ -1448,3 +1458,10 @@ def test_java_constants_and_mybatis_statements_are_named():
     assert "ArticleReadService.selectArticleData" in named["ArticleReadService.findBySlug"].names  # packed before it
     assert named["ArticleReadService.findBySlug"].kind == "select" and named["ArticleReadService.insert"].start_line == 12
     assert {c.kind for c in FileChunker(IndexSettings()).chunk("pom.xml", "<project>\n</project>\n")} == {"text"}
+    # a comment's or a CDATA section's markup is SQL's text, not a tag
+    cdata = ('<mapper namespace="a.UserMapper">\n  <select id="a"><![CDATA[ select \'<!--\' from t ]]></select>\n'
+             '  <update id="c"><![CDATA[ update t set s=\'</update>\' ]]>\n  </update>\n</mapper>\n')
+    assert [(c.symbol, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk("m/U.xml", cdata)
+            if c.symbol] == [("UserMapper.a", 2, 2), ("UserMapper.c", 3, 4)]
+    commented = '<!-- <mapper namespace="x.Old"> -->\n<beans>\n  <select id="q">x</select>\n</beans>\n'
+    assert {c.kind for c in FileChunker(IndexSettings()).chunk("beans.xml", commented)} == {"text"}

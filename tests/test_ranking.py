@@ -160,6 +160,8 @@ def test_roles_come_from_paths():
     assert file_role("samples/petclinic/src/main/java/Owner.java") == file_role("examples/app.rb") == "example"
     assert file_role("src/main/resources/mapper/UserMapper.xml") == file_role("lib/tasks/privacy_wipe.rake") == "source"
     assert file_role("src/test/resources/mapper/UserMapper.xml") == "test" and file_role("pom.xml") == "config"
+    assert file_role("src/main/resources/com/example/demo/mapper/UserMapper.xml") == "source"  # Spring Initializr's
+    assert file_role("app/src/main/res/layout/activity_mapper.xml") == file_role("mybatis/mybatis-config.xml") == "config"
     assert file_role("db/migrate/20260613002038_add_quorum_to_tags.rb") == "generated"
     assert file_role("db/schema.rb") == file_role("app/models/migration_helper.rb") == "source"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
@@ -288,8 +290,10 @@ def test_roles_come_from_paths():
     for asking in ("JWT secret and session lifetime settings", "datasource settings for the PostgreSQL profile"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["config"], asking
     for passing in ("database configuration from environment variables", "chart-testing configuration file",
-                    "load configuration from environment variables with the FLASK_ prefix"):
-        assert "config" not in roles_read_as_source(analyse(passing).terms, "description", passing), passing
+                    "load configuration from environment variables with the FLASK_ prefix", "Spring Security configuration",
+                    "CSS properties of the button", "parse the HTTP request specs", "set up the jest test runner",
+                    "hardware system specs detection"):
+        assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
 
 
 def test_a_source_file_as_dense_as_minified_code_is_generated():
@@ -871,7 +875,8 @@ def test_a_template_asked_for_is_read_as_source(tmp_path):
                    "text of the password reset email"):
         assert asks_for_templates(asking), asking
     for passing in ("scrape a web page with BeautifulSoup", "fetch the next page of an infinite query",
-                    "paginate the results"):
+                    "paginate the results", "fetch next page of results", "Django view for user registration",
+                    "materialized views for reporting", "layout of the struct in memory"):
         assert not asks_for_templates(passing), passing
     root = tmp_path / "ws"
     (root / "templates" / "front").mkdir(parents=True)

@@ -66,7 +66,7 @@ _HEAD_LINES = 12
 #: a schema dump a framework keeps as the reference of its tables, read by its definitions: Rails' `db/schema.rb`
 #: says it is generated ("the source Rails uses to define your schema"), and as a tool's windows it named no
 #: table and came 19th for "votes table columns and indexes", under eight migrations
-_REFERENCE_SCHEMAS = ("/db/schema.rb", "/db/structure.sql")
+_REFERENCE_SCHEMA = re.compile(r"(?:^|/)db/(?:\w+_)?(?:schema\.rb|structure\.sql)\Z")  # (Rails 8's `queue_schema.rb`)
 
 
 def generated_by_a_tool(text: str) -> bool:
@@ -99,7 +99,7 @@ class FileChunker:
     def chunk(self, path: str, text: str) -> list[Chunk]:
         """The file's chunks; when the file's head says a tool wrote it, line windows of kind `generated`
         (`_generated_windows`)."""
-        generated = generated_by_a_tool(text) and not f"/{path}".endswith(_REFERENCE_SCHEMAS)
+        generated = generated_by_a_tool(text) and _REFERENCE_SCHEMA.search(path) is None
         return self._generated_windows(path, text) if generated else self._cut(path, text)
 
     def _generated_windows(self, path: str, text: str) -> list[Chunk]:

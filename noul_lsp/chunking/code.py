@@ -20,7 +20,7 @@ import tree_sitter
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
 from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, dart_test_body, go_type_body,
-                                         member_names, node_text, parser_for)
+                                         holds_a_class_body, member_names, node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.text import is_long, line_pieces
 
@@ -461,8 +461,10 @@ class CodeChunker:
                     type_name = owner.rsplit(".", 1)[0] if holder == "formal_parameters" else owner
                     found.extend((f"{type_name}.{name}" if type_name else name, child.start_point.row)
                                  for name in member_names(child))
-                # what its value defines (`val task = object : Runnable { fun run() }`) is named, its locals are not
-                pending.extend((grandchild, owner, True, False) for grandchild in reversed(child.named_children))
+                # what its value defines (`val task = object : Runnable { fun run() }`) is named, its locals are not;
+                # a block that is the class's body again (a Rails concern's `included do`) names its members
+                body = holds_a_class_body(child)
+                pending.extend((grandchild, owner, not body, False) for grandchild in reversed(child.named_children))
                 continue
             if definition is not None:
                 if members_only:  # another chunk's lines, or its own left-over lines list them

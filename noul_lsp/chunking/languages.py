@@ -186,14 +186,15 @@ def node_text(node: tree_sitter.Node) -> str:
 #: block's); a Kotlin primary constructor's `val`s and PHP's promoted constructor parameters are members too,
 #: and C's enumerators, its macros at a file's level (in or out of its conditionals), Python's assignments and
 #: Go's, Rust's and JavaScript's constants, Go's package variables (`var errNoUpstream = errors.New(...)`) and
-#: Rust's enum variants
+#: Rust's enum variants; Ruby's class bodies (a Rails model's associations and scopes) and Java's constants in
+#: a class, an interface or an enum
 MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", "class_body", "enum_class_body",
                             "protocol_body", "enum_declaration_list", "source_file", "program", "class_parameters",
                             "formal_parameters", "enumerator_list", "translation_unit", "preproc_ifdef", "preproc_if",
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
                             "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
-                            "interface_body"})
+                            "interface_body", "enum_body_declarations"})
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -221,15 +222,29 @@ _DECLARATORS = frozenset({"variable_declaration", "variable_declarator", "const_
 #: Ruby's calls in a class body that define methods, named by their symbols: Rails' associations, scopes,
 #: attachments and enums, the attribute macros, `delegate`, `define_method` (`has_many :stories` is `User.stories`)
 _RUBY_DEFINING_CALLS = frozenset({
-    "attr_accessor", "attr_reader", "attr_writer", "cattr_accessor", "mattr_accessor", "class_attribute",
-    "has_many", "has_one", "belongs_to", "has_and_belongs_to_many", "has_one_attached", "has_many_attached",
-    "has_rich_text", "scope", "enum", "store_accessor", "delegate", "define_method", "alias_method"})
+    "attr_accessor", "attr_reader", "attr_writer", "cattr_accessor", "cattr_reader", "cattr_writer",
+    "mattr_accessor", "mattr_reader", "mattr_writer", "class_attribute", "attribute", "has_many", "has_one",
+    "belongs_to", "has_and_belongs_to_many", "has_one_attached", "has_many_attached", "has_rich_text",
+    "has_secure_token", "scope", "enum", "store_accessor", "delegate", "define_method", "alias_method"})
+#: the options of `enum` and `delegate`, no names of theirs
+_RUBY_CALL_OPTIONS = frozenset({
+    "prefix", "suffix", "scopes", "default", "validate", "instance_methods", "_prefix", "_suffix", "_scopes",
+    "_default", "_instance_methods", "to", "allow_nil", "private"})
+#: the blocks of a class body that hold more of it: a Rails concern's `included do`, `class_methods do`, `with_options`
+_RUBY_CLASS_BODY_BLOCKS = frozenset({"included", "class_methods", "concerning", "with_options", "class_eval"})
+
+
+def _symbol_text(node: tree_sitter.Node) -> str:
+    """`:name`, `name:` or `"name"` as `name`."""
+    return node_text(node).strip(":\"'")
 
 
 def _ruby_defined(call: tree_sitter.Node) -> list[str]:
     """The methods a Ruby class-body call defines (`_RUBY_DEFINING_CALLS`): its symbol arguments (`attr_reader
-    :a, :b`), an `enum`'s keys (`enum status: {...}`), the first of `alias_method :new, :old`. Lobsters' `User`
-    has 25 associations and scopes that were defined nowhere: asked for by name, `User.stories` had no scope."""
+    :a, :b`), an `enum`'s values too (`enum status: { active: 0 }` defines `active?` and the scope `active`),
+    `delegate`'s with their prefix (`prefix: true` on `to: :user` makes `user_name`), the first of
+    `alias_method :new, :old`. Lobsters' `User` has 25 associations and scopes that were defined nowhere:
+    asked for by name, `User.stories` had no scope."""
     method = call.child_by_field_name("method")
     arguments = call.child_by_field_name("arguments")
     if call.child_by_field_name("receiver") is not None or method is None or arguments is None:
@@ -237,12 +252,31 @@ def _ruby_defined(call: tree_sitter.Node) -> list[str]:
     verb = node_text(method)
     if verb not in _RUBY_DEFINING_CALLS:
         return []
-    names = [node_text(a).lstrip(":") for a in arguments.named_children if a.type == "simple_symbol"]
-    if verb == "enum":  # `enum status: { active: 0 }` (Rails < 7) or `enum :status, {...}`
-        names += [node_text(p.named_children[0]).rstrip(":") for a in arguments.named_children
-                  if a.type == "pair" for p in [a] if p.named_children
-                  and p.named_children[0].type == "hash_key_symbol"]
+    held = arguments.named_children
+    names = [_symbol_text(a) for a in held if a.type in ("simple_symbol", "string")]
+    options = {_symbol_text(p.named_children[0]): p.named_children[-1] for p in held
+               if p.type == "pair" and len(p.named_children) == 2}
+    if verb == "enum":  # `enum status: { active: 0 }` (Rails < 7), `enum :status, { active: 0 }`, `enum :status,
+        # active: 0`: the attribute and its values
+        values = [v for v in held if v.type == "hash"] + [v for k, v in options.items() if v.type == "hash"]
+        names += [key for key in options if key not in _RUBY_CALL_OPTIONS]
+        names += [_symbol_text(p.named_children[0]) for h in values for p in h.named_children
+                  if p.type == "pair" and p.named_children]
+    if verb == "delegate" and "prefix" in options:
+        prefix = options["prefix"]
+        target = options.get("to")
+        stem = _symbol_text(target) if node_text(prefix) == "true" and target is not None else _symbol_text(prefix)
+        names = [f"{stem}_{name}" for name in names] if stem and node_text(prefix) != "false" else names
     return names[:1] if verb == "alias_method" else names
+
+
+def holds_a_class_body(node: tree_sitter.Node) -> bool:
+    """Whether a member's node holds more of its class's body, whose declarations are the class's
+    (`_RUBY_CLASS_BODY_BLOCKS`): a Rails concern's associations and scopes are in its `included do`."""
+    if node.type != "call" or node.child_by_field_name("receiver") is not None:
+        return False
+    method = node.child_by_field_name("method")
+    return method is not None and node_text(method) in _RUBY_CLASS_BODY_BLOCKS
 
 
 def member_names(node: tree_sitter.Node) -> list[str]:
@@ -264,10 +298,12 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     if node.type == "field_declaration" and node.child_by_field_name("declarator") is not None:
         # Java's: a constant (`static final String VIEWS_PETS_CREATE_OR_UPDATE_FORM = ...`, asked for by name, opened
         # at a method using it at P(here) 0.31), not an instance's field (`private final OwnerRepository owners`)
+        # (C#'s field has no `declarator` field: its names are read below); a constant by its case too, not a
+        # class's `serialVersionUID` or `log`
         modifiers = next((c for c in node.children if c.type == "modifiers"), None)
         words = set(node_text(modifiers).split()) if modifiers is not None else set()
-        if not {"static", "final"} <= words:
-            return []
+        names = [n for d in node.children_by_field_name("declarator") for n in member_names(d)]
+        return [n for n in names if _CONSTANT_NAME.match(n)] if {"static", "final"} <= words else []
     if node.type == "assignment":  # Python's `TIMEOUT = 30`, `MAX_REDIRECTS: int = 30`, `A, B = 1, 2` (not `x.Y = z`)
         left = node.child_by_field_name("left")
         if left is not None and left.type == "constant":  # Ruby's `MAX_LENGTH = 100` (not `Foo::BAR = 1`)
@@ -907,7 +943,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "method_declaration": "method", "constructor_declaration": "constructor"},
                      frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
                                 "enum_constant"}),
-                     named_definition=_java_definition, members=frozenset({"field_declaration", "constant_declaration"})),
+                     named_definition=_java_definition,
+                     members=frozenset({"field_declaration", "constant_declaration"})),
         LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"),
                      {"function_definition": "function", "struct_specifier": "struct", "enum_specifier": "enum",
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},

@@ -1,13 +1,13 @@
-"""MyBatis' mapper files cut at their statements: each `<select>`, `<insert>`, `<update>`, `<delete>`, `<sql>`
-fragment and `<resultMap>` a chunk named by its mapper and its id (`UserMapper.saveRelation`), as the Java
-interface it implements calls it.
+"""MyBatis' (and iBATIS') mapper files cut at their statements: each `<select>`, `<insert>`, `<update>`,
+`<delete>`, `<sql>` fragment and `<resultMap>` a chunk named by its mapper and its id
+(`UserMapper.saveRelation`), as the Java interface it implements calls it.
 
 A Spring service's SQL lives in these files (`src/main/resources/mapper/*.xml`), and as 40-line windows of
 XML no statement was named: "MyBatis statements to insert a user and save a follow relation" found
 `UserMapper.xml` first by its words and ranked it 26th, and `selectArticleData`, a `<sql>` fragment that only
 the XML defines, asked by name, was "probably not here". The mapper's elements do not nest in one another and
-are found by their tags once comments and CDATA's markup are blanked; an element keeps the comment lines
-right above it.
+are found by their tags once comments and CDATA sections are blanked (a `</select>` or a `<!--` in a
+statement's SQL is text); an element keeps the comment lines right above it.
 """
 
 from __future__ import annotations
@@ -18,27 +18,26 @@ from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, 
 from noul_lsp.chunking.chunk import Chunk
 
 XML_SUFFIXES = (".xml",)
-#: a mapper file: MyBatis' (and iBATIS') root element with the interface it implements
-_MAPPER = re.compile(r"<mapper\s[^>]*?\bnamespace\s*=\s*[\"']([\w.$]+)[\"']")
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+#: a mapper file: MyBatis' root element (iBATIS' `<sqlMap>`) with the interface it implements
+_MAPPER = re.compile(r"<(?:mapper|sqlMap)\s[^>]*?\bnamespace\s*=\s*[\"']([\w.$]+)[\"']")
+#: what is no markup: comments and CDATA sections, whichever opens first
+_NOT_MARKUP = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)", re.DOTALL)
 #: a statement, a fragment or a result map, with its id
-_ELEMENT = re.compile(r"<(?P<kind>select|insert|update|delete|sql|resultMap)\b[^>]*?\bid\s*=\s*[\"'](?P<name>[\w.$-]+)[\"']")
-
-
+_KINDS = ("select", "insert", "update", "delete", "sql", "resultMap")
+_ELEMENT = re.compile(rf"<(?P<kind>{'|'.join(_KINDS)})\b[^>]*?\bid\s*=\s*[\"'](?P<name>[\w.$-]+)[\"']")
+_CLOSING = {kind: re.compile(rf"</{kind}\s*>") for kind in _KINDS}
 #: a fragment and a result map: packed with the statements around them while they fit (a statement starts a chunk)
 _MINOR = frozenset({"sql", "resultMap"})
 
 
-def is_mapper(text: str) -> bool:
-    """Whether an XML file is a MyBatis mapper (its root element names the interface it implements)."""
-    return _MAPPER.search(text[:4000]) is not None
-
-
 def mapper_blocks(text: str) -> list[Block]:
-    """Each statement a block from its opening tag to its closing one, named `Mapper.id`."""
-    code = _COMMENT.sub(blank, text)
-    found = _MAPPER.search(code)
-    mapper = found.group(1).rsplit(".", 1)[-1] if found else ""
+    """Each statement a block from its opening tag to its closing one, named `Mapper.id`; none where the file
+    is no mapper."""
+    code = _NOT_MARKUP.sub(blank, text)
+    found = _MAPPER.search(code, 0, 4000)
+    if found is None:
+        return []
+    mapper = found.group(1).rsplit(".", 1)[-1]
     lines, code_lines = text.split("\n"), code.split("\n")
     row_at = row_finder(text)
     blocks: list[Block] = []
@@ -47,22 +46,19 @@ def mapper_blocks(text: str) -> list[Block]:
         if element.start() < position:
             continue
         kind = element.group("kind")
-        closing = re.compile(rf"</{kind}\s*>")
         opening_end = code.find(">", element.end())
-        self_closed = opening_end > 0 and code[opening_end - 1] == "/"
-        end_match = None if self_closed else closing.search(code, element.end())
-        end = opening_end + 1 if self_closed or end_match is None else end_match.end()
+        self_closed = opening_end < 0 or code[opening_end - 1] == "/"
+        closing = None if self_closed else _CLOSING[kind].search(code, element.end())
+        end = closing.end() if closing is not None else opening_end + 1 if opening_end >= 0 else len(code)
         position = end
-        name = element.group("name")
         first, last = row_at(element.start()), row_at(max(end - 1, element.start()))
-        blocks.append(Block(comment_start(lines, code_lines, first), last, f"{mapper}.{name}" if mapper else name,
-                            kind, major=kind not in _MINOR))
+        blocks.append(Block(comment_start(lines, code_lines, first), last, f"{mapper}.{element.group('name')}",
+                            kind.lower(), major=kind not in _MINOR))
     return one_per_row(blocks)
 
 
 def chunk_xml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A mapper's statements as chunks (`blocks.chunk_blocks`), its other lines in windows; any other XML file in
     windows."""
-    blocks = mapper_blocks(text) if is_mapper(text) else []
-    return chunk_blocks(path, text.split("\n"), blocks, language="xml",
+    return chunk_blocks(path, text.split("\n"), mapper_blocks(text), language="xml",
                         window_lines=window_lines, overlap=overlap, max_chars=max_chars, pack=True)

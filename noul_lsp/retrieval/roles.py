@@ -42,7 +42,7 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               ".plist", ".entitlements", ".xcconfig", ".arb"})
 #: MyBatis' mappers (`src/main/resources/mapper/UserMapper.xml`): a Java service's SQL, source (as config, first
 #: in both legs, they came 11th to 40th)
-_MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})
+_MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})  # (iBATIS' `<sqlMap>`s)
 #: the kinds of file that hold a tool's settings, never its history
 _SETTINGS_SUFFIXES = frozenset({".xcconfig", ".entitlements", ".plist", ".toml", ".properties", ".gradle", ".ini",
                                 ".cfg", ".conf"})
@@ -168,9 +168,12 @@ ASKABLE_ROLES = tuple(_ASKS)
 #: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
 _ASKS_FOR_TESTS = re.compile(
     r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
-    r"(?:unit\s+|integration\s+|regression\s+)?(?:tests?|specs?)\b(?!\s*(?:runner|suite\s+runner)\b)"
-    r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha|request|feature|system"
-    r"|e2e|end-to-end|acceptance|snapshot)\s+(?:tests?|specs?)\b"
+    r"(?:(?:unit|integration|regression|request|feature|system|e2e|end-to-end|acceptance)\s+)?(?:tests?|specs?)\b"
+    r"(?!\s*(?:runner|suite\s+runner)\b)"
+    # a test framework named: lobsters' "rspec tests for story model validations" (its spec was 69th), realworld's
+    # "MockMvc test for updating and deleting an article"
+    r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha)\s+(?:tests?|specs?)\b"
+    r"(?!\s*(?:runner|suite\s+runner)\b)"
     r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
@@ -199,9 +202,9 @@ _ASKS_FOR_A_NAMED_EXAMPLE = re.compile(
 #: a settings file asked for outright, by what it sets ("JWT secret and session lifetime settings", "datasource
 #: settings for the PostgreSQL profile"): Spring's `application.properties`, second by its words, was 71st, under
 #: 70 Java files (the ranker's weight for a query naming config is against it: in the dev labels such a query
-#: asks for code that reads a setting)
-_ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:settings|configuration|properties)",
-                                     r"settings|configuration|properties")
+#: asks for code that reads a setting). "Settings" alone: "configuration" and "properties" name code as often
+#: ("Spring Security configuration", "CSS properties of the button")
+_ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}settings", r"settings")
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -209,11 +212,13 @@ _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:h
 #: for a single comment", "page that shows the QR code for enrolling"), a template engine named ("Thymeleaf page
 #: listing veterinarians", "the ERB view"), an email's text: a web app's pages are its templates (lobsters'
 #: views and PetClinic's Thymeleaf pages, first in both legs, came 5th to 22nd under the controllers); a noun
-#: phrase of its own, not a verb's object ("scrape a web page with ...", "fetch the next page of ...")
+#: phrase of its own, not a verb's object ("scrape a web page with ...", "fetch the next page of ..."), and a
+#: page or a view by what it shows ("Django view for user registration" asks for code)
 _ASKS_FOR_A_PAGE = re.compile(
-    _OPENING + r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:pages?|views?|partials?|layouts?|screens?)\s+(?:that|which|showing|listing"
-    r"|with|for|of|where)\b|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|blade|liquid|ejs|nunjucks"
-    r"|freemarker|jsp|gsp)\b|^\s*(?:the\s+)?(?:text|body|wording)\s+of\s+(?:the\s+|an?\s+)?(?:[\w'-]+\s+){0,4}e-?mails?\b",
+    _OPENING + r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:(?:pages?|views?)\s+(?:that|which|showing|listing|where)"
+    r"|partials?\s+(?:that|which|showing|listing|where|for|of|with))\b"
+    r"|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|ejs|nunjucks|freemarker|jsp|gsp)\b"
+    r"|^\s*(?:the\s+)?(?:text|body|wording)\s+of\s+(?:the\s+|an?\s+)?(?:[\w'-]+\s+){0,4}e-?mails?\b",
     re.IGNORECASE)
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
@@ -260,7 +265,7 @@ _TOOLS = (
                 r"|\btranslations\s+(?:of|for)\b", re.IGNORECASE),
      ("i18n", "l10n", "arb", "locales", "translations", "messages")),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
-    (re.compile(r"\b(?:gems?|gemfile|gemspec|bundler)\b", re.IGNORECASE), ("gemfile", "gemspec")),
+    (re.compile(r"\b(?:gems|gemfile|gemspec|ruby\s+gem)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
 #: query words that ask for a role no label asks for, so the ranker has no weight for the asking: a query
 #: naming them reads those files as source, and the role's prior stops burying what it names ("the vendored
@@ -353,12 +358,14 @@ def file_role(path: str) -> str:
     in_tests = any(f in _TEST_DATA_FOLDERS for f in folders) or (folders and folders[0] in _FUZZ_FOLDERS)
     if suffix in _TEST_SUFFIXES or (in_tests and not kept_as_is):
         return "test"
+    # MyBatis' mappers, whatever package their folders mirror (Spring Initializr's `com/example/demo/mapper/`)
+    if suffix == ".xml" and "config" not in stem and (
+            any(f in _MAPPER_FOLDERS for f in folders) or cased[-1].endswith(("Mapper.xml", "Dao.xml"))):
+        return "source"
     # an example is an example whatever its kind (just's `examples/cross-platform.just` was other, and asked
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if suffix == ".xml" and (any(f in _MAPPER_FOLDERS for f in folders) or stem.endswith(("mapper", "dao"))):
-        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -452,9 +459,9 @@ def asked_tool_terms(text: str, shape: str = "description") -> tuple[str, ...]:
 
 
 def asks_for_templates(text: str, shape: str = "description") -> bool:
-    """Whether a short query asks for a template outright (`_ASKS_FOR_TEMPLATES`, `_ASKS_FOR_A_PAGE`): then the files of role
-    `other` under a templates folder (`TEMPLATE_FOLDERS`) are read as source."""
-    return shape != "long" and (_ASKS_FOR_TEMPLATES.search(text) is not None or _ASKS_FOR_A_PAGE.search(text) is not None)
+    """Whether a short query asks for a template outright (`_ASKS_FOR_TEMPLATES`, `_ASKS_FOR_A_PAGE`): then the
+    files of role `other` under a templates folder (`TEMPLATE_FOLDERS`) are read as source."""
+    return shape != "long" and any(pattern.search(text) for pattern in (_ASKS_FOR_TEMPLATES, _ASKS_FOR_A_PAGE))
 
 
 def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text: str = "") -> bool:
@@ -466,9 +473,9 @@ def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text:
 def roles_read_as_source(query_terms: Iterable[str], shape: str = "description", text: str = "") -> list[str]:
     """The roles a short query asks for by name that the ranker has no asking weight for (`_ASKS_UNWEIGHTED`),
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
-    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`): the ranker's weight for a query that merely names tests is against them
-    (pytest's descriptions name fixtures and tests and want its source), and "tests for the bloom filter"
-    put leveldb's bloom_test.cc 22nd."""
+    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`). The ranker's weight for a
+    query that merely names tests is against them (pytest's descriptions name fixtures and tests and want its
+    source), and "tests for the bloom filter" put leveldb's bloom_test.cc 22nd."""
     if shape == "long":
         return []
     words = set(query_terms)
