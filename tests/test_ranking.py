@@ -292,7 +292,8 @@ def test_roles_come_from_paths():
     for passing in ("database configuration from environment variables", "chart-testing configuration file",
                     "load configuration from environment variables with the FLASK_ prefix", "Spring Security configuration",
                     "CSS properties of the button", "parse the HTTP request specs", "set up the jest test runner",
-                    "hardware system specs detection"):
+                    "hardware system specs detection", "change Matplotlib's default settings with rcParams",
+                    "save the user's notification settings"):
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
 
 

@@ -205,6 +205,11 @@ _ASKS_FOR_A_NAMED_EXAMPLE = re.compile(
 #: asks for code that reads a setting). "Settings" alone: "configuration" and "properties" name code as often
 #: ("Spring Security configuration", "CSS properties of the button")
 _ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}settings", r"settings")
+#: a query that opens with a verb asks for the code that does it ("change Matplotlib's default settings with
+#: rcParams", "save the user's notification settings"), not for a settings file
+_OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|apply|reset|override|get|store"
+                                r"|persist|sync|restore|configure|adjust|toggle|edit|validate|migrate|write|merge)\b",
+                                re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -484,6 +489,6 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text) or _ASKS_FOR_A_NAMED_EXAMPLE.search(text):
         read.append("example")
-    if _ASKS_FOR_SETTINGS.search(text):
+    if _ASKS_FOR_SETTINGS.search(text) and not _OPENS_WITH_A_VERB.match(text):
         read.append("config")
     return read
