@@ -266,6 +266,7 @@ def test_roles_come_from_paths():
                       "JWT signing config", "write a plist with plistlib"):
         assert asked_tool_terms(elsewhere) == (), elsewhere
     assert "gradle" in asked_tool_terms("raise minSdkVersion to 24")
+    assert "recurring" in asked_tool_terms("schedule of recurring background jobs")  # Rails' `config/recurring.yml`
     assert asked_tool_terms("which Flutter SDK versions does the pubspec require") == ("pubspec",)
     assert "androidmanifest" in asked_tool_terms("which intent filters accept shared files")
     assert "plist" in asked_tool_terms("iOS local network usage description") and \
