@@ -1432,7 +1432,8 @@ def test_a_rails_models_declarations_rake_tasks_and_schema_tables_are_named():
     assert FileChunker(IndexSettings()).chunk("db/queue_schema.rb", schema)[1].symbol == "votes"  # Rails 8's
     assert FileChunker(IndexSettings()).chunk("vendor/other/schema.rb", schema)[0].kind == "generated"
     # a stylesheet compiled from Sass ends with its source map: a tool's output (PetClinic's was 45% of its chunks)
-    compiled = "/* Copyright 2016 */\n.navbar { margin-bottom: 30px; }\n\n/*# sourceMappingURL=../target/petclinic.css.map */"
+    compiled = ("/* Copyright 2016 */\n.navbar { margin-bottom: 30px; }\n\n"
+                "/*# sourceMappingURL=../target/petclinic.css.map */")
     assert {c.kind for c in FileChunker(IndexSettings()).chunk("static/css/petclinic.css", compiled)} == {"generated"}
 
 
@@ -1459,7 +1460,8 @@ def test_java_constants_and_mybatis_statements_are_named():
     named = {c.symbol: c for c in statements if c.symbol}
     assert set(named) == {"ArticleReadService.findBySlug", "ArticleReadService.insert"}
     assert "ArticleReadService.selectArticleData" in named["ArticleReadService.findBySlug"].names  # packed before it
-    assert named["ArticleReadService.findBySlug"].kind == "select" and named["ArticleReadService.insert"].start_line == 12
+    assert named["ArticleReadService.findBySlug"].kind == "select"
+    assert named["ArticleReadService.insert"].start_line == 12
     assert {c.kind for c in FileChunker(IndexSettings()).chunk("pom.xml", "<project>\n</project>\n")} == {"text"}
     # a comment's or a CDATA section's markup is SQL's text, not a tag
     cdata = ('<mapper namespace="a.UserMapper">\n  <select id="a"><![CDATA[ select \'<!--\' from t ]]></select>\n'

@@ -161,7 +161,8 @@ def test_roles_come_from_paths():
     assert file_role("src/main/resources/mapper/UserMapper.xml") == file_role("lib/tasks/privacy_wipe.rake") == "source"
     assert file_role("src/test/resources/mapper/UserMapper.xml") == "test" and file_role("pom.xml") == "config"
     assert file_role("src/main/resources/com/example/demo/mapper/UserMapper.xml") == "source"  # Spring Initializr's
-    assert file_role("app/src/main/res/layout/activity_mapper.xml") == file_role("mybatis/mybatis-config.xml") == "config"
+    assert file_role("app/src/main/res/layout/activity_mapper.xml") == "config"
+    assert file_role("mybatis/mybatis-config.xml") == "config"
     assert file_role("db/migrate/20260613002038_add_quorum_to_tags.rb") == "generated"
     assert file_role("db/schema.rb") == file_role("app/models/migration_helper.rb") == "source"
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
@@ -291,7 +292,8 @@ def test_roles_come_from_paths():
     for asking in ("JWT secret and session lifetime settings", "datasource settings for the PostgreSQL profile"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["config"], asking
     for passing in ("database configuration from environment variables", "chart-testing configuration file",
-                    "load configuration from environment variables with the FLASK_ prefix", "Spring Security configuration",
+                    "load configuration from environment variables with the FLASK_ prefix",
+                    "Spring Security configuration",
                     "CSS properties of the button", "parse the HTTP request specs", "set up the jest test runner",
                     "hardware system specs detection", "change Matplotlib's default settings with rcParams",
                     "save the user's notification settings"):
