@@ -165,6 +165,8 @@ def test_roles_come_from_paths():
     assert file_role("mybatis/mybatis-config.xml") == "config"
     assert file_role("db/migrate/20260613002038_add_quorum_to_tags.rb") == "generated"
     assert file_role("db/schema.rb") == file_role("app/models/migration_helper.rb") == "source"
+    assert file_role("Data/Migrations/20211231093753_FixShipToAddress.cs") == "generated"  # EF Core's
+    assert file_role("src/BlazorAdmin/Pages/CatalogItemPage/List.razor") == "source"  # a component, as Vue's
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
     # mocking module stays source; DocC tutorial steps are docs, a per-version Swift manifest config
     assert file_role("src/AwsS3V3/S3ClientStub.php") == "test" and file_role("src/Stub/StubZipArchive.php") == "test"
@@ -268,6 +270,7 @@ def test_roles_come_from_paths():
         assert asked_tool_terms(elsewhere) == (), elsewhere
     assert "gradle" in asked_tool_terms("raise minSdkVersion to 24")
     assert "recurring" in asked_tool_terms("schedule of recurring background jobs")  # Rails' `config/recurring.yml`
+    assert asked_tool_terms("connection strings for the catalog and identity databases") == ("appsettings",)
     assert asked_tool_terms("which Flutter SDK versions does the pubspec require") == ("pubspec",)
     assert "androidmanifest" in asked_tool_terms("which intent filters accept shared files")
     assert "plist" in asked_tool_terms("iOS local network usage description") and \
@@ -287,7 +290,8 @@ def test_roles_come_from_paths():
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
     # an MVC app's tests asked for by their framework, its settings files by what they set
     for asking in ("rspec tests for story model validations", "request specs for logging in",
-                   "MockMvc test for updating and deleting an article"):
+                   "MockMvc test for updating and deleting an article", "xUnit test for adding an item to the basket",
+                   "PHPUnit feature test for uploading a song", "functional test that adds an item to the cart"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["test"], asking
     for asking in ("JWT secret and session lifetime settings", "datasource settings for the PostgreSQL profile"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["config"], asking
@@ -876,6 +880,7 @@ def test_a_template_asked_for_is_read_as_source(tmp_path):
     # a page, a view or a partial asked for by what it shows, a template engine named, an email's text
     for asking in ("user profile page showing karma", "HTML partial for a single comment",
                    "page that shows the QR code for enrolling", "Thymeleaf page listing veterinarians",
+                   "partial that renders a product tile", "the Razor view of the basket",
                    "text of the password reset email"):
         assert asks_for_templates(asking), asking
     for passing in ("scrape a web page with BeautifulSoup", "fetch the next page of an infinite query",

@@ -108,7 +108,7 @@ class CorpusArrays:
         if self.delta is None:
             return self.base.symbol_table
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
-                                 elsewhere=self.live_base_codes)
+                                 elsewhere=self.live_base_codes, counted=self.delta.copyable_rows())
         # a file edited since the last index is read with the Helm chart it is in (its Chart.yaml is the base's)
         (base_charts, base_renders), (delta_charts, delta_renders) = self.base.rendering, self.delta.rendering
         delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),

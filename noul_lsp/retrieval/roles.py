@@ -26,6 +26,7 @@ _CODE_SUFFIXES = frozenset({
     ".pyx", ".pxd", ".m", ".mm", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte",
     ".kts", ".sc", ".zig", ".bash", ".fs", ".jl", ".r", ".nim", ".groovy", ".y", ".yy", ".l", ".ll",
     ".rake", ".ru", ".builder", ".jbuilder",  # Ruby: rake tasks (they were `other`), Rack's `config.ru`, Rails' views
+    ".razor",  # Blazor's components, as Vue's and Svelte's (eShopOnWeb's admin pages were `other`, 30th to 76th)
     ".tf", ".tofu", ".hcl",  # a Terraform module's blocks are its code (they were `other`)
     # a service's schema and interfaces, written by hand and read by its code: SQL migrations (a table asked for by
     # name was 14th, under the Go models that name it), protobuf's and Thrift's services and messages (under
@@ -143,8 +144,10 @@ _CAMEL_DOUBLE = re.compile(r"^[A-Z]\w*?(Stub|Fake)$|^(Stub|Fake)[A-Z]")
 _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: and a Rails migration (`db/migrate/20260613002038_add_quorum_to_tags.rb`, lobsters' 150 more in
 #: `db/old_migrations/`): the schema's history, a table's columns again as each change made them; they took 32 of
-#: the 200 first-five places of a Rails app's questions, above `db/schema.rb`, the schema itself
-_RAILS_MIGRATION = re.compile(r"\d{14}_\w+$")
+#: the 200 first-five places of a Rails app's questions, above `db/schema.rb`, the schema itself. EF Core's
+#: (`Migrations/20211231093753_FixShipToAddress.cs`, written by `dotnet ef migrations add`) alike: eShopOnWeb's
+#: took the first five places for the table its fluent configuration maps
+_TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+$")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
@@ -168,11 +171,12 @@ ASKABLE_ROLES = tuple(_ASKS)
 #: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
 _ASKS_FOR_TESTS = re.compile(
     r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
-    r"(?:(?:unit|integration|regression|request|feature|system|e2e|end-to-end|acceptance)\s+)?(?:tests?|specs?)\b"
-    r"(?!\s*(?:runner|suite\s+runner)\b)"
+    r"(?:(?:unit|integration|regression|request|feature|functional|system|e2e|end-to-end|acceptance)\s+)?"
+    r"(?:tests?|specs?)\b(?!\s*(?:runner|suite\s+runner)\b)"
     # a test framework named: lobsters' "rspec tests for story model validations" (its spec was 69th), realworld's
-    # "MockMvc test for updating and deleting an article"
-    r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha)\s+(?:tests?|specs?)\b"
+    # "MockMvc test for updating and deleting an article", koel's "PHPUnit feature test for uploading a song"
+    r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha|xunit|nunit|mstest|phpunit"
+    r"|pest|dusk)\s+(?:(?:unit|feature|functional|integration|browser)\s+)?(?:tests?|specs?)\b"
     r"(?!\s*(?:runner|suite\s+runner)\b)"
     r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,",
     re.IGNORECASE)
@@ -222,11 +226,13 @@ _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:h
 _ASKS_FOR_A_PAGE = re.compile(
     _OPENING + r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:(?:pages?|views?)\s+(?:that|which|showing|listing|where)"
     r"|partials?\s+(?:that|which|showing|listing|where|for|of|with))\b"
-    r"|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|ejs|nunjucks|freemarker|jsp|gsp)\b"
+    r"|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|ejs|nunjucks|freemarker|jsp|gsp|razor|cshtml"
+    r"|blazor|blade)\b"
     r"|^\s*(?:the\s+)?(?:text|body|wording)\s+of\s+(?:the\s+|an?\s+)?(?:[\w'-]+\s+){0,4}e-?mails?\b",
     re.IGNORECASE)
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
-TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials")
+TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials",
+                    "pages", "shared")  # ASP.NET's Razor Pages (`Pages/Shared/_product.cshtml`)
 #: a query that names a tool asks for the tool's files, config (a Dockerfile, a Makefile, a compose file, an env
 #: file, Bazel's BUILD files, buf's settings, an OpenAPI spec), read as source then: the ranker's weight for a
 #: query naming config is against config (it asked for a setting of the code, in the dev labels), so "which
@@ -246,6 +252,9 @@ _TOOLS = (
     (re.compile(r"\b(?:gnu)?makefile\b|\bmake\s+(?:targets?|recipes?)\b", re.IGNORECASE),
      ("makefile", "gnumakefile")),
     (re.compile(r"(?<![\w.])\.env\b|\b(?:env|dotenv)\s+files?\b|\benvironment\s+files?\b", re.IGNORECASE), ("env",)),
+    # .NET's settings: "connection strings for the catalog and identity databases" put the first appsettings
+    # file 35th
+    (re.compile(r"\bconnection\s+strings?\b|\bappsettings\b", re.IGNORECASE), ("appsettings",)),
     (re.compile(r"\b(?i:bazel|starlark)\b|\bBUILD(?:\.bazel)?\s+files?\b"), ("bazel", "build", "workspace")),
     # protobuf's build tool by what it does or its files, not a program's `buf.Bytes()`
     (re.compile(r"\bbuf(?:\.(?:gen\.|work\.)?ya?ml|\s+(?:lint|generate|breaking|format|push|config(?:uration)?|modules?"
@@ -306,8 +315,8 @@ def file_role(path: str) -> str:
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
-            or (suffix == ".rb" and folders and folders[-1].endswith(("migrate", "migrations"))
-                and _RAILS_MIGRATION.match(stem))):
+            or (suffix in (".rb", ".cs") and folders and folders[-1].endswith(("migrate", "migrations"))
+                and _TIMESTAMPED_MIGRATION.match(stem))):
         return "generated"
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
     # (not scripts/README or LICENSE: a command is not named in capitals)

@@ -123,10 +123,10 @@ def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
 
 def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray, codes: np.ndarray,
                        file_bm25, file_size: tuple[np.ndarray, np.ndarray] | None = None,
-                       tool_written: np.ndarray | None = None) -> SymbolTable:
+                       tool_written: np.ndarray | None = None, counted: np.ndarray | None = None) -> SymbolTable:
     """The table of one segment's rows (`codes`: each row's content-hash code; `file_bm25`: the segment's
     whole-file BM25; `file_size`: each file's BM25 terms and lines, which tell minified code; `tool_written`:
-    the files whose head says a tool wrote them)."""
+    the files whose head says a tool wrote them; `counted`: the rows a file's copied share counts)."""
     rows = len(symbols)
     own_keys: list[str] = []  # the chunk's own definition per row
     definition_keys: list[str] = []
@@ -189,7 +189,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     file_start = np.zeros(len(files), dtype=np.int32)
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
-    shares = duplicate_share(codes, row_file, len(files))
+    shares = duplicate_share(codes, row_file, len(files), counted=counted)
     roles = role_codes(files, *(file_size or (None, None)), tool_written)
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, roles,
                        file_start, file_rows, shares, file_bm25, depths, definition_codes)
@@ -250,9 +250,12 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
 
 
 def duplicate_share(codes: np.ndarray, row_file: np.ndarray, files: int,
-                     elsewhere: np.ndarray | None = None) -> np.ndarray:
+                     elsewhere: np.ndarray | None = None, counted: np.ndarray | None = None) -> np.ndarray:
     """Per file, the share of its rows whose content occurs in some other file too: another file of these
-    rows, or (for a delta segment) any of `elsewhere`, the sorted codes of the live base rows."""
+    rows, or (for a delta segment) any of `elsewhere`, the sorted codes of the live base rows. `counted`: the
+    rows that count (`Segment.copyable_rows`: not a file's opening imports); None: all."""
+    if counted is not None and not counted.all():
+        codes, row_file = codes[counted], row_file[counted]
     if not len(codes):
         return np.zeros(files, dtype=np.float32)
     _, inverse = np.unique(codes, return_inverse=True)
