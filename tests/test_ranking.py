@@ -166,6 +166,7 @@ def test_roles_come_from_paths():
     assert file_role("db/migrate/20260613002038_add_quorum_to_tags.rb") == "generated"
     assert file_role("db/schema.rb") == file_role("app/models/migration_helper.rb") == "source"
     assert file_role("Data/Migrations/20211231093753_FixShipToAddress.cs") == "generated"  # EF Core's
+    assert file_role("Data/Migrations/20211231093753_FixShipToAddress.Designer.cs") == "generated"
     assert file_role("src/BlazorAdmin/Pages/CatalogItemPage/List.razor") == "source"  # a component, as Vue's
     # test doubles and test-support folders by name (flysystem's S3ClientStub.php in src/), a library's own
     # mocking module stays source; DocC tutorial steps are docs, a per-version Swift manifest config

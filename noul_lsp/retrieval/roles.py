@@ -147,7 +147,7 @@ _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: the 200 first-five places of a Rails app's questions, above `db/schema.rb`, the schema itself. EF Core's
 #: (`Migrations/20211231093753_FixShipToAddress.cs`, written by `dotnet ef migrations add`) alike: eShopOnWeb's
 #: took the first five places for the table its fluent configuration maps
-_TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+$")
+_TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+(?:\.designer)?$")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
