@@ -451,6 +451,15 @@ def test_a_shared_imports_header_is_no_copy_and_a_tools_migrations_are_generated
         share = dict(zip(workspace.corpus.arrays().files, table.duplicate_share.tolist(), strict=True))
         assert share["Data/Config/CatalogItemConfiguration.cs"] == 0.0  # its header only is shared
         assert share["Data/Config/OrderConfiguration.cs"] == share["Legacy/OrderConfiguration.cs"] == 1.0
+        # a file edited since is read against the base's rows the same way (its imports are no copy)
+        edited = tmp_path / "shop" / "Data/Config/CatalogItemConfiguration.cs"
+        edited.write_text(edited.read_text().replace("OwnsOne", "HasOne"))
+        workspace.indexer.update()
+        workspace.find("catalog item configuration")
+        arrays = workspace.corpus.arrays()
+        assert arrays.delta is not None and len(arrays.delta.files) == 1
+        assert arrays.symbols.duplicate_share[arrays.files.index("Data/Config/CatalogItemConfiguration.cs",
+                                                                 len(arrays.base.files))] == 0.0
         assert roles["Migrations/20211231093753_FixShipToAddress.Designer.cs"] == "generated"
     finally:
         workspace.close()

@@ -108,7 +108,7 @@ class CorpusArrays:
         if self.delta is None:
             return self.base.symbol_table
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
-                                 elsewhere=self.live_base_codes, counted=self.delta.copyable_rows())
+                                 elsewhere=self.live_base_codes, counted=self.delta.copyable_rows)
         # a file edited since the last index is read with the Helm chart it is in (its Chart.yaml is the base's)
         (base_charts, base_renders), (delta_charts, delta_renders) = self.base.rendering, self.delta.rendering
         delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),
@@ -387,7 +387,8 @@ class Corpus:
             file_bm25 = BM25Segments(base.file_bm25, delta.file_bm25, live_files, self._dead_file_frequency, size)
             live_file_count = int(np.count_nonzero(live_files)) + len(delta.files)
             order = base.code_order
-            live_base_codes = base.codes[order[self._live[order]]]
+            # (an edited file's copies are read against the base's live rows that count: not their imports)
+            live_base_codes = base.codes[order[(self._live & base.copyable_rows)[order]]]
         covered = {}
         for leg, table in self.tables.items():
             if table.model_key is None or not len(row_slot):

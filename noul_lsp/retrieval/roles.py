@@ -227,12 +227,12 @@ _ASKS_FOR_A_PAGE = re.compile(
     _OPENING + r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}(?:(?:pages?|views?)\s+(?:that|which|showing|listing|where)"
     r"|partials?\s+(?:that|which|showing|listing|where|for|of|with))\b"
     r"|\b(?:thymeleaf|erb|haml|jinja2?|handlebars|mustache|twig|ejs|nunjucks|freemarker|jsp|gsp|razor|cshtml"
-    r"|blazor|blade)\b"
+    r"|blazor|blade\s+(?:templates?|views?|components?|layouts?))\b"
     r"|^\s*(?:the\s+)?(?:text|body|wording)\s+of\s+(?:the\s+|an?\s+)?(?:[\w'-]+\s+){0,4}e-?mails?\b",
     re.IGNORECASE)
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials",
-                    "pages", "shared")  # ASP.NET's Razor Pages (`Pages/Shared/_product.cshtml`)
+                    "pages")  # ASP.NET's Razor Pages (`Pages/Shared/_product.cshtml`)
 #: a query that names a tool asks for the tool's files, config (a Dockerfile, a Makefile, a compose file, an env
 #: file, Bazel's BUILD files, buf's settings, an OpenAPI spec), read as source then: the ranker's weight for a
 #: query naming config is against config (it asked for a setting of the code, in the dev labels), so "which
@@ -280,8 +280,8 @@ _TOOLS = (
      ("i18n", "l10n", "arb", "locales", "translations", "messages")),
     # a scheduler's table of recurring jobs (Rails' `config/recurring.yml`, sidekiq-cron's `schedule.yml`, a
     # crontab): "schedule of recurring background jobs" found lobsters' jobs, not the table that runs them
-    (re.compile(r"\b(?:cron(?:tab)?|recurring|scheduled|periodic)\s+(?:background\s+)?(?:jobs?|tasks?)\b"
-                r"|\b(?:crontab|cron\s+schedule)\b", re.IGNORECASE), ("recurring", "schedule", "crontab", "cron")),
+    (re.compile(r"\b(?:cron|recurring)\s+(?:background\s+)?(?:jobs?|tasks?)\b|\bcron\s+schedule\b", re.IGNORECASE),
+     ("recurring", "schedule", "cron")),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
     (re.compile(r"\b(?:gems|gemfile|gemspec|ruby\s+gem)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
@@ -315,7 +315,7 @@ def file_role(path: str) -> str:
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
-            or (suffix in (".rb", ".cs") and folders and folders[-1].endswith(("migrate", "migrations"))
+            or (suffix in (".rb", ".cs") and any(f.endswith(("migrate", "migrations")) for f in folders)
                 and _TIMESTAMPED_MIGRATION.match(stem))):
         return "generated"
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension

@@ -140,7 +140,7 @@ class Segment:
         them, and the hits their roles; persisted with the base, so built at the end of an indexing pass)."""
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
                                   codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size(),
-                                  tool_written=self.tool_written(), counted=self.copyable_rows())
+                                  tool_written=self.tool_written(), counted=self.copyable_rows)
 
     @cached_property
     def rendering(self) -> tuple[frozenset[str], bool]:
@@ -148,10 +148,11 @@ class Segment:
         `roles.with_charts` reads a delta's files with): the base's is read once, not at every save."""
         return frozenset(chart_folders(self.files)), renders_go_templates(self.files)
 
+    @cached_property
     def copyable_rows(self) -> np.ndarray:
-        """Per row, whether its content counts toward its file's `duplicate_share`: not the `module` chunk that
-        opens a file of several chunks, its imports and namespace line, the same in every file of a C# folder
-        or a PHP namespace (eShopOnWeb's and koel's files that shared only these were half copies, and a
+        """Per row, whether its content counts toward its file's `duplicate_share`: not the unnamed `module` chunk
+        that opens a file of several chunks, its imports and namespace line, the same in every file of a C#
+        folder or a PHP namespace (eShopOnWeb's and koel's files that shared only these were half copies, and a
         migration or a middleware asked for came 46th to 162nd in the instant pipeline)."""
         counted = np.ones(self.rows, dtype=bool)
         if not self.rows:
@@ -159,7 +160,8 @@ class Segment:
         starts, counts = self.file_spans
         opening = starts[counts > 1]
         module = np.array([kind == "module" for kind in self.kinds], dtype=bool)
-        counted[opening[module[self.kind_codes[opening]]]] = False
+        unnamed = self.symbols.offsets[opening + 1] == self.symbols.offsets[opening]
+        counted[opening[module[self.kind_codes[opening]] & unnamed]] = False
         return counted
 
     def tool_written(self) -> np.ndarray:
