@@ -550,7 +550,7 @@ def _ruby_block_name(arguments: tree_sitter.Node | None) -> str:
     return node_text(first).strip(":") if first.type in ("simple_symbol", "hash_key_symbol") else ""
 
 
-def _ruby_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+def _ruby_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """`describe Grape::Endpoint do`, `RSpec.describe '...' do`, `it 'works' do`, `context 'x' { }`; and the
     block definitions of `_RUBY_BLOCK_DEFINITIONS` (`task :wipe do`, `create_table "votes" do |t|`)."""
     if node.type != "call" or node.child_by_field_name("block") is None:
@@ -959,7 +959,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      before_parse=c_macros_blanked, reread=one_branch_each, members=_C_MEMBERS),
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake", ".ru", ".builder", ".jbuilder"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
-                     frozenset({"class", "module"}), named_definition=_ruby_test_definition,
+                     frozenset({"class", "module"}), named_definition=_ruby_definition,
                      container_kinds=_TEST_GROUPS | {"namespace"}, members=frozenset({"call", "assignment"})),
         LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"),
                      {"class_declaration": "class", "object_declaration": "object", "companion_object": "companion",
