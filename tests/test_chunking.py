@@ -1476,3 +1476,17 @@ def test_java_constants_and_mybatis_statements_are_named():
             if c.symbol] == [("UserMapper.a", 2, 2), ("UserMapper.c", 3, 4)]
     commented = '<!-- <mapper namespace="x.Old"> -->\n<beans>\n  <select id="q">x</select>\n</beans>\n'
     assert {c.kind for c in FileChunker(IndexSettings()).chunk("beans.xml", commented)} == {"text"}
+
+
+def test_a_blazor_components_code_block_is_a_class_named_by_the_component():
+    """eShopOnWeb's `Edit.razor` was line windows: `SaveClick`, defined in its `@code` block alone, asked by name
+    was "probably not here" (P(here) 0.01). The block is read as the members of a C# class named by the file;
+    a brace in a string or a comment does not end it; the markup is windows named by the component."""
+    razor = ('@page "/admin/edit"\n@inherits BlazorComponent\n\n<h1>Edit item</h1>\n<button @onclick="SaveClick">'
+             'Save</button>\n\n@code {\n    private string _message = "} not the end";  // nor is this }\n'
+             '    private async Task SaveClick()\n    {\n        await Service.Edit(_item);\n    }\n}\n')
+    chunks = FileChunker(IndexSettings()).chunk("Pages/CatalogItemPage/Edit.razor", razor)
+    code = [c for c in chunks if c.kind != "component"]
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in code] == [("Edit", "class", 7, 13)]
+    assert "Edit.SaveClick" in code[0].names and code[0].language == "csharp"
+    assert {c.symbol for c in chunks if c.kind == "component"} == {"Edit"}

@@ -1,4 +1,5 @@
-"""Vue's and Svelte's single-file components: the `<script>` cut by its grammar, the rest named by the file.
+"""Vue's, Svelte's and Blazor's single-file components: the `<script>` (Blazor's `@code` block) cut by its
+grammar, the rest named by the file.
 
 A `.vue` or `.svelte` file is a component named by its file (`QueryClientProvider.svelte`), whose logic is a
 `<script>` block of JavaScript or, with `lang="ts"`, TypeScript. As plain line windows its functions were
@@ -17,7 +18,12 @@ from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.code import CodeChunker, module_name
 from noul_lsp.chunking.text import chunk_lines
 
-COMPONENT_SUFFIXES = (".vue", ".svelte")
+COMPONENT_SUFFIXES = (".vue", ".svelte", ".razor")
+#: a Blazor component's C# block (`@code { ... }`, the older `@functions { ... }`), its keyword opening a line
+_RAZOR_CODE = re.compile(r"^[ \t]*@(?:code|functions)\s*\{", re.MULTILINE)
+#: what holds no brace of the code's: C#'s strings (verbatim, interpolated, plain), characters and comments
+_CSHARP_NOT_CODE = re.compile(r'@"(?:[^"]|"")*"|\$?"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)+\'|//[^\n]*|/\*.*?\*/',
+                              re.DOTALL)
 #: a component's script block: its tag opens a line (a `<script>` quoted in the template is none)
 _SCRIPT = re.compile(r"^[ \t]*<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNORECASE | re.MULTILINE)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -29,21 +35,46 @@ def _blanked(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group())
 
 
-def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunker | None], window_lines: int,
-                    overlap: int, max_chars: int, warnings: list[str] | None = None) -> list[Chunk]:
-    """The component's chunks on the file's lines: each script's definitions as in a `.js`/`.ts` file (its
-    other lines named by the component), then the template and styles in windows named by the component.
-    A script commented out in the template (`<!-- <script> ... -->`) is no script."""
-    component = module_name(path)
-    language = "vue" if path.lower().endswith(".vue") else "svelte"
-    lines = text.split("\n")
-    chunks: list[Chunk] = []
+def _scripts(path: str, text: str, component: str) -> list[tuple[str, int, int, str]]:
+    """(grammar, first row, last row, the code on those rows) of each script of a component: a `<script>`
+    block of JavaScript or TypeScript, or a Blazor component's `@code { ... }` block read as the members of a
+    C# class named by the component (`Edit.SaveClick`: asked by name, it was in eShopOnWeb's `Edit.razor` alone,
+    as line windows, and "probably not here" at P(here) 0.01)."""
+    found = []
+    if path.lower().endswith(".razor"):
+        code = _CSHARP_NOT_CODE.sub(_blanked, _HTML_COMMENT.sub(_blanked, text))
+        for block in _RAZOR_CODE.finditer(code):
+            depth, end = 0, len(code)
+            for brace in re.finditer(r"[{}]", code[block.end() - 1:]):
+                depth += 1 if brace.group() == "{" else -1
+                if depth == 0:
+                    end = block.end() - 1 + brace.end()
+                    break
+            first_row = text.count("\n", 0, block.start())
+            # `@code {` as `class Edit {`, on its row: the block's members are the component's
+            head = f"class {component or 'Component'} {{"
+            found.append(("csharp", first_row, text.count("\n", 0, end), head + text[block.end():end]))
+        return found
     for script in _SCRIPT.finditer(_HTML_COMMENT.sub(_blanked, text)):  # offsets of the blanked text are the file's
         lang = _LANG.search(script.group(1))
         grammar = "javascript" if lang is None else "tsx" if lang.group(1).lower() == "tsx" else "typescript"
         first_row = text.count("\n", 0, script.start(2))  # the row the script's text starts on (0-based)
         # the script's rows as they are in the file: its first row keeps the tag's width blank, so columns stay
         body = " " * (script.start(2) - (text.rfind("\n", 0, script.start(2)) + 1)) + text[script.start(2):script.end(2)]
+        found.append((grammar, first_row, first_row + script.group(2).count("\n"), body))
+    return found
+
+
+def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunker | None], window_lines: int,
+                    overlap: int, max_chars: int, warnings: list[str] | None = None) -> list[Chunk]:
+    """The component's chunks on the file's lines: each script's definitions as in a `.js`/`.ts`/`.cs` file
+    (its other lines named by the component), then the template and styles in windows named by the component.
+    A script commented out in the template (`<!-- <script> ... -->`) is no script."""
+    component = module_name(path)
+    language = {".vue": "vue", ".svelte": "svelte"}.get(path[path.rfind("."):].lower(), "razor")
+    lines = text.split("\n")
+    chunks: list[Chunk] = []
+    for grammar, first_row, last_row, body in _scripts(path, text, component):
         chunker = code_for(grammar)
         cut = None
         if chunker is not None:
@@ -59,7 +90,7 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
         chunks.extend(shifted([replace(chunk, symbol=chunk.symbol or component,
                                        kind="component" if chunk.kind == "module" else chunk.kind) for chunk in cut],
                               first_row))
-        for row in range(first_row, first_row + script.group(2).count("\n") + 1):
+        for row in range(first_row, last_row + 1):
             lines[row] = ""  # cut already: the windows below hold the template and the styles
     rest = chunk_lines(path, "\n".join(lines), language=language, window_lines=window_lines, overlap=overlap,
                        max_chars=max_chars, symbol=component, kind="component")
