@@ -278,8 +278,8 @@ _TOOLS = (
                 r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b"
                 r"|\btranslations\s+(?:of|for)\b", re.IGNORECASE),
      ("i18n", "l10n", "arb", "locales", "translations", "messages")),
-    # a scheduler's table of recurring jobs (Rails' `config/recurring.yml`, sidekiq-cron's `schedule.yml`, a
-    # crontab): "schedule of recurring background jobs" found lobsters' jobs, not the table that runs them
+    # a scheduler's table of recurring jobs (Rails' `config/recurring.yml`, sidekiq-cron's `schedule.yml`):
+    # "schedule of recurring background jobs" found lobsters' jobs, not the table that runs them
     (re.compile(r"\b(?:cron|recurring)\s+(?:background\s+)?(?:jobs?|tasks?)\b|\bcron\s+schedule\b", re.IGNORECASE),
      ("recurring", "schedule", "cron")),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
