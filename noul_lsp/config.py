@@ -46,8 +46,8 @@ class IndexSettings:
     token_budget: int = 128
     embed_batch: int = 32
     #: Glob patterns embedded last (their BM25 entries are searchable at once regardless).
-    embed_last: tuple[str, ...] = ("tests/", "test/", "testing/", "docs/", "doc/", "examples/", "example/", "*.md", "*.mdx",
-                                   "*.rst", "*.txt")
+    embed_last: tuple[str, ...] = ("tests/", "test/", "testing/", "docs/", "doc/", "examples/", "example/", "*.md",
+                                   "*.mdx", "*.rst", "*.txt")
 
 
 @dataclass(frozen=True)

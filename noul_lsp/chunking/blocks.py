@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from noul_lsp.chunking.chunk import MAX_NAMES, Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
+_BRACE = re.compile(r"[{}]")
+
 
 @dataclass(frozen=True, slots=True)
 class Block:
@@ -45,6 +47,17 @@ def row_finder(text: str) -> Callable[[int], int]:
 def blank(found: re.Match) -> str:
     """A match's text as spaces, its line ends kept: what a reader skips keeps the offsets and rows of the rest."""
     return re.sub(r"[^\n]", " ", found.group(0))
+
+
+def brace_end(code: str, opening: int) -> int:
+    """Where the braces opened at `opening` close (the offset after the closing brace), in a text whose strings and
+    comments are blanked; the text's end where they never close."""
+    depth = 0
+    for brace in _BRACE.finditer(code, opening):
+        depth += 1 if brace.group() == "{" else -1
+        if depth == 0:
+            return brace.end()
+    return len(code)
 
 
 def comment_start(lines: Sequence[str], code_lines: Sequence[str], row: int) -> int:

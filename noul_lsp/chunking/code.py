@@ -639,7 +639,8 @@ def _by_row(named) -> tuple[list[tuple[str, int]], list[int]]:
     return ordered, [row for _, row in ordered]
 
 
-def _starting_in(declared: tuple[list[tuple[str, int]], list[int]], first: int, last: int) -> tuple[tuple[str, int], ...]:
+def _starting_in(declared: tuple[list[tuple[str, int]], list[int]], first: int,
+                 last: int) -> tuple[tuple[str, int], ...]:
     """The declared names whose rows are in [first, last]: by bisection, as a large type's left-over runs are many
     (a Dart class of fields between its methods: each run read every name again)."""
     ordered, rows = declared

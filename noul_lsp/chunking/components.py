@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from noul_lsp.chunking.blocks import blank, brace_end
 from noul_lsp.chunking.chunk import Chunk, shifted
 from noul_lsp.chunking.code import CodeChunker, module_name
 from noul_lsp.chunking.text import chunk_lines
@@ -30,37 +31,29 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _LANG = re.compile(r"""\blang\s*=\s*["']?(ts|typescript|tsx)\b""", re.IGNORECASE)
 
 
-def _blanked(match: re.Match) -> str:
-    """A comment's characters as spaces, its line breaks kept: the text's offsets stay those of the file."""
-    return re.sub(r"[^\n]", " ", match.group())
-
-
-def _scripts(path: str, text: str, component: str) -> list[tuple[str, int, int, str]]:
-    """(grammar, first row, last row, the code on those rows) of each script of a component: a `<script>`
-    block of JavaScript or TypeScript, or a Blazor component's `@code { ... }` block read as the members of a
-    C# class named by the component (`Edit.SaveClick`: asked by name, it was in eShopOnWeb's `Edit.razor` alone,
-    as line windows, and "probably not here" at P(here) 0.01)."""
+def _razor_blocks(text: str, component: str) -> list[tuple[str, int, int, str]]:
+    """A Blazor component's `@code { ... }` blocks read as the members of a C# class named by the component
+    (`Edit.SaveClick`: asked by name, it was in eShopOnWeb's `Edit.razor` alone, as line windows, and "probably
+    not here" at P(here) 0.01), each on its own rows (`@code {` as `class Edit {`)."""
+    code = _CSHARP_NOT_CODE.sub(blank, _HTML_COMMENT.sub(blank, text))  # offsets of the blanked text are the file's
     found = []
-    if path.lower().endswith(".razor"):
-        code = _CSHARP_NOT_CODE.sub(_blanked, _HTML_COMMENT.sub(_blanked, text))
-        for block in _RAZOR_CODE.finditer(code):
-            depth, end = 0, len(code)
-            for brace in re.finditer(r"[{}]", code[block.end() - 1:]):
-                depth += 1 if brace.group() == "{" else -1
-                if depth == 0:
-                    end = block.end() - 1 + brace.end()
-                    break
-            first_row = text.count("\n", 0, block.start())
-            # `@code {` as `class Edit {`, on its row: the block's members are the component's
-            head = f"class {component or 'Component'} {{"
-            found.append(("csharp", first_row, text.count("\n", 0, end), head + text[block.end():end]))
-        return found
-    for script in _SCRIPT.finditer(_HTML_COMMENT.sub(_blanked, text)):  # offsets of the blanked text are the file's
+    for block in _RAZOR_CODE.finditer(code):
+        end = brace_end(code, block.end() - 1)
+        found.append(("csharp", text.count("\n", 0, block.start()), text.count("\n", 0, end),
+                      f"class {component or 'Component'} {{" + text[block.end():end]))
+    return found
+
+
+def _script_blocks(text: str) -> list[tuple[str, int, int, str]]:
+    """A Vue or Svelte component's `<script>` blocks, in JavaScript or (`lang="ts"`) TypeScript."""
+    found = []
+    for script in _SCRIPT.finditer(_HTML_COMMENT.sub(blank, text)):  # offsets of the blanked text are the file's
         lang = _LANG.search(script.group(1))
         grammar = "javascript" if lang is None else "tsx" if lang.group(1).lower() == "tsx" else "typescript"
         first_row = text.count("\n", 0, script.start(2))  # the row the script's text starts on (0-based)
         # the script's rows as they are in the file: its first row keeps the tag's width blank, so columns stay
-        body = " " * (script.start(2) - (text.rfind("\n", 0, script.start(2)) + 1)) + text[script.start(2):script.end(2)]
+        indent = script.start(2) - (text.rfind("\n", 0, script.start(2)) + 1)
+        body = " " * indent + text[script.start(2):script.end(2)]
         found.append((grammar, first_row, first_row + script.group(2).count("\n"), body))
     return found
 
@@ -74,7 +67,8 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
     language = {".vue": "vue", ".svelte": "svelte"}.get(path[path.rfind("."):].lower(), "razor")
     lines = text.split("\n")
     chunks: list[Chunk] = []
-    for grammar, first_row, last_row, body in _scripts(path, text, component):
+    scripts = _razor_blocks(text, component) if language == "razor" else _script_blocks(text)
+    for grammar, first_row, last_row, body in scripts:  # (grammar, first row, last row, the code on those rows)
         chunker = code_for(grammar)
         cut = None
         if chunker is not None:

@@ -822,7 +822,8 @@ def _dart_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
             if extended:
                 return node, kind, node_text(extended[-1])
             # a record's or a function's type (`extension on (int, String)`): its text, no name of a member's scope
-            shown = " ".join(node_text(c) for c in node.named_children if c.type not in ("extension_body", "type_parameters"))
+            shown = " ".join(node_text(c) for c in node.named_children
+                             if c.type not in ("extension_body", "type_parameters"))
             return node, kind, _TITLE_SPACE.sub(" ", shown)[:80] or "extension"
         return node, kind, node_text(named)
     if node.type == "local_function_declaration":  # its head is in a `lambda_expression`

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, one_per_row, row_finder
+from noul_lsp.chunking.blocks import Block, blank, brace_end, chunk_blocks, comment_start, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 
 
@@ -49,7 +49,6 @@ SCHEMA_SUFFIXES = (".graphql", ".graphqls", ".gql", ".prisma")
 #: on below (`implements A &`, `union R =`)
 _CONTINUES = re.compile(r"[ \t]*(?:[@&|=({]|(?:implements|on|repeatable)\b)")
 _ENDS_OPEN = re.compile(r"(?:[&|=,]|\b(?:implements|on))[ \t\r]*$")
-_BRACE = re.compile(r"[{}]")
 #: what a GraphQL declaration without a name is named by (`schema { query: Query }`, `schema @link(...) {`); an
 #: anonymous operation (`query ($id: ID) {`) is named by nothing, its fields by their own names
 _UNNAMED = {"schema": "schema"}
@@ -102,12 +101,7 @@ def _declaration_end(code: str, after: int) -> int:
         index += 1
     else:
         return length
-    depth = 0
-    for brace in _BRACE.finditer(code, index):
-        depth += 1 if brace.group() == "{" else -1
-        if depth == 0:
-            return brace.end()
-    return length
+    return brace_end(code, index)
 
 
 def _members(code: str, opening: int, end: int, name: str, dialect: _Dialect,

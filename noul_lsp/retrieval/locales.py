@@ -45,8 +45,8 @@ _COMMON = frozenset(LANGUAGE_CODES.values()) - {"it", "id"}  # `src/it/` holds i
 _LOCALE = r"[a-z]{2,3}(?:[-_](?:[A-Z]{2}|[a-z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?(?:@[a-z]+)?"
 #: a folder that is a locale: `de/`, `pt_BR/`, Apple's `de.lproj/`, Android's `values-de/`, `values-pt-rBR/`,
 #: `values-b+sr+Latn/` (the locale is group 1; the folder without it is the default copy's)
-_FOLDER = re.compile(rf"(?:values-)?({_LOCALE}|[a-z]{{2,3}}-r[A-Z]{{2}}|b\+[a-z]{{2,3}}(?:\+[A-Z][a-z]{{3}})?(?:\+(?:[A-Z]{{2}}|[0-9]{{3}}))?)"
-                     r"(?:\.lproj)?\Z")
+_ANDROID_LOCALE = r"[a-z]{2,3}-r[A-Z]{2}|b\+[a-z]{2,3}(?:\+[A-Z][a-z]{3})?(?:\+(?:[A-Z]{2}|[0-9]{3}))?"
+_FOLDER = re.compile(rf"(?:values-)?({_LOCALE}|{_ANDROID_LOCALE})(?:\.lproj)?\Z")
 #: the folders of a platform's copy without a locale
 _DEFAULT_FOLDERS = frozenset(("Base.lproj",))
 #: a locale in a file's name, alone or after a separator, before its extension (`en.json`, `app_en.arb`,
@@ -77,11 +77,10 @@ def locale_of(path: str) -> tuple[str, str, str] | None:
     if found is not None and _is_language(language(found.group(1))):
         locale = found.group(1)
         start, end = found.span(1)
-        # `README.zh-CN.md`'s default copy is `README.md`; `en.json` has none
-        default = "/".join([*folders, name[:start - 1] + name[end:]]) if start else ""
         key_folders = ["{}" if folder == locale else folder for folder in folders]
-        if key_folders != folders and default:
-            default = "/".join([*(f for f in folders if f != locale), name[:start - 1] + name[end:]])
+        # `README.zh-CN.md`'s default copy is `README.md` (`docs/fr/README-fr.md`'s `docs/README.md`); `en.json`
+        # has none
+        default = "/".join([*(f for f in folders if f != locale), name[:start - 1] + name[end:]]) if start else ""
         return "/".join([*key_folders, name[:start] + "{}" + name[end:]]), locale, default
     for index in range(len(folders) - 1, -1, -1):
         folder = folders[index]
@@ -133,7 +132,8 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
         if not is_family({language(located[p][1]) if located[p] is not None else "" for p in family}):
             continue
         first = family[0]
-        shown_at[first] = next((p for p in family if located[p] is not None and language(located[p][1]) in asked), first)
+        shown_at[first] = next((p for p in family if located[p] is not None and language(located[p][1]) in asked),
+                               first)
         dropped.update(family[1:])
     if not shown_at:
         return scored

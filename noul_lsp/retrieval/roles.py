@@ -326,7 +326,8 @@ def file_role(path: str) -> str:
         return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
     # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`); a changelog kept as data
     # (`CHANGELOG.json`, Maven's `changes.xml`) is one
-    changelog = (_CHANGELOG.match(name) and suffix not in _SETTINGS_SUFFIXES) or any(f in _CHANGELOG_FOLDERS for f in folders)
+    changelog = (_CHANGELOG.match(name) and suffix not in _SETTINGS_SUFFIXES) or any(
+        f in _CHANGELOG_FOLDERS for f in folders)
     if not code and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     # a Dart package's `lib/` is its library whatever the names in and above it: bloc_test's `blocTest` in
