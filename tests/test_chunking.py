@@ -1070,10 +1070,11 @@ def test_a_large_yaml_file_is_cut_at_its_keys_each_section_named_by_its_key_path
     # small sections are packed up to the budget under the key path they share, never two top-level keys'
     assert [(c.symbol, c.start_line) for c in chunks] == [
         ("alertmanager", 1), ("prometheus", 5), ("prometheus.prometheusSpec", 21)]
-    # every line is in a chunk; a list item's keys name nothing
+    # every line is in a chunk; a list item's keys name nothing, but an item is named by its `name:`
     covered = {row for c in chunks for row in range(c.start_line, c.end_line + 1)}
     assert all(row in covered for row, line in enumerate(values.split("\n"), 1) if line.strip())
-    assert not any(name.endswith(("sidecar", ".name", ".image")) for c in chunks for name in c.names)
+    assert not any(name.endswith((".name", ".image")) for c in chunks for name in c.names)
+    assert "prometheus.prometheusSpec.containers.sidecar" in chunks[-1].names
     # a Kubernetes manifest's keys are the API's (`spec.template.spec` in every manifest): its sections are headed
     # by their key paths, named by nothing
     manifest = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: operator\nspec:\n  template:\n"
@@ -1181,6 +1182,48 @@ def test_sql_is_cut_at_its_statements_each_named_by_what_it_declares():
     parts = FileChunker(IndexSettings()).chunk("wide.sql", wide)
     assert len(parts) > 1 and {c.symbol for c in parts} == {"wide"} and "wide.column_119" in parts[-1].names
     assert "wide.column_119" not in parts[0].names
+
+
+def test_dbt_macros_are_named_blocks_with_their_adapters_and_comments():
+    """A dbt macro holds SQL with no `;` and is called by its name: one chunk each, named, with its comment; an
+    adapter's implementation packed with the dispatcher; a `;` inside a Jinja tag ends nothing."""
+    macros = ("{# the relation's rows, one per key #}\n{% macro dedupe(relation, key) %}\n"
+              "  {{ return(adapter.dispatch('dedupe')(relation, key)) }}\n{% endmacro %}\n\n"
+              "{% macro default__dedupe(relation, key) -%}\n  select * from {{ relation }}\n"
+              "  qualify row_number() over (partition by {{ key }}) = 1\n{%- endmacro %}\n\n"
+              "-- rows where a column is null\n{% test not_null_where(model, column_name) %}\n"
+              "select * from {{ model }} where {{ column_name }} is null {# a; b #}\n{% endtest %}\n"
+              "create table after_macros (id int);\n{% macro unclosed() %}\nselect 1\n")
+    chunks = FileChunker(IndexSettings()).chunk("macros/dedupe.sql", macros)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line, c.names) for c in chunks] == [
+        ("dedupe", "macro", 1, 9, ("default__dedupe",)), ("not_null_where", "macro", 11, 14, ()),
+        ("after_macros", "table", 15, 17, ("after_macros.id",))]
+    # a model is one query, named by its file (what `ref('one')` calls it) and headed by the name; its Jinja
+    # (`{{ config(...) }}`, `{% set %}`) opens no statement; a script of several statements is not named so
+    model = "{{ config(materialized='table') }}\n{% set separator = ';' %}\nselect 1 as one\n"
+    assert [(c.symbol, c.kind, c.header, c.start_line, c.end_line)
+            for c in FileChunker(IndexSettings()).chunk("models/one.sql", model)] == [("one", "model", "one", 1, 3)]
+    assert {c.symbol for c in FileChunker(IndexSettings()).chunk("load.sql", "select 1;\nselect 2;\n")} == {""}
+    assert {c.symbol for c in FileChunker(IndexSettings()).chunk("seed.sql", "insert into t values (1);\n")} == {""}
+
+
+def test_a_yaml_lists_items_are_named_by_their_name_key():
+    """dbt's properties are lists of named entries (`models: - name: fct_trips`, its `columns: - name: trip_id`):
+    the model and its columns are what people look up, not the `models` key every schema file shares. A
+    workflow's steps are labelled, not named."""
+    models = "version: 2\n\nmodels:\n" + "".join(
+        f"  - name: fct_{n}\n    description: the {n} facts\n    columns:\n"
+        + "".join(f"      - name: {column}_{n}\n        description: the {column} of a {n}\n"
+                  f"        tests:\n          - not_null\n" for column in ("id", "cost", "date"))
+        for n in ("trips", "stops"))
+    chunks = FileChunker(IndexSettings(chunk_max_chars=400)).chunk("models/_facts.yml", models)
+    assert [c.symbol for c in chunks if c.start_line > 1] == ["models.fct_trips", "models.fct_stops"]
+    assert {"models.fct_trips.id_trips", "models.fct_trips.cost_trips"} <= set(chunks[1].names)
+    assert not any(name.endswith((".description", ".tests", ".columns")) for c in chunks for name in c.names)
+    workflow = "jobs:\n  build:\n    steps:\n" + "".join(
+        f"      - name: Step{n}\n        run: echo {'x' * 60}\n" for n in range(12))
+    assert not any("Step" in name for c in FileChunker(IndexSettings(chunk_max_chars=400)).chunk(
+        ".github/workflows/b.yml", workflow) for name in (c.symbol, *c.names))
 
 
 def test_protobuf_declarations_are_chunks_named_by_their_names():

@@ -11,12 +11,18 @@ T-SQL's `GO` and Oracle's `/` lines, psql's `\\set` lines and `COPY ... FROM std
 Each statement keeps the comments above it (and one after it on its last line); minor statements (an index, a
 grant, a column added) are packed with the table or routine before them (`blocks.chunk_blocks`). A query
 file's statements named by sqlc's or yesql's `-- name: GetAuthor :one` are named so.
+
+A dbt project's SQL is Jinja around the statements: its macros (`{% macro name(args) %} ... {% endmacro %}`,
+generic tests, materializations) hold SQL with no `;` to cut at and declare what people call them by. Each
+top-level one is a block named by its name, with the `{# ... #}` or `--` comment above it; the SQL outside them
+is cut at its statements as before, Jinja's tags and comments read as strings (a `;` in them ends nothing).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 
 from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
@@ -31,7 +37,8 @@ _COMMENT = r"--[^\n]*|^[ \t]*\#[^\n]*|/\*(?!!).*?(?:\*/|\Z)"
 #: a string, and a Go template's action in a migration (`{{ index .Options "Namespace" }}`): blanked before names
 #: are read, as comments are. A backslash before a quote escapes it where the quote cannot end the string
 #: (mysqldump's `'O\'Brien'`), not where it can (Postgres' `ESCAPE '\'`, a Windows path `'C:\'`)
-_STRING = r"[EeNnBbXx]?'(?:[^'\\]|''|\\'(?![\s,;)|:=<>+*/-]|\Z)|\\)*(?:'|\Z)|\{\{.*?(?:\}\}|\Z)"
+_STRING = (r"[EeNnBbXx]?'(?:[^'\\]|''|\\'(?![\s,;)|:=<>+*/-]|\Z)|\\)*(?:'|\Z)|\{\{.*?(?:\}\}|\Z)"
+           r"|\{%.*?(?:%\}|\Z)|\{#.*?(?:#\}|\Z)")  # Jinja's tags and comments (dbt) alike
 #: the marks around MySQL's conditional code, blanked to read the code inside
 _CONDITIONAL_MARKS = r"/\*!\d*|\*/"
 _QUOTED_NAME = r"\"(?:[^\"]|\"\")*(?:\"|\Z)|`[^`]*(?:`|\Z)"
@@ -238,7 +245,67 @@ def _columns(statement: str, after: int, table: str, offset: int,
     return found
 
 
+#: a top-level Jinja block that declares a name (dbt's macros, generic tests, materializations, snapshots) and its
+#: end: `{%- macro name(args) -%}`, `{% test not_null_where(model) %}`, `{% materialization view, adapter='x' %}`
+_JINJA_OPENS = re.compile(r"\{%-?\s*(?P<tag>macro|test|materialization|snapshot)\s+(?P<name>\w+)[^%]*?-?%\}",
+                          re.DOTALL)
+_JINJA_ENDS = {tag: re.compile(rf"\{{%-?\s*end{tag}\s*-?%\}}") for tag in ("macro", "test", "materialization",
+                                                                          "snapshot")}
+#: a Jinja comment or SQL comment lines ending right above a block: its documentation
+_JINJA_COMMENT = re.compile(r"\{#.*?#\}|--[^\n]*", re.DOTALL)
+
+
+def _jinja_blocks(text: str) -> list[Block]:
+    """dbt's top-level macros, tests, materializations and snapshots, each named as written, with the comment
+    ending on the row above it; an unclosed one is left to the statements. An adapter's implementation of a
+    macro (`default__pivot`, `bigquery__pivot`) is minor: packed with the macro that dispatches to it, as dbt
+    calls it by that one's name (a dispatcher alone is one line)."""
+    row_at = row_finder(text)
+    comment_rows: dict[int, int] = {}  # a comment's last row -> its first
+    for comment in _JINJA_COMMENT.finditer(text):
+        if not text[text.rfind("\n", 0, comment.start()) + 1:comment.start()].strip():  # alone on its rows
+            first, last = row_at(comment.start()), row_at(comment.end() - 1)
+            comment_rows[last] = comment_rows.get(first - 1, first)
+    blocks: list[Block] = []
+    position = 0
+    while (opens := _JINJA_OPENS.search(text, position)) is not None:
+        ends = _JINJA_ENDS[opens.group("tag")].search(text, opens.end())
+        if ends is None:
+            break
+        first, name = row_at(opens.start()), opens.group("name")
+        blocks.append(Block(comment_rows.get(first - 1, first), row_at(ends.end() - 1), name,
+                            "macro" if opens.group("tag") != "snapshot" else "snapshot", major="__" not in name))
+        position = ends.end()
+    return blocks
+
+
 def sql_blocks(text: str) -> list[Block]:
+    """Each statement a block, named by what it declares (a table also by its columns); a dbt macro one block
+    (`_jinja_blocks`), the statements between macros read in the rows between them."""
+    macros = _jinja_blocks(text)
+    if not macros:
+        return _statement_blocks(text)
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    next_row = 0
+    for macro in [*macros, None]:
+        until = macro.first if macro is not None else len(lines)
+        between = "\n".join(lines[next_row:until])
+        if between.strip():
+            blocks.extend(_shifted(block, next_row) for block in _statement_blocks(between))
+        if macro is not None:
+            blocks.append(macro)
+            next_row = macro.last + 1
+    return one_per_row(blocks)
+
+
+def _shifted(block: Block, rows: int) -> Block:
+    """A block read in a part of the file, at the file's rows."""
+    return Block(block.first + rows, block.last + rows, block.name, block.kind,
+                 tuple((row + rows, name) for row, name in block.members), block.major)
+
+
+def _statement_blocks(text: str) -> list[Block]:
     """Each statement a block, named by what it declares (a table also by its columns)."""
     row_at = row_finder(text)
     lines = text.split("\n")
@@ -260,7 +327,29 @@ def sql_blocks(text: str) -> list[Block]:
     return one_per_row(blocks)
 
 
+#: a query's first word: a file that is one query (a dbt model, a query file) is named by the file
+_QUERY_START = re.compile(r"\s*(?:\(\s*)*(?:select|with)\b", re.IGNORECASE)
+
+
 def chunk_sql(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """The file's statements as chunks, minor ones packed (`blocks.chunk_blocks`)."""
-    return chunk_blocks(path, text.split("\n"), sql_blocks(text), language=LANGUAGE, window_lines=window_lines,
-                        overlap=overlap, max_chars=max_chars, pack=True)
+    """The file's statements as chunks, minor ones packed (`blocks.chunk_blocks`). A file that is one query and
+    declares nothing (a dbt model: `{{ config(...) }}` then `with ... select`; a query kept in its own file) is
+    named by the file's stem, what dbt's `ref('fct_daily_trips')` calls it, and each of its chunks carries the
+    name as its header: the embedder read a model's `config()` block where its name said what it holds."""
+    blocks = sql_blocks(text)
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if _one_query(text, blocks) and stem:
+        blocks = [Block(block.first, block.last, stem, "model", block.members) for block in blocks]
+    chunks = chunk_blocks(path, text.split("\n"), blocks, language=LANGUAGE, window_lines=window_lines,
+                          overlap=overlap, max_chars=max_chars, pack=True)
+    return [replace(chunk, header=stem) if chunk.kind == "model" else chunk for chunk in chunks]
+
+
+def _one_query(text: str, blocks: list[Block]) -> bool:
+    """Whether the file's code is one query that declares nothing: its blocks name nothing, and its one statement
+    with code (Jinja, comments and strings blanked) opens with `select` or `with`."""
+    if not blocks or any(block.name for block in blocks):
+        return False
+    lines = _blanked(text).split("\n")
+    coded = [code for block in blocks if (code := "\n".join(lines[block.first:block.last + 1])).strip(" \t\n;")]
+    return len(coded) == 1 and _QUERY_START.match(coded[0]) is not None

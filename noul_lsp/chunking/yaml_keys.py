@@ -38,12 +38,16 @@ _ITEM = re.compile(r"( *)-(?:[ \t]|$)")
 #: what follows a key (or an item's dash) whose value is a block scalar: its deeper lines are text
 _BLOCK_SCALAR = re.compile(r"(?:[&!]\S*\s+)*[|>][-+0-9]*\s*(#.*)?$")  # after a tag or an anchor too (`!Sub |`)
 _DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
+#: a list's item named by its `name:` key, an identifier (dbt's models, sources, tables and columns, each the
+#: `- name: fct_trips` of its entry), not a label (a workflow step's `- name: Check out the code`)
+_NAMED_ITEM = re.compile(r"[A-Za-z_][\w.-]*")
+_LABELLED_LISTS = frozenset({"steps"})
 
 
 @dataclass(frozen=True)
 class _Row:
     """What a line opens: a key (`name`) or a list's item (`name` None), at `indent`; its key path (None in an
-    item or for an item)."""
+    item), or an item's path when its `name:` names it (`_item_path`), else None."""
 
     indent: int
     name: str | None
@@ -54,7 +58,8 @@ def _rows(lines: list[str]) -> list[_Row | None]:
     """Per line, the key or item it opens, None for any other line (a comment, a value's continuation, a block
     scalar's text, a template's `{{ }}` line); read by indentation, the key stack reset at each `---`."""
     found: list[_Row | None] = []
-    stack: list[tuple[int, str | None]] = []  # (indent, key; None: a list's item) the line is under
+    #: (indent, key or None for a list's item, a named item's path) of what the line is under
+    stack: list[tuple[int, str | None, str | None]] = []
     scalar_above: int | None = None  # the indent of the key whose block scalar the lines below belong to
     for raw in lines:
         line = raw.rstrip("\r")
@@ -84,10 +89,30 @@ def _rows(lines: list[str]) -> list[_Row | None]:
                 indent += 1
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        stack.append((indent, name))
-        listed = any(part is None for _, part in stack)
-        found.append(_Row(indent, name, None if listed else ".".join(part for _, part in stack if part)))
+        if key is not None:
+            stack.append((indent, name, None))
+            listed = any(part is None for _, part, _ in stack)
+            found.append(_Row(indent, name, None if listed else ".".join(part for _, part, _ in stack if part)))
+            continue
+        named = _NAMED_ITEM.fullmatch(value.strip("\"'")) if inner is not None and inner.group(2) == "name" else None
+        path = _item_path(stack, named.group(0)) if named is not None else None
+        stack.append((indent, None, path))
+        found.append(_Row(indent, None, path))
     return found
+
+
+def _item_path(stack: list[tuple[int, str | None, str | None]], name: str) -> str | None:
+    """The path of a list's item named by its `name:` key (a dbt model, a source's table, a column): under the
+    nearest named item above it (`models.fct_trips.trip_id`), else under the key path of its list
+    (`models.fct_trips`); none for a workflow's steps (`- name: Checkout` labels a step)."""
+    if stack and stack[-1][1] in _LABELLED_LISTS:
+        return None
+    above = next((path for _, _, path in reversed(stack) if path), None)
+    if above is not None:
+        return f"{above}.{name}"
+    if any(part is None for _, part, _ in stack):
+        return name
+    return ".".join([*(part for _, part, _ in stack), name])
 
 
 @dataclass(frozen=True)
@@ -160,7 +185,8 @@ class _YamlCutter:
         bounds = [first if index == 0 else start for index, (start, _) in enumerate(children)] + [last + 1]
         for (_, row), start, end in zip(children, bounds, bounds[1:], strict=False):
             item = listed or row.name is None
-            path = prefix if item else f"{prefix}.{row.name}" if prefix else row.name
+            path = row.path if row.name is None and row.path else prefix if item \
+                else f"{prefix}.{row.name}" if prefix else row.name
             deeper = self.child_indent(start, end - 1, indent) \
                 if self.size(start, end - 1) > self.max_chars and depth < _MAX_DEPTH else None
             if deeper is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -75,6 +76,18 @@ _CHART_VALUES = frozenset({"values.yaml", "values.yml"})
 #: another workspace a `.tpl` is as likely a web page (Smarty's), which keeps its role
 _GO_TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
 _RENDERS_GO_TEMPLATES = (".tf", ".tofu", "/Chart.yaml")
+#: a dbt project's YAML, beside its `dbt_project.yml`: the properties of its models, sources, seeds and macros (a
+#: column's documentation and tests, an external table's schema), and the project's own settings (its `vars`),
+#: in the folders dbt reads by default. As config, cal-itp's `_seeds.yml` came 53rd where both legs put it 4th and
+#: 1st, and `dbt_project.yml`'s lookback 109th. A project's tests keep their role
+_DBT_PROJECT = "dbt_project.yml"
+_DBT_FOLDERS = frozenset({"models", "seeds", "snapshots", "macros", "analyses", "analysis", "data"})
+_DBT_SETTINGS = frozenset({_DBT_PROJECT, "packages.yml", "dependencies.yml", "selectors.yml"})
+_YAML_SUFFIXES = (".yml", ".yaml")
+#: Airflow's DAG folder: YAML there declares DAGs and their tasks (gusty's `METADATA.yml`, dag-factory's files),
+#: asked for by what a DAG does and when it runs (cal-itp's Littlepay sync schedule, as config: 25th, first in
+#: both legs)
+_DAG_FOLDERS = frozenset({"dags"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -152,6 +165,9 @@ _TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+(?:\.designer)?$")
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
                              r"_generated|\.bundle)$")
+#: but not a table named after its data: a warehouse's `fct_funding_sources_directly_generated.sql` (revenue that
+#: an agency "directly generated"), its DAG's YAML
+_NAMED_AFTER_DATA = (".sql", ".yml", ".yaml")
 #: Dart's code generators' parts by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
 #: freezed's, mockito's `.mocks.dart`): the model a developer asks about is the part written by hand. Not the
 #: names people also write by hand (`app.config.dart`, a `user.mapper.dart`): their generators' heads say so
@@ -178,7 +194,10 @@ _ASKS_FOR_TESTS = re.compile(
     r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha|xunit|nunit|mstest|phpunit"
     r"|pest|dusk)\s+(?:(?:unit|feature|functional|integration|browser)\s+)?(?:tests?|specs?)\b"
     r"(?!\s*(?:runner|suite\s+runner)\b)"
-    r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,",
+    r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,"
+    # dbt's tests by their kinds: "data test checking micropayment timestamps ..." (its singular test, second and
+    # fifth in the legs, was 86th)
+    r"|\b(?:data|dbt|singular|generic)\s+tests?\b",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details
@@ -214,6 +233,13 @@ _ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}sett
 _OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|apply|reset|override|get|store"
                                 r"|persist|sync|restore|configure|adjust|toggle|edit|validate|migrate|write|merge)\b",
                                 re.IGNORECASE)
+#: an operator's pages asked for: a runbook or a playbook, a decision record, or what to do when something fails
+#: ("alert that a kubernetes volume is more than 80% full, what do I do", "should I clear a failed DAG run or
+#: trigger a new one": cal-itp's runbooks, first in both legs, came 10th under the code they are about, and out of
+#: the static pipeline's ten, where the docs' prior weighs most)
+_ASKS_FOR_RUNBOOKS = re.compile(
+    r"\b(?:runbooks?|playbooks?|(?:architecture\s+)?decision\s+records?)\b"
+    r"|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b|^\s*should\s+(?:i|we)\b", re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -311,7 +337,8 @@ def file_role(path: str) -> str:
         return "notebook"
     if name.endswith(_BUF_SETTINGS):
         return "config"
-    if (_GENERATED_FILE.match(stem) or (suffix == ".go" and stem.endswith("_gen"))
+    if ((_GENERATED_FILE.match(stem) and not (suffix in _NAMED_AFTER_DATA and stem.endswith("_generated")))
+            or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
@@ -334,12 +361,17 @@ def file_role(path: str) -> str:
     # `packages/bloc_test/lib/src/bloc_test.dart` was a test (pub keeps tests in `test/`)
     dart_library = suffix == ".dart" and "lib" in folders and not any(
         f in _TEST_FOLDERS for f in folders[: folders.index("lib")])  # a test's fixture package stays the test's
+    # and a dbt project's macros are its library: a generic test's definition (`macros/test_unique_proportion.sql`,
+    # dbt-utils' `macros/generic_tests/`) is what the project's YAML tests columns with (first in both legs, 98th
+    # as a test); an integration test project's macros stay its tests'
+    dbt_macro = suffix == ".sql" and "macros" in folders and not any(
+        f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[: folders.index("macros")])
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
                      and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
-        if not dart_library and (
+        if not (dart_library or dbt_macro) and (
                 any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
                 or (_TEST_SETUP.fullmatch(stem) and suffix not in _JVM_SUFFIXES)
@@ -385,6 +417,8 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
+    if suffix in _YAML_SUFFIXES and any(f in _DAG_FOLDERS for f in folders):
+        return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
@@ -402,14 +436,15 @@ MINIFIED_TERMS_AT_LEAST = 400.0
 
 def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None,
                tool_written: np.ndarray | None = None) -> np.ndarray:
-    """int8 role index (ROLE_INDEX) per path; a Helm chart's templates and values (beside a `Chart.yaml` among
-    the paths) are source; a source file as dense as minified code (its BM25 `terms` over its `lines`, per
-    path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is
-    `generated`: the path cannot tell it from the code people write."""
+    """int8 role index (ROLE_INDEX) per path; the YAML of a project among the paths whose YAML is code (a Helm
+    chart's templates and values, a dbt project's properties: `with_projects`) is source; a source file as dense
+    as minified code (its BM25 `terms` over its `lines`, per path) or whose head says a tool wrote it
+    (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is `generated`: the path cannot tell it from the code
+    people write."""
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
-    codes = with_charts(codes, paths, chart_folders(paths), renders_go_templates(paths))
+    codes = with_projects(codes, paths, Projects.of(paths))
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
@@ -417,37 +452,58 @@ def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.
     return codes
 
 
-def chart_folders(paths: Iterable[str]) -> set[str]:
-    """The folders that hold a Helm chart's `Chart.yaml` among the paths (each "" or ending in "/")."""
-    return {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
+@dataclass(frozen=True)
+class Projects:
+    """What in a corpus makes its YAML and templates code: the folders that hold a Helm chart's `Chart.yaml`
+    and a dbt project's `dbt_project.yml` (each "" or ending in "/"), and whether it holds Terraform or a chart,
+    whose code renders the Go templates of its templates folders. Read from the whole corpus: a file edited since
+    the last index is read with the project it is in (`with_projects`), not with the edited files alone."""
+
+    charts: frozenset[str] = frozenset()
+    dbt: frozenset[str] = frozenset()
+    go_templates: bool = False
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> Projects:
+        charts, dbt, go_templates = set(), set(), False
+        for path in paths:
+            folder, _, name = path.rpartition("/")
+            folder = f"{folder}/" if folder else ""
+            if name == "Chart.yaml":
+                charts.add(folder)
+            elif name == _DBT_PROJECT:
+                dbt.add(folder)
+            go_templates = go_templates or path.endswith(_RENDERS_GO_TEMPLATES) or path == "Chart.yaml"
+        return cls(frozenset(charts), frozenset(dbt), go_templates)
+
+    def __or__(self, other: Projects) -> Projects:
+        return Projects(self.charts | other.charts, self.dbt | other.dbt, self.go_templates or other.go_templates)
+
+    def holds_code(self, path: str) -> bool:
+        """Whether a path is a chart's template or values, a dbt project's YAML, or a rendered Go template."""
+        return (_charts_code(path, self.charts) or _dbt_code(path, self.dbt)
+                or (self.go_templates and _templates_folders_go_template(path)))
 
 
-def renders_go_templates(paths: Iterable[str]) -> bool:
-    """Whether the paths hold Terraform or a Helm chart, whose code renders the Go templates of its folders."""
-    return any(p.endswith(_RENDERS_GO_TEMPLATES) or p == "Chart.yaml" for p in paths)
-
-
-def with_charts(codes: np.ndarray, paths: Sequence[str], charts: set[str], go_templates: bool = False) -> np.ndarray:
-    """The role codes with a Helm chart's templates and values read as source, given the folders that hold a
-    `Chart.yaml` (`chart_folders` of the whole corpus: a file edited since the last index is read with the
-    chart it is in, not with the edited files alone), and, where the corpus renders Go templates
-    (`renders_go_templates`), the `.tpl` files of its templates folders. A chart's tests and docs keep their
-    roles."""
-    if not (charts or go_templates) or not len(codes):
+def with_projects(codes: np.ndarray, paths: Sequence[str], projects: Projects) -> np.ndarray:
+    """The role codes with the files of config or other role that are a project's code (`Projects.holds_code`)
+    read as source; a chart's or a dbt project's tests and docs keep their roles."""
+    if not (projects.charts or projects.dbt or projects.go_templates) or not len(codes):
         return codes
-    rendered = np.fromiter((_charts_code(p, charts) or (go_templates and _templates_folders_go_template(p))
-                            for p in paths), dtype=bool, count=len(paths))
+    held = np.fromiter((projects.holds_code(p) for p in paths), dtype=bool, count=len(paths))
     read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
-    return np.where(rendered & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
+    return np.where(held & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
 
 
 def _templates_folders_go_template(path: str) -> bool:
     return path.endswith(_GO_TEMPLATE_SUFFIXES) and "templates" in path.split("/")[:-1]
 
 
-def _charts_code(path: str, charts: set[str]) -> bool:
+def _charts_code(path: str, charts: frozenset[str]) -> bool:
     """Whether a path is a Helm chart's template or values (`_CHART_TEMPLATE_SUFFIXES`, `_CHART_VALUES`), given
     the folders that hold a `Chart.yaml` (each "" or ending in "/")."""
+    if not charts:
+        return False
     folder, _, name = path.rpartition("/")
     folder = f"{folder}/" if folder else ""
     if folder in charts:
@@ -457,6 +513,17 @@ def _charts_code(path: str, charts: set[str]) -> bool:
     parts = folder.split("/")  # each `templates` folder of the path, under a chart's folder
     return any(part == "templates" and "".join(f"{p}/" for p in parts[:index]) in charts
                for index, part in enumerate(parts))
+
+
+def _dbt_code(path: str, projects: frozenset[str]) -> bool:
+    """Whether a path is a dbt project's settings (`_DBT_SETTINGS`) or YAML in one of its folders (`_DBT_FOLDERS`),
+    given the folders that hold a `dbt_project.yml`."""
+    if not projects or not path.endswith(_YAML_SUFFIXES):
+        return False
+    parts = path.split("/")
+    return any("".join(f"{p}/" for p in parts[:index]) in projects
+               and (parts[index] in _DBT_FOLDERS if index < len(parts) - 1 else parts[index] in _DBT_SETTINGS)
+               for index in range(len(parts)))
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:
@@ -492,7 +559,8 @@ def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text:
 def roles_read_as_source(query_terms: Iterable[str], shape: str = "description", text: str = "") -> list[str]:
     """The roles a short query asks for by name that the ranker has no asking weight for (`_ASKS_UNWEIGHTED`),
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
-    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`). The ranker's weight for a
+    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`), docs when it asks for a
+    runbook (`_ASKS_FOR_RUNBOOKS`). The ranker's weight for a
     query that merely names tests is against them (pytest's descriptions name fixtures and tests and want its
     source), and "tests for the bloom filter" put leveldb's bloom_test.cc 22nd."""
     if shape == "long":
@@ -505,4 +573,6 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("example")
     if _ASKS_FOR_SETTINGS.search(text) and not _OPENS_WITH_A_VERB.match(text):
         read.append("config")
+    if _ASKS_FOR_RUNBOOKS.search(text):
+        read.append("docs")
     return read
