@@ -1207,6 +1207,17 @@ def test_dbt_macros_are_named_blocks_with_their_adapters_and_comments():
     assert {c.symbol for c in FileChunker(IndexSettings()).chunk("seed.sql", "insert into t values (1);\n")} == {""}
 
 
+def test_dbt_doc_blocks_are_named_chunks():
+    """A dbt project's `{% docs name %}` blocks (what a column's `{{ doc("name") }}` shows) are chunks named by the
+    block; Markdown without them is cut by its headings as before."""
+    docs = ("{% docs command_invocation_id %}\nThe id of the dbt command that ran.\n{% enddocs %}\n\n"
+            "{%- docs node_id -%}\nThe unique id of a node.\n{%- enddocs -%}\n")
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk("models/docs.md", docs)] \
+        == [("command_invocation_id", "docs", 1, 3), ("node_id", "docs", 5, 7)]
+    page = "# Setup\n\nInstall the docs.\n"
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("README.md", page)] == ["Setup"]
+
+
 def test_a_yaml_lists_items_are_named_by_their_name_key():
     """dbt's properties are lists of named entries (`models: - name: fct_trips`, its `columns: - name: trip_id`):
     the model and its columns are what people look up, not the `models` key every schema file shares. A
@@ -1220,6 +1231,10 @@ def test_a_yaml_lists_items_are_named_by_their_name_key():
     assert [c.symbol for c in chunks if c.start_line > 1] == ["models.fct_trips", "models.fct_stops"]
     assert {"models.fct_trips.id_trips", "models.fct_trips.cost_trips"} <= set(chunks[1].names)
     assert not any(name.endswith((".description", ".tests", ".columns")) for c in chunks for name in c.names)
+    # a document that fits is named by the one entry it holds
+    one = "version: 2\nmodels:\n  - name: dim_date\n    columns:\n      - name: date_key\n"
+    assert [(c.symbol, c.header, c.names) for c in FileChunker(IndexSettings()).chunk("models/_dim_date.yml", one)] \
+        == [("models.dim_date", "models.dim_date", ("models.dim_date.date_key",))]
     workflow = "jobs:\n  build:\n    steps:\n" + "".join(
         f"      - name: Step{n}\n        run: echo {'x' * 60}\n" for n in range(12))
     assert not any("Step" in name for c in FileChunker(IndexSettings(chunk_max_chars=400)).chunk(

@@ -18,13 +18,13 @@ from noul_lsp.retrieval.rank import RankingQuery, RankModel, fit_rank_model, ran
 from noul_lsp.retrieval.retrieve import retrieve
 from noul_lsp.retrieval.roles import (
     ROLES,
-    Projects,
     asked_tool_terms,
+    chart_folders,
     file_role,
     query_asks_for,
     role_codes,
     roles_read_as_source,
-    with_projects,
+    with_charts,
 )
 from noul_lsp.session.workspace import Workspace
 
@@ -200,8 +200,8 @@ def test_roles_come_from_paths():
     edited = ["charts/grafana/templates/deploy.yaml", "helm-templates/templates/svc.yaml"]
     codes = role_codes(edited)
     assert [ROLES[c] for c in codes] == ["config", "config"]
-    charts = Projects.of(["charts/grafana/Chart.yaml", "helm-templates/Chart.yaml"])
-    assert [ROLES[c] for c in with_projects(codes, edited, charts)] == ["source", "source"]
+    charts = chart_folders(["charts/grafana/Chart.yaml", "helm-templates/Chart.yaml"])
+    assert [ROLES[c] for c in with_charts(codes, edited, charts)] == ["source", "source"]
     # a Go template in a templates folder is source where the workspace renders them (Terraform, Helm), not a
     # web app's page
     rendered = ["main.tf", "templates/windows_user_data.tpl"]
@@ -306,33 +306,33 @@ def test_roles_come_from_paths():
 
 
 def test_a_data_teams_warehouse_and_dags_are_its_code():
-    """A data engineer's answers are a dbt project's YAML (a column's documentation and tests, a seed's
-    properties, the project's vars), its macros (a generic test's too), Airflow's DAG files, its runbooks: as
-    config, tests and docs they were buried under the code that uses them (cal-itp's `_seeds.yml` 53rd, first and
-    fourth in the legs)."""
-    paths = ["warehouse/dbt_project.yml", "warehouse/models/mart/_mart_audit.yml", "warehouse/seeds/_seeds.yml",
+    """A data engineer's answers are a dbt project's macros (a generic test's too), its settings, Airflow's DAG
+    files, its models' properties when asked for, its runbooks: as tests, config and docs they were buried under
+    the code that uses them (cal-itp's generic test 98th, first and second in the legs)."""
+    paths = ["warehouse/dbt_project.yml", "warehouse/models/mart/_mart_audit.yml",
              "warehouse/macros/test_unique_proportion.sql", "warehouse/tests/test_order.sql",
-             "warehouse/profiles.yml", ".github/workflows/ci.yml", "macros/generic_tests/equality.sql",
-             "integration_tests/dbt_project.yml", "integration_tests/models/schema.yml",
-             "integration_tests/macros/assert_equal.sql", "airflow/dags/sync_feed/METADATA.yml",
+             "macros/generic_tests/equality.sql", "integration_tests/macros/assert_equal.sql",
+             "airflow/dags/sync_feed/METADATA.yml", ".github/workflows/ci.yml",
              "warehouse/models/fct_funding_sources_directly_generated.sql", "src/api_generated.go"]
     assert [ROLES[code] for code in role_codes(paths)] == [
-        "source", "source", "source", "source", "test", "config", "config", "source", "test", "test", "test",
-        "source", "source", "generated"]
-    # a project found in one part of the corpus reads the YAML edited in another
-    edited = ["warehouse/models/staging/_sources.yml"]
-    assert ROLES[role_codes(edited)[0]] == "config"
-    projects = Projects.of(["warehouse/dbt_project.yml"])
-    assert ROLES[with_projects(role_codes(edited), edited, projects)[0]] == "source"
-    # dbt's tests by their kinds, an operator's runbook, asked for
+        "source", "config", "source", "test", "source", "test", "source", "config", "source", "generated"]
+    # dbt's tests by their kinds, its properties, an operator's runbook, asked for
     for asking, role in (("data test checking micropayments are not earlier than their taps", "test"),
                          ("custom generic test that checks the proportion of unique values", "test"),
+                         ("where is estimated_cost_usd documented", "config"),
+                         ("accepted values for the authorisation request_type column", "config"),
+                         ("source freshness on the course run enrollment raw table", "config"),
+                         ("dbt source definition for the GTFS RT external tables", "config"),
+                         ("column descriptions for fct_dbt__test_executions", "config"),
+                         ("seed mapping participant ids to organizations", "config"),
                          ("runbook for deprecating an obsolete warehouse table", "docs"),
                          ("alert that a volume is more than 80% full, what do I do", "docs"),
                          ("should I clear a failed DAG run or trigger a new one", "docs")):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == [role], asking
+    assert "superset" in asked_tool_terms("superset dashboard for the suspicious behavior report")
     for passing in ("load the test data into the warehouse", "what does the scheduler do with a failed task",
-                    "adr register of the audio driver"):
+                    "adr register of the audio driver", "set the random seed of the bootstrap",
+                    "add a column to the users table", "parse the source of a template"):
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
 
 

@@ -24,7 +24,7 @@ from noul_lsp.chunking.mybatis import XML_SUFFIXES, chunk_xml
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.proto import PROTO_SUFFIXES, chunk_proto
 from noul_lsp.chunking.schemas import SCHEMA_SUFFIXES, chunk_schema
-from noul_lsp.chunking.sql import SQL_SUFFIXES, chunk_sql
+from noul_lsp.chunking.sql import DOC_BLOCK_SUFFIXES, SQL_SUFFIXES, chunk_doc_blocks, chunk_sql
 from noul_lsp.chunking.templates import TEMPLATE_SUFFIXES, chunk_template
 from noul_lsp.chunking.text import chunk_lines, is_long, text_language
 from noul_lsp.chunking.yaml_keys import YAML_SUFFIXES, chunk_yaml
@@ -174,7 +174,8 @@ class FileChunker:
                                     (SQL_SUFFIXES, chunk_sql, "statements"),  # a migration's tables, columns
                                     (PROTO_SUFFIXES, chunk_proto, "declarations"),  # messages, services
                                     (SCHEMA_SUFFIXES, chunk_schema, "declarations"),  # GraphQL's, Prisma's
-                                    (XML_SUFFIXES, chunk_xml, "statements")):  # MyBatis' mappers' SQL
+                                    (XML_SUFFIXES, chunk_xml, "statements"),  # MyBatis' mappers' SQL
+                                    (DOC_BLOCK_SUFFIXES, chunk_doc_blocks, "doc blocks")):  # dbt's `{% docs %}`
             if path.lower().endswith(suffixes):
                 try:
                     return cut(path, text, **windows)

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.text import chunk_lines, text_language
 
 SQL_SUFFIXES = (".sql",)
 LANGUAGE = "sql"
@@ -247,16 +248,17 @@ def _columns(statement: str, after: int, table: str, offset: int,
 
 #: a top-level Jinja block that declares a name (dbt's macros, generic tests, materializations, snapshots) and its
 #: end: `{%- macro name(args) -%}`, `{% test not_null_where(model) %}`, `{% materialization view, adapter='x' %}`
-_JINJA_OPENS = re.compile(r"\{%-?\s*(?P<tag>macro|test|materialization|snapshot)\s+(?P<name>\w+)[^%]*?-?%\}",
+_JINJA_OPENS = re.compile(r"\{%-?\s*(?P<tag>macro|test|materialization|snapshot|docs)\s+(?P<name>\w+)[^%]*?-?%\}",
                           re.DOTALL)
 _JINJA_ENDS = {tag: re.compile(rf"\{{%-?\s*end{tag}\s*-?%\}}") for tag in ("macro", "test", "materialization",
-                                                                          "snapshot")}
+                                                                          "snapshot", "docs")}
+_JINJA_KINDS = {"snapshot": "snapshot", "docs": "docs"}  # the others: "macro"
 #: a Jinja comment or SQL comment lines ending right above a block: its documentation
 _JINJA_COMMENT = re.compile(r"\{#.*?#\}|--[^\n]*", re.DOTALL)
 
 
 def _jinja_blocks(text: str) -> list[Block]:
-    """dbt's top-level macros, tests, materializations and snapshots, each named as written, with the comment
+    """dbt's top-level macros, tests, materializations, snapshots and doc blocks, each named as written, with the comment
     ending on the row above it; an unclosed one is left to the statements. An adapter's implementation of a
     macro (`default__pivot`, `bigquery__pivot`) is minor: packed with the macro that dispatches to it, as dbt
     calls it by that one's name (a dispatcher alone is one line)."""
@@ -274,7 +276,7 @@ def _jinja_blocks(text: str) -> list[Block]:
             break
         first, name = row_at(opens.start()), opens.group("name")
         blocks.append(Block(comment_rows.get(first - 1, first), row_at(ends.end() - 1), name,
-                            "macro" if opens.group("tag") != "snapshot" else "snapshot", major="__" not in name))
+                            _JINJA_KINDS.get(opens.group("tag"), "macro"), major="__" not in name))
         position = ends.end()
     return blocks
 
@@ -353,3 +355,19 @@ def _one_query(text: str, blocks: list[Block]) -> bool:
     lines = _blanked(text).split("\n")
     coded = [code for block in blocks if (code := "\n".join(lines[block.first:block.last + 1])).strip(" \t\n;")]
     return len(coded) == 1 and _QUERY_START.match(coded[0]) is not None
+
+
+DOC_BLOCK_SUFFIXES = (".md",)
+
+
+def chunk_doc_blocks(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """A dbt project's documentation: its `{% docs name %} ... {% enddocs %}` blocks, each a chunk named by the
+    block (a model's or a column's `{{ doc("name") }}` shows it: as heading-less windows dbt_artifacts' block of
+    `command_invocation_id` was 58th, first by its meaning); a file without them is cut as Markdown is."""
+    language = text_language(path)
+    blocks = [block for block in _jinja_blocks(text) if block.kind == "docs"] if "docs" in text else []
+    if not blocks:
+        return chunk_lines(path, text, language=language, window_lines=window_lines, overlap=overlap,
+                           max_chars=max_chars)
+    return chunk_blocks(path, text.split("\n"), blocks, language=language, window_lines=window_lines,
+                        overlap=overlap, max_chars=max_chars)

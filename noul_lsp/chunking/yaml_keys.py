@@ -217,10 +217,19 @@ class _YamlCutter:
         paths = (row.path for row in self.rows[first:last + 1] if row is not None and row.path)
         return tuple(dict.fromkeys(path for path in paths if path != symbol))[:MAX_NAMES]
 
+    def item_names(self, first: int, last: int) -> list[str]:
+        """The paths of the items in the rows named by their `name:` (`_item_path`), each once."""
+        return list(dict.fromkeys(row.path for row in self.rows[first:last + 1]
+                                  if row is not None and row.name is None and row.path))[:MAX_NAMES]
+
     def emit(self, first: int, last: int, name: str, header: str) -> None:
         """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""
         if self.manifest:
             name = ""
+        elif not self.sections:  # a document that fits: named by the one entry it holds (`models.dim_date`)
+            items = self.item_names(first, last)
+            if items and all(item == items[0] or item.startswith(f"{items[0]}.") for item in items):
+                name = header = name or items[0]
         while first <= last and not self.lines[first].strip():
             first += 1
         while last >= first and not self.lines[last].strip():
@@ -230,8 +239,10 @@ class _YamlCutter:
         named = self.sections and not self.manifest
         text = "\n".join(self.lines[first:last + 1])
         if len(text) <= self.max_chars:
+            names = self.names(first, last, name) if named else () if self.manifest else \
+                tuple(item for item in self.item_names(first, last) if item != name)
             self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, "yaml", "text", header=header,
-                                     names=self.names(first, last, name) if named else ()))
+                                     names=names))
             return
         for window in shifted(chunk_lines(self.path, text, **self.windows, symbol=name), first):
             self.chunks.append(Chunk(self.path, window.start_line, window.end_line, window.text, name, "yaml",

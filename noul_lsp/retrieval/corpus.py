@@ -27,7 +27,7 @@ import numpy as np
 from noul_lsp.chunking.chunk import path_key
 from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
 from noul_lsp.retrieval.dense import HashSlots, SlotRows, VectorTable
-from noul_lsp.retrieval.roles import with_projects
+from noul_lsp.retrieval.roles import with_charts
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
 from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
@@ -109,10 +109,10 @@ class CorpusArrays:
             return self.base.symbol_table
         shares = duplicate_share(self.delta.codes, self.delta.row_file, len(self.delta.files),
                                  elsewhere=self.live_base_codes, counted=self.delta.copyable_rows)
-        # a file edited since the last index is read with the chart or dbt project it is in (its Chart.yaml or
-        # dbt_project.yml is the base's)
-        delta_roles = with_projects(self.delta.symbol_table.roles, self.delta.files,
-                                    self.base.projects | self.delta.projects)
+        # a file edited since the last index is read with the Helm chart it is in (its Chart.yaml is the base's)
+        (base_charts, base_renders), (delta_charts, delta_renders) = self.base.rendering, self.delta.rendering
+        delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),
+                                  base_renders or delta_renders)
         return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
                            file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles)
 

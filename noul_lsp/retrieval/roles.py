@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,13 +75,11 @@ _CHART_VALUES = frozenset({"values.yaml", "values.yml"})
 #: another workspace a `.tpl` is as likely a web page (Smarty's), which keeps its role
 _GO_TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
 _RENDERS_GO_TEMPLATES = (".tf", ".tofu", "/Chart.yaml")
-#: a dbt project's YAML, beside its `dbt_project.yml`: the properties of its models, sources, seeds and macros (a
-#: column's documentation and tests, an external table's schema), and the project's own settings (its `vars`),
-#: in the folders dbt reads by default. As config, cal-itp's `_seeds.yml` came 53rd where both legs put it 4th and
-#: 1st, and `dbt_project.yml`'s lookback 109th. A project's tests keep their role
+#: a dbt project's settings (its `vars`, each layer's materialization and refresh policy), asked for as what the
+#: warehouse does ("how many days does the incremental lookback use": cal-itp's, as config, 109th). Its models'
+#: properties (a column's documentation and tests) stay config: their prose outranked the models' SQL they
+#: describe (read as source, a model's YAML came first for "staging model for zendesk support tickets")
 _DBT_PROJECT = "dbt_project.yml"
-_DBT_FOLDERS = frozenset({"models", "seeds", "snapshots", "macros", "analyses", "analysis", "data"})
-_DBT_SETTINGS = frozenset({_DBT_PROJECT, "packages.yml", "dependencies.yml", "selectors.yml"})
 _YAML_SUFFIXES = (".yml", ".yaml")
 #: Airflow's DAG folder: YAML there declares DAGs and their tasks (gusty's `METADATA.yml`, dag-factory's files),
 #: asked for by what a DAG does and when it runs (cal-itp's Littlepay sync schedule, as config: 25th, first in
@@ -240,6 +237,14 @@ _OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|a
 _ASKS_FOR_RUNBOOKS = re.compile(
     r"\b(?:runbooks?|playbooks?|(?:architecture\s+)?decision\s+records?)\b"
     r"|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b|^\s*should\s+(?:i|we)\b", re.IGNORECASE)
+#: a dbt model's or source's properties asked for, in dbt's words: a column's documentation and tests, accepted
+#: values, a source's definition and freshness, a seed's (the properties' YAML is config: as source its prose
+#: outranked the models' SQL it describes; asked for, cal-itp's `_mart_audit.yml` came 37th, `_seeds.yml` 53rd)
+_ASKS_FOR_PROPERTIES = re.compile(
+    r"\b(?:where\s+(?:is|are)\s+[\w.`'-]+\s+documented|(?:column|model|source|table)\s+(?:descriptions?|docs|documentation)"
+    r"|descriptions?\s+(?:of|for)\s+(?:the\s+)?(?:[\w-]+\s+)?columns?|accepted[\s_]values|freshness"
+    r"|(?:unique|not[\s_]null|relationships?)\s+tests?|tests?\s+on|what\s+tests?|source\s+definitions?"
+    r"|(?<!random\s)seeds?\s+(?:files?|data|tables?|csv|mappings?|of|for|that|with)|dbt\s+seeds?)\b", re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -308,6 +313,10 @@ _TOOLS = (
     # "schedule of recurring background jobs" found lobsters' jobs, not the table that runs them
     (re.compile(r"\b(?:cron|recurring)\s+(?:background\s+)?(?:jobs?|tasks?)\b|\bcron\s+schedule\b", re.IGNORECASE),
      ("recurring", "schedule", "cron")),
+    # a BI tool's exported assets (Superset's dashboards, charts and datasets as YAML, Grafana's JSON): "superset
+    # dashboard for the suspicious behavior report", first in both legs, was 6th under the export command's code
+    (re.compile(r"\b(?:superset|grafana|metabase|redash)\s+(?:dashboards?|charts?|datasets?|panels?)\b",
+                re.IGNORECASE), ("superset", "grafana", "metabase", "redash", "dashboards")),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
     (re.compile(r"\b(?:gems|gemfile|gemspec|ruby\s+gem)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
@@ -417,7 +426,7 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if suffix in _YAML_SUFFIXES and any(f in _DAG_FOLDERS for f in folders):
+    if (suffix in _YAML_SUFFIXES and any(f in _DAG_FOLDERS for f in folders)) or name == _DBT_PROJECT:
         return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
@@ -436,15 +445,14 @@ MINIFIED_TERMS_AT_LEAST = 400.0
 
 def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None,
                tool_written: np.ndarray | None = None) -> np.ndarray:
-    """int8 role index (ROLE_INDEX) per path; the YAML of a project among the paths whose YAML is code (a Helm
-    chart's templates and values, a dbt project's properties: `with_projects`) is source; a source file as dense
-    as minified code (its BM25 `terms` over its `lines`, per path) or whose head says a tool wrote it
-    (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is `generated`: the path cannot tell it from the code
-    people write."""
+    """int8 role index (ROLE_INDEX) per path; a Helm chart's templates and values (beside a `Chart.yaml` among
+    the paths) are source; a source file as dense as minified code (its BM25 `terms` over its `lines`, per
+    path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is
+    `generated`: the path cannot tell it from the code people write."""
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
-    codes = with_projects(codes, paths, Projects.of(paths))
+    codes = with_charts(codes, paths, chart_folders(paths), renders_go_templates(paths))
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
@@ -452,58 +460,37 @@ def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.
     return codes
 
 
-@dataclass(frozen=True)
-class Projects:
-    """What in a corpus makes its YAML and templates code: the folders that hold a Helm chart's `Chart.yaml`
-    and a dbt project's `dbt_project.yml` (each "" or ending in "/"), and whether it holds Terraform or a chart,
-    whose code renders the Go templates of its templates folders. Read from the whole corpus: a file edited since
-    the last index is read with the project it is in (`with_projects`), not with the edited files alone."""
-
-    charts: frozenset[str] = frozenset()
-    dbt: frozenset[str] = frozenset()
-    go_templates: bool = False
-
-    @classmethod
-    def of(cls, paths: Iterable[str]) -> Projects:
-        charts, dbt, go_templates = set(), set(), False
-        for path in paths:
-            folder, _, name = path.rpartition("/")
-            folder = f"{folder}/" if folder else ""
-            if name == "Chart.yaml":
-                charts.add(folder)
-            elif name == _DBT_PROJECT:
-                dbt.add(folder)
-            go_templates = go_templates or path.endswith(_RENDERS_GO_TEMPLATES) or path == "Chart.yaml"
-        return cls(frozenset(charts), frozenset(dbt), go_templates)
-
-    def __or__(self, other: Projects) -> Projects:
-        return Projects(self.charts | other.charts, self.dbt | other.dbt, self.go_templates or other.go_templates)
-
-    def holds_code(self, path: str) -> bool:
-        """Whether a path is a chart's template or values, a dbt project's YAML, or a rendered Go template."""
-        return (_charts_code(path, self.charts) or _dbt_code(path, self.dbt)
-                or (self.go_templates and _templates_folders_go_template(path)))
+def chart_folders(paths: Iterable[str]) -> set[str]:
+    """The folders that hold a Helm chart's `Chart.yaml` among the paths (each "" or ending in "/")."""
+    return {p[: -len("Chart.yaml")] for p in paths if p == "Chart.yaml" or p.endswith("/Chart.yaml")}
 
 
-def with_projects(codes: np.ndarray, paths: Sequence[str], projects: Projects) -> np.ndarray:
-    """The role codes with the files of config or other role that are a project's code (`Projects.holds_code`)
-    read as source; a chart's or a dbt project's tests and docs keep their roles."""
-    if not (projects.charts or projects.dbt or projects.go_templates) or not len(codes):
+def renders_go_templates(paths: Iterable[str]) -> bool:
+    """Whether the paths hold Terraform or a Helm chart, whose code renders the Go templates of its folders."""
+    return any(p.endswith(_RENDERS_GO_TEMPLATES) or p == "Chart.yaml" for p in paths)
+
+
+def with_charts(codes: np.ndarray, paths: Sequence[str], charts: set[str], go_templates: bool = False) -> np.ndarray:
+    """The role codes with a Helm chart's templates and values read as source, given the folders that hold a
+    `Chart.yaml` (`chart_folders` of the whole corpus: a file edited since the last index is read with the
+    chart it is in, not with the edited files alone), and, where the corpus renders Go templates
+    (`renders_go_templates`), the `.tpl` files of its templates folders. A chart's tests and docs keep their
+    roles."""
+    if not (charts or go_templates) or not len(codes):
         return codes
-    held = np.fromiter((projects.holds_code(p) for p in paths), dtype=bool, count=len(paths))
+    rendered = np.fromiter((_charts_code(p, charts) or (go_templates and _templates_folders_go_template(p))
+                            for p in paths), dtype=bool, count=len(paths))
     read_as = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
-    return np.where(held & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
+    return np.where(rendered & read_as, np.int8(ROLE_INDEX["source"]), codes).astype(np.int8)
 
 
 def _templates_folders_go_template(path: str) -> bool:
     return path.endswith(_GO_TEMPLATE_SUFFIXES) and "templates" in path.split("/")[:-1]
 
 
-def _charts_code(path: str, charts: frozenset[str]) -> bool:
+def _charts_code(path: str, charts: set[str]) -> bool:
     """Whether a path is a Helm chart's template or values (`_CHART_TEMPLATE_SUFFIXES`, `_CHART_VALUES`), given
     the folders that hold a `Chart.yaml` (each "" or ending in "/")."""
-    if not charts:
-        return False
     folder, _, name = path.rpartition("/")
     folder = f"{folder}/" if folder else ""
     if folder in charts:
@@ -513,17 +500,6 @@ def _charts_code(path: str, charts: frozenset[str]) -> bool:
     parts = folder.split("/")  # each `templates` folder of the path, under a chart's folder
     return any(part == "templates" and "".join(f"{p}/" for p in parts[:index]) in charts
                for index, part in enumerate(parts))
-
-
-def _dbt_code(path: str, projects: frozenset[str]) -> bool:
-    """Whether a path is a dbt project's settings (`_DBT_SETTINGS`) or YAML in one of its folders (`_DBT_FOLDERS`),
-    given the folders that hold a `dbt_project.yml`."""
-    if not projects or not path.endswith(_YAML_SUFFIXES):
-        return False
-    parts = path.split("/")
-    return any("".join(f"{p}/" for p in parts[:index]) in projects
-               and (parts[index] in _DBT_FOLDERS if index < len(parts) - 1 else parts[index] in _DBT_SETTINGS)
-               for index in range(len(parts)))
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:
@@ -559,8 +535,8 @@ def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text:
 def roles_read_as_source(query_terms: Iterable[str], shape: str = "description", text: str = "") -> list[str]:
     """The roles a short query asks for by name that the ranker has no asking weight for (`_ASKS_UNWEIGHTED`),
     tests when the query asks for tests outright (`_ASKS_FOR_TESTS`), examples when it asks for an example
-    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings (`_ASKS_FOR_SETTINGS`), docs when it asks for a
-    runbook (`_ASKS_FOR_RUNBOOKS`). The ranker's weight for a
+    (`_ASKS_FOR_EXAMPLES`), config when it asks for settings or a dbt model's properties (`_ASKS_FOR_SETTINGS`,
+    `_ASKS_FOR_PROPERTIES`), docs when it asks for a runbook (`_ASKS_FOR_RUNBOOKS`). The ranker's weight for a
     query that merely names tests is against them (pytest's descriptions name fixtures and tests and want its
     source), and "tests for the bloom filter" put leveldb's bloom_test.cc 22nd."""
     if shape == "long":
@@ -571,7 +547,7 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text) or _ASKS_FOR_A_NAMED_EXAMPLE.search(text):
         read.append("example")
-    if _ASKS_FOR_SETTINGS.search(text) and not _OPENS_WITH_A_VERB.match(text):
+    if (_ASKS_FOR_SETTINGS.search(text) and not _OPENS_WITH_A_VERB.match(text)) or _ASKS_FOR_PROPERTIES.search(text):
         read.append("config")
     if _ASKS_FOR_RUNBOOKS.search(text):
         read.append("docs")

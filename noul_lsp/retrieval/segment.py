@@ -16,7 +16,7 @@ import numpy as np
 
 from noul_lsp.chunking.chunk import GENERATED_KIND
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
-from noul_lsp.retrieval.roles import Projects
+from noul_lsp.retrieval.roles import chart_folders, renders_go_templates
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
 from noul_lsp.store import ChunkRecord
@@ -143,10 +143,10 @@ class Segment:
                                   tool_written=self.tool_written(), counted=self.copyable_rows)
 
     @cached_property
-    def projects(self) -> Projects:
-        """What in this segment makes YAML and templates code (Helm charts, dbt projects, Terraform: what
-        `roles.with_projects` reads a delta's files with): the base's is read once, not at every save."""
-        return Projects.of(self.files)
+    def rendering(self) -> tuple[frozenset[str], bool]:
+        """The folders of this segment's Helm charts, and whether it holds Terraform or a chart (what
+        `roles.with_charts` reads a delta's files with): the base's is read once, not at every save."""
+        return frozenset(chart_folders(self.files)), renders_go_templates(self.files)
 
     @cached_property
     def copyable_rows(self) -> np.ndarray:

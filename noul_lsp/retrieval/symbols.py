@@ -234,7 +234,7 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
                 delta_duplicate_share: np.ndarray, delta_roles: np.ndarray | None = None) -> SymbolTable:
     """The table of base rows then delta rows. Base rows of changed files stay in it (their files are
     never candidates: the retrieval masks them), so nothing of the base is rebuilt. `delta_roles`: the delta
-    files' roles read with the whole corpus (`roles.with_projects`), for the delta's own."""
+    files' roles read with the whole corpus (`roles.with_charts`), for the delta's own."""
     base_files = len(base.file_rows)
     rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
                for name in ("definitions", "symbol_terms", "scopes")}
