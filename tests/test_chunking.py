@@ -1207,6 +1207,28 @@ def test_dbt_macros_are_named_blocks_with_their_adapters_and_comments():
     assert {c.symbol for c in FileChunker(IndexSettings()).chunk("seed.sql", "insert into t values (1);\n")} == {""}
 
 
+def test_dbt_blocks_are_found_by_their_tags_not_in_comments_strings_or_code():
+    """What a review found: a tag in a comment, a string or a Markdown code span opened a block (and an unclosed
+    one ended the search), a `%` in a macro's arguments hid it, a nested macro ended its outer one; a model's
+    trailing comment stays in its chunk, a query that writes is no model, CRLF lines name models too."""
+    def named(path: str, text: str) -> list[tuple[str, int, int]]:
+        return [(c.symbol, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk(path, text)]
+    assert named("m.sql", "select '{% macro fake() %}' as s;\n{% macro real_one() %}\nselect 1\n{% endmacro %}\n"
+                 "{% test unclosed(model) %}\n{% macro real_two() %}\nselect 2\n{% endmacro %}\n") == [
+        ("real_one", 1, 5), ("real_two", 6, 8)]  # (the unclosed line packed with the block before it)
+    assert named("m.sql", "{% macro fmt(col, pattern='%Y-%m-%d') %}\nselect 1\n{% endmacro %}\n") == [("fmt", 1, 3)]
+    nested = FileChunker(IndexSettings()).chunk("m.sql", "{% macro outer() %}\n{% macro inner() %}x{% endmacro %}\n"
+                                                          "select 1\n{% endmacro %}\n")
+    assert [(c.symbol, c.end_line, c.names) for c in nested] == [("outer", 4, ("inner",))]
+    assert named("d.md", "Write `{% docs name %}` blocks\n\n{% docs orders_status %}\nThe status\n{% enddocs %}\n") \
+        == [("", 1, 1), ("orders_status", 3, 5)]
+    assert named("models/m.sql", "{{ config(materialized='table') }}\n\nselect 1 as a;\n\n-- trailing note\n") == [
+        ("m", 1, 5)]
+    assert named("models/m2.sql", "select 1 as a\r\nfrom t;\r\n") == [("m2", 1, 2)]
+    assert named("models/w.sql", "with x as (select 1) insert into t select * from x;\n") == [("", 1, 1)]
+    assert named("db/migrate/001_backfill.sql", "SELECT setval('s', 1);\n") == [("", 1, 1)]
+
+
 def test_dbt_doc_blocks_are_named_chunks():
     """A dbt project's `{% docs name %}` blocks (what a column's `{{ doc("name") }}` shows) are chunks named by the
     block; Markdown without them is cut by its headings as before."""
@@ -1231,10 +1253,15 @@ def test_a_yaml_lists_items_are_named_by_their_name_key():
     assert [c.symbol for c in chunks if c.start_line > 1] == ["models.fct_trips", "models.fct_stops"]
     assert {"models.fct_trips.id_trips", "models.fct_trips.cost_trips"} <= set(chunks[1].names)
     assert not any(name.endswith((".description", ".tests", ".columns")) for c in chunks for name in c.names)
-    # a document that fits is named by the one entry it holds
+    # a list at the document's top names nothing (a fixtures file's records stay packed)
+    records = "".join(f"- name: user{n}\n  age: {n}\n" for n in range(300))
+    assert len(FileChunker(IndexSettings()).chunk("fixtures.yml", records)) < 10
+    # a dbt properties document that fits is named by the one entry it holds, another by nothing
     one = "version: 2\nmodels:\n  - name: dim_date\n    columns:\n      - name: date_key\n"
     assert [(c.symbol, c.header, c.names) for c in FileChunker(IndexSettings()).chunk("models/_dim_date.yml", one)] \
         == [("models.dim_date", "models.dim_date", ("models.dim_date.date_key",))]
+    chart = "apiVersion: v2\nname: app\ndependencies:\n  - name: postgresql\n    version: 1.0\n"
+    assert [(c.symbol, c.header) for c in FileChunker(IndexSettings()).chunk("Chart.yaml", chart)] == [("", "")]
     workflow = "jobs:\n  build:\n    steps:\n" + "".join(
         f"      - name: Step{n}\n        run: echo {'x' * 60}\n" for n in range(12))
     assert not any("Step" in name for c in FileChunker(IndexSettings(chunk_max_chars=400)).chunk(

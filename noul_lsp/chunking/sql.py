@@ -12,10 +12,9 @@ Each statement keeps the comments above it (and one after it on its last line); 
 grant, a column added) are packed with the table or routine before them (`blocks.chunk_blocks`). A query
 file's statements named by sqlc's or yesql's `-- name: GetAuthor :one` are named so.
 
-A dbt project's SQL is Jinja around the statements: its macros (`{% macro name(args) %} ... {% endmacro %}`,
-generic tests, materializations) hold SQL with no `;` to cut at and declare what people call them by. Each
-top-level one is a block named by its name, with the `{# ... #}` or `--` comment above it; the SQL outside them
-is cut at its statements as before, Jinja's tags and comments read as strings (a `;` in them ends nothing).
+A dbt project's SQL is Jinja around the statements: its macros are blocks named by their names (`jinja.py`),
+the SQL outside them is cut at its statements as before, Jinja's tags and comments read as strings (a `;` in them
+ends nothing), and a model, one query, is named by its file.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from functools import lru_cache
 
 from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
-from noul_lsp.chunking.text import chunk_lines, text_language
+from noul_lsp.chunking.jinja import jinja_blocks
 
 SQL_SUFFIXES = (".sql",)
 LANGUAGE = "sql"
@@ -246,45 +245,10 @@ def _columns(statement: str, after: int, table: str, offset: int,
     return found
 
 
-#: a top-level Jinja block that declares a name (dbt's macros, generic tests, materializations, snapshots) and its
-#: end: `{%- macro name(args) -%}`, `{% test not_null_where(model) %}`, `{% materialization view, adapter='x' %}`
-_JINJA_OPENS = re.compile(r"\{%-?\s*(?P<tag>macro|test|materialization|snapshot|docs)\s+(?P<name>\w+)[^%]*?-?%\}",
-                          re.DOTALL)
-_JINJA_ENDS = {tag: re.compile(rf"\{{%-?\s*end{tag}\s*-?%\}}") for tag in ("macro", "test", "materialization",
-                                                                          "snapshot", "docs")}
-_JINJA_KINDS = {"snapshot": "snapshot", "docs": "docs"}  # the others: "macro"
-#: a Jinja comment or SQL comment lines ending right above a block: its documentation
-_JINJA_COMMENT = re.compile(r"\{#.*?#\}|--[^\n]*", re.DOTALL)
-
-
-def _jinja_blocks(text: str) -> list[Block]:
-    """dbt's top-level macros, tests, materializations, snapshots and doc blocks, each named as written, with the comment
-    ending on the row above it; an unclosed one is left to the statements. An adapter's implementation of a
-    macro (`default__pivot`, `bigquery__pivot`) is minor: packed with the macro that dispatches to it, as dbt
-    calls it by that one's name (a dispatcher alone is one line)."""
-    row_at = row_finder(text)
-    comment_rows: dict[int, int] = {}  # a comment's last row -> its first
-    for comment in _JINJA_COMMENT.finditer(text):
-        if not text[text.rfind("\n", 0, comment.start()) + 1:comment.start()].strip():  # alone on its rows
-            first, last = row_at(comment.start()), row_at(comment.end() - 1)
-            comment_rows[last] = comment_rows.get(first - 1, first)
-    blocks: list[Block] = []
-    position = 0
-    while (opens := _JINJA_OPENS.search(text, position)) is not None:
-        ends = _JINJA_ENDS[opens.group("tag")].search(text, opens.end())
-        if ends is None:
-            break
-        first, name = row_at(opens.start()), opens.group("name")
-        blocks.append(Block(comment_rows.get(first - 1, first), row_at(ends.end() - 1), name,
-                            _JINJA_KINDS.get(opens.group("tag"), "macro"), major="__" not in name))
-        position = ends.end()
-    return blocks
-
-
 def sql_blocks(text: str) -> list[Block]:
     """Each statement a block, named by what it declares (a table also by its columns); a dbt macro one block
-    (`_jinja_blocks`), the statements between macros read in the rows between them."""
-    macros = _jinja_blocks(text)
+    (`jinja.jinja_blocks`), the statements between macros read in the rows between them."""
+    macros = jinja_blocks(text)
     if not macros:
         return _statement_blocks(text)
     lines = text.split("\n")
@@ -329,19 +293,24 @@ def _statement_blocks(text: str) -> list[Block]:
     return one_per_row(blocks)
 
 
-#: a query's first word: a file that is one query (a dbt model, a query file) is named by the file
+#: a query's first word, and a statement that writes (after a `WITH`): a dbt model is one query that writes nothing
 _QUERY_START = re.compile(r"\s*(?:\(\s*)*(?:select|with)\b", re.IGNORECASE)
+_WRITES = re.compile(r"\b(?:insert|update|delete|merge)\b", re.IGNORECASE)
+#: the folders of a dbt project's queries, where a model may use no Jinja (`select ... from raw.orders`)
+_DBT_MODEL_FOLDERS = frozenset({"models", "analyses", "analysis", "snapshots"})
 
 
 def chunk_sql(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """The file's statements as chunks, minor ones packed (`blocks.chunk_blocks`). A file that is one query and
-    declares nothing (a dbt model: `{{ config(...) }}` then `with ... select`; a query kept in its own file) is
-    named by the file's stem, what dbt's `ref('fct_daily_trips')` calls it, and each of its chunks carries the
+    """The file's statements as chunks, minor ones packed (`blocks.chunk_blocks`). A dbt model (a file of Jinja or
+    under a project's `models/` that is one query and declares nothing: `{{ config(...) }}` then `with ... select`)
+    is named by the file's stem, what dbt's `ref('fct_daily_trips')` calls it, and each of its chunks carries the
     name as its header: the embedder read a model's `config()` block where its name said what it holds."""
     blocks = sql_blocks(text)
-    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if _one_query(text, blocks) and stem:
-        blocks = [Block(block.first, block.last, stem, "model", block.members) for block in blocks]
+    folder, _, name = path.rpartition("/")
+    stem = name.rsplit(".", 1)[0]
+    dbt = "{{" in text or not _DBT_MODEL_FOLDERS.isdisjoint(folder.lower().split("/"))
+    if stem and dbt and _one_query(text, blocks):
+        blocks = [replace(block, name=stem, kind="model") for block in blocks]
     chunks = chunk_blocks(path, text.split("\n"), blocks, language=LANGUAGE, window_lines=window_lines,
                           overlap=overlap, max_chars=max_chars, pack=True)
     return [replace(chunk, header=stem) if chunk.kind == "model" else chunk for chunk in chunks]
@@ -349,25 +318,9 @@ def chunk_sql(path: str, text: str, *, window_lines: int, overlap: int, max_char
 
 def _one_query(text: str, blocks: list[Block]) -> bool:
     """Whether the file's code is one query that declares nothing: its blocks name nothing, and its one statement
-    with code (Jinja, comments and strings blanked) opens with `select` or `with`."""
+    with code (Jinja, comments and strings blanked) opens with `select` or `with` and writes nothing."""
     if not blocks or any(block.name for block in blocks):
         return False
     lines = _blanked(text).split("\n")
-    coded = [code for block in blocks if (code := "\n".join(lines[block.first:block.last + 1])).strip(" \t\n;")]
-    return len(coded) == 1 and _QUERY_START.match(coded[0]) is not None
-
-
-DOC_BLOCK_SUFFIXES = (".md",)
-
-
-def chunk_doc_blocks(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """A dbt project's documentation: its `{% docs name %} ... {% enddocs %}` blocks, each a chunk named by the
-    block (a model's or a column's `{{ doc("name") }}` shows it: as heading-less windows dbt_artifacts' block of
-    `command_invocation_id` was 58th, first by its meaning); a file without them is cut as Markdown is."""
-    language = text_language(path)
-    blocks = [block for block in _jinja_blocks(text) if block.kind == "docs"] if "docs" in text else []
-    if not blocks:
-        return chunk_lines(path, text, language=language, window_lines=window_lines, overlap=overlap,
-                           max_chars=max_chars)
-    return chunk_blocks(path, text.split("\n"), blocks, language=language, window_lines=window_lines,
-                        overlap=overlap, max_chars=max_chars)
+    coded = [code for block in blocks if (code := "\n".join(lines[block.first:block.last + 1])).replace(";", " ").strip()]
+    return len(coded) == 1 and _QUERY_START.match(coded[0]) is not None and _WRITES.search(coded[0]) is None

@@ -42,6 +42,9 @@ _DOCUMENT = re.compile(r"---(\s.*)?|\.\.\.\s*")
 #: `- name: fct_trips` of its entry), not a label (a workflow step's `- name: Check out the code`)
 _NAMED_ITEM = re.compile(r"[A-Za-z_][\w.-]*")
 _LABELLED_LISTS = frozenset({"steps"})
+#: dbt's lists of properties: a small file of one entry is named by it
+_PROPERTY_LISTS = frozenset({"models", "sources", "seeds", "snapshots", "macros", "exposures", "metrics",
+                             "semantic_models", "analyses"})
 
 
 @dataclass(frozen=True)
@@ -104,14 +107,15 @@ def _rows(lines: list[str]) -> list[_Row | None]:
 def _item_path(stack: list[tuple[int, str | None, str | None]], name: str) -> str | None:
     """The path of a list's item named by its `name:` key (a dbt model, a source's table, a column): under the
     nearest named item above it (`models.fct_trips.trip_id`), else under the key path of its list
-    (`models.fct_trips`); none for a workflow's steps (`- name: Checkout` labels a step)."""
-    if stack and stack[-1][1] in _LABELLED_LISTS:
+    (`models.fct_trips`); none for an item of a workflow's steps (`- name: Checkout` labels a step), of a list at
+    the document's top (a fixtures file's records, an Ansible play) or in an unnamed item."""
+    if not stack or stack[-1][1] in _LABELLED_LISTS:
         return None
     above = next((path for _, _, path in reversed(stack) if path), None)
     if above is not None:
         return f"{above}.{name}"
     if any(part is None for _, part, _ in stack):
-        return name
+        return None
     return ".".join([*(part for _, part, _ in stack), name])
 
 
@@ -226,9 +230,10 @@ class _YamlCutter:
         """One chunk of the rows (blank edges trimmed), or windows named `name` when they are over the budget."""
         if self.manifest:
             name = ""
-        elif not self.sections:  # a document that fits: named by the one entry it holds (`models.dim_date`)
+        elif not self.sections:  # a dbt properties file that fits: named by the one entry it holds (`models.dim_date`)
             items = self.item_names(first, last)
-            if items and all(item == items[0] or item.startswith(f"{items[0]}.") for item in items):
+            if items and items[0].split(".")[0] in _PROPERTY_LISTS and items[0].count(".") == 1 \
+                    and all(item == items[0] or item.startswith(f"{items[0]}.") for item in items):
                 name = header = name or items[0]
         while first <= last and not self.lines[first].strip():
             first += 1

@@ -81,9 +81,9 @@ _RENDERS_GO_TEMPLATES = (".tf", ".tofu", "/Chart.yaml")
 #: describe (read as source, a model's YAML came first for "staging model for zendesk support tickets")
 _DBT_PROJECT = "dbt_project.yml"
 _YAML_SUFFIXES = (".yml", ".yaml")
-#: Airflow's DAG folder: YAML there declares DAGs and their tasks (gusty's `METADATA.yml`, dag-factory's files),
-#: asked for by what a DAG does and when it runs (cal-itp's Littlepay sync schedule, as config: 25th, first in
-#: both legs)
+#: Airflow's DAG folder (the repository's `dags/` or an `airflow/dags/`): YAML there declares DAGs and their tasks
+#: (gusty's `METADATA.yml`, dag-factory's files), asked for by what a DAG does and when it runs (cal-itp's
+#: Littlepay sync schedule, as config: 25th, first in both legs)
 _DAG_FOLDERS = frozenset({"dags"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
@@ -163,8 +163,8 @@ _TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+(?:\.designer)?$")
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
                              r"_generated|\.bundle)$")
 #: but not a table named after its data: a warehouse's `fct_funding_sources_directly_generated.sql` (revenue that
-#: an agency "directly generated"), its DAG's YAML
-_NAMED_AFTER_DATA = (".sql", ".yml", ".yaml")
+#: an agency "directly generated")
+_DATA_NAMED_SUFFIXES = (".sql",)
 #: Dart's code generators' parts by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
 #: freezed's, mockito's `.mocks.dart`): the model a developer asks about is the part written by hand. Not the
 #: names people also write by hand (`app.config.dart`, a `user.mapper.dart`): their generators' heads say so
@@ -194,7 +194,7 @@ _ASKS_FOR_TESTS = re.compile(
     r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,"
     # dbt's tests by their kinds: "data test checking micropayment timestamps ..." (its singular test, second and
     # fifth in the legs, was 86th)
-    r"|\b(?:data|dbt|singular|generic)\s+tests?\b",
+    r"|\b(?:data|singular|generic)\s+tests?\b",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details
@@ -235,16 +235,16 @@ _OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|a
 #: trigger a new one": cal-itp's runbooks, first in both legs, came 10th under the code they are about, and out of
 #: the static pipeline's ten, where the docs' prior weighs most)
 _ASKS_FOR_RUNBOOKS = re.compile(
-    r"\b(?:runbooks?|playbooks?|(?:architecture\s+)?decision\s+records?)\b"
-    r"|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b|^\s*should\s+(?:i|we)\b", re.IGNORECASE)
+    r"\b(?:runbooks?|(?:architecture\s+)?decision\s+records?)\b|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b",
+    re.IGNORECASE)
 #: a dbt model's or source's properties asked for, in dbt's words: a column's documentation and tests, accepted
 #: values, a source's definition and freshness, a seed's (the properties' YAML is config: as source its prose
 #: outranked the models' SQL it describes; asked for, cal-itp's `_mart_audit.yml` came 37th, `_seeds.yml` 53rd)
 _ASKS_FOR_PROPERTIES = re.compile(
-    r"\b(?:where\s+(?:is|are)\s+[\w.`'-]+\s+documented|(?:column|model|source|table)\s+(?:descriptions?|docs|documentation)"
-    r"|descriptions?\s+(?:of|for)\s+(?:the\s+)?(?:[\w-]+\s+)?columns?|accepted[\s_]values|freshness"
-    r"|(?:unique|not[\s_]null|relationships?)\s+tests?|tests?\s+on|what\s+tests?|source\s+definitions?"
-    r"|(?<!random\s)seeds?\s+(?:files?|data|tables?|csv|mappings?|of|for|that|with)|dbt\s+seeds?)\b", re.IGNORECASE)
+    r"\b(?:where\s+(?:is|are)\s+[\w.`'-]+\s+documented|(?:column|model)\s+(?:descriptions?|docs|documentation)"
+    r"|descriptions?\s+(?:of|for)\s+(?:the\s+)?(?:[\w-]+\s+)?columns|accepted[\s_]values|source\s+freshness"
+    r"|(?:warn|error)_after|(?:not[\s_]null|relationships)\s+tests?|dbt\s+(?:sources?|seeds?|properties)"
+    r"|seed\s+(?:files?|csv|mappings?))\b", re.IGNORECASE)
 #: a web framework's templates: a template is `other` (a template's words are a page's, and as source the Django
 #: app's templates took first places from its code), read as source when asked for
 _ASKS_FOR_TEMPLATES = _asked_outright(r"(?:html\s+|jinja\s+)?templates?", r"(?:html\s+)?template")
@@ -315,8 +315,8 @@ _TOOLS = (
      ("recurring", "schedule", "cron")),
     # a BI tool's exported assets (Superset's dashboards, charts and datasets as YAML, Grafana's JSON): "superset
     # dashboard for the suspicious behavior report", first in both legs, was 6th under the export command's code
-    (re.compile(r"\b(?:superset|grafana|metabase|redash)\s+(?:dashboards?|charts?|datasets?|panels?)\b",
-                re.IGNORECASE), ("superset", "grafana", "metabase", "redash", "dashboards")),
+    *((re.compile(rf"\b{tool}\s+(?:dashboards?|charts?|datasets?|panels?)\b", re.IGNORECASE), (tool, "dashboards"))
+      for tool in ("superset", "grafana", "metabase", "redash")),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
     (re.compile(r"\b(?:gems|gemfile|gemspec|ruby\s+gem)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
@@ -346,7 +346,7 @@ def file_role(path: str) -> str:
         return "notebook"
     if name.endswith(_BUF_SETTINGS):
         return "config"
-    if ((_GENERATED_FILE.match(stem) and not (suffix in _NAMED_AFTER_DATA and stem.endswith("_generated")))
+    if ((_GENERATED_FILE.match(stem) and not (suffix in _DATA_NAMED_SUFFIXES and stem.endswith("_generated")))
             or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
@@ -426,7 +426,8 @@ def file_role(path: str) -> str:
     # for as an example outright, not in the twenty)
     if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
         return "example"
-    if (suffix in _YAML_SUFFIXES and any(f in _DAG_FOLDERS for f in folders)) or name == _DBT_PROJECT:
+    dag_folder = any(f in _DAG_FOLDERS and (i == 0 or folders[i - 1] == "airflow") for i, f in enumerate(folders))
+    if (suffix in _YAML_SUFFIXES and dag_folder) or name == _DBT_PROJECT:
         return "source"
     if suffix in _CONFIG_SUFFIXES:
         return "config"
@@ -547,7 +548,7 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("test")
     if _ASKS_FOR_EXAMPLES.search(text) or _ASKS_FOR_A_NAMED_EXAMPLE.search(text):
         read.append("example")
-    if (_ASKS_FOR_SETTINGS.search(text) and not _OPENS_WITH_A_VERB.match(text)) or _ASKS_FOR_PROPERTIES.search(text):
+    if (_ASKS_FOR_SETTINGS.search(text) or _ASKS_FOR_PROPERTIES.search(text)) and not _OPENS_WITH_A_VERB.match(text):
         read.append("config")
     if _ASKS_FOR_RUNBOOKS.search(text):
         read.append("docs")
