@@ -1234,8 +1234,9 @@ def test_dbt_doc_blocks_are_named_chunks():
     block; Markdown without them is cut by its headings as before."""
     docs = ("{% docs command_invocation_id %}\nThe id of the dbt command that ran.\n{% enddocs %}\n\n"
             "{%- docs node_id -%}\nThe unique id of a node.\n{%- enddocs -%}\n")
-    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in FileChunker(IndexSettings()).chunk("models/docs.md", docs)] \
-        == [("command_invocation_id", "docs", 1, 3), ("node_id", "docs", 5, 7)]
+    chunks = FileChunker(IndexSettings()).chunk("models/docs.md", docs)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("command_invocation_id", "docs", 1, 3), ("node_id", "docs", 5, 7)]
     page = "# Setup\n\nInstall the docs.\n"
     assert [c.symbol for c in FileChunker(IndexSettings()).chunk("README.md", page)] == ["Setup"]
 

@@ -322,5 +322,6 @@ def _one_query(text: str, blocks: list[Block]) -> bool:
     if not blocks or any(block.name for block in blocks):
         return False
     lines = _blanked(text).split("\n")
-    coded = [code for block in blocks if (code := "\n".join(lines[block.first:block.last + 1])).replace(";", " ").strip()]
+    coded = [code for block in blocks
+             if (code := "\n".join(lines[block.first:block.last + 1])).replace(";", " ").strip()]
     return len(coded) == 1 and _QUERY_START.match(coded[0]) is not None and _WRITES.search(coded[0]) is None

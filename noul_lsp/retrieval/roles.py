@@ -230,10 +230,10 @@ _ASKS_FOR_SETTINGS = _asked_outright(r"(?:(?!(?:a|an|the)\s)[\w'-]+\s+){0,3}sett
 _OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|apply|reset|override|get|store"
                                 r"|persist|sync|restore|configure|adjust|toggle|edit|validate|migrate|write|merge)\b",
                                 re.IGNORECASE)
-#: an operator's pages asked for: a runbook or a playbook, a decision record, or what to do when something fails
-#: ("alert that a kubernetes volume is more than 80% full, what do I do", "should I clear a failed DAG run or
-#: trigger a new one": cal-itp's runbooks, first in both legs, came 10th under the code they are about, and out of
-#: the static pipeline's ten, where the docs' prior weighs most)
+#: an operator's pages asked for: a runbook, a decision record, or what to do when something fails ("alert that a
+#: kubernetes volume is more than 80% full, what do I do": cal-itp's runbook, first in both legs, came 10th under
+#: the code it is about, and out of the static pipeline's ten, where the docs' prior weighs most). Not "should I
+#: ..." nor a playbook: ordinary questions ask that ("should we retry on HTTP 429"), Ansible's playbooks are YAML
 _ASKS_FOR_RUNBOOKS = re.compile(
     r"\b(?:runbooks?|(?:architecture\s+)?decision\s+records?)\b|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b",
     re.IGNORECASE)
