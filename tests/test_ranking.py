@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from noul_lsp.bench.rank_fit import _training, load_candidates
-from noul_lsp.config import parse_settings
+from noul_lsp.chunking import FileChunker
+from noul_lsp.chunking.chunk import OBJECTS_KIND
+from noul_lsp.config import IndexSettings, parse_settings
 from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.features import FEATURES, root_features
 from noul_lsp.retrieval.fusion import fuse
@@ -341,6 +343,39 @@ def test_a_data_teams_warehouse_and_dags_are_its_code():
                     "set the seed mapping of the generator"):
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
     assert file_role("docs/dags/overview.yaml") == "config" and file_role("dags/etl/config.yml") == "source"
+
+
+def test_an_ml_projects_configs_that_build_objects_are_its_code(tmp_path):
+    """Hydra's config groups (`_target_:`, `# @package`, a defaults list) and LightningCLI's recipes
+    (`class_path:`) are programs written as settings: an ML engineer asks for them as for code, and as config a
+    config both legs put first came 11th to 46th. Plain settings stay config; a tutorial's pages are docs."""
+    root = tmp_path / "ws"
+    files = {"configs/model/mnist.yaml": "_target_: src.models.mnist_module.MNISTLitModule\noptimizer:\n"
+                                         "  _target_: torch.optim.Adam\n  lr: 0.001\n",
+             "configs/debug/overfit.yaml": "# @package _global_\ntrainer:\n  overfit_batches: 3\n",
+             "configs/trainer/ddp.yaml": "defaults:\n  - default\n\nstrategy: ddp\n",
+             "config_hub/finetune/lora.yaml": "optimizer:\n  class_path: torch.optim.AdamW\n",
+             "configs/paths/default.yaml": "root_dir: .\nlog_dir: logs\n",
+             ".github/workflows/ci.yml": "defaults:\n  run:\n    shell: bash\njobs: {}\n",
+             "src/train.py": "def train():\n    return 1\n"}
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    chunker = FileChunker(IndexSettings())
+    builds = np.array([any(c.kind == OBJECTS_KIND for c in chunker.chunk(path, text)) for path, text in files.items()])
+    roles = dict(zip(files, (ROLES[code] for code in role_codes(list(files), builds_objects=builds)), strict=True))
+    assert roles == {
+        "configs/model/mnist.yaml": "source", "configs/debug/overfit.yaml": "source",
+        "configs/trainer/ddp.yaml": "source", "config_hub/finetune/lora.yaml": "source",
+        "configs/paths/default.yaml": "config", ".github/workflows/ci.yml": "config", "src/train.py": "source"}
+    assert file_role("tutorials/oom.md") == "docs" and file_role("tutorials/developer-docs/adding-models.md") == "docs"
+    assert file_role("tutorials/finetune.py") == "example"
+    # the index reads the same: a hit on the model's config is source
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    result = workspace.find("MNISTLitModule optimizer Adam lr", legs=("bm25",))
+    assert {hit.path: hit.role for hit in result.hits}["configs/model/mnist.yaml"] == "source"
 
 
 def test_a_source_file_as_dense_as_minified_code_is_generated():

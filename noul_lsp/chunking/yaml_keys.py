@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from noul_lsp.chunking.boilerplate import is_comment
-from noul_lsp.chunking.chunk import MAX_NAMES, Chunk, shifted
+from noul_lsp.chunking.chunk import MAX_NAMES, OBJECTS_KIND, Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -276,8 +276,17 @@ def _shared_path(paths: list[str]) -> str:
     return ".".join(shared)
 
 
+#: a configuration that builds objects: a key naming the class to build (Hydra's `_target_:`, jsonargparse's and
+#: LightningCLI's `class_path:`), Hydra's package directive or its defaults list (`defaults:` then `- group: x`
+#: items; GitHub's `defaults:` is a mapping)
+_BUILDS_OBJECTS = re.compile(r"^[ \t-]*(?:_target_|class_path)[ \t]*:|^#[ \t]*@package\b|^defaults:[ \t]*\r?\n"
+                             r"(?:[ \t]*(?:#.*)?\r?\n)*[ \t]*-[ \t]", re.MULTILINE)
+
+
 def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys."""
+    """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys; of kind
+    `objects` where the file builds objects (`_BUILDS_OBJECTS`: an ML project's Hydra configs and training
+    recipes, which its engineers ask for as they ask for code)."""
     lines = text.split("\n")
     cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
     start = 0
@@ -288,4 +297,5 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
                 cutter.sections, cutter.manifest = False, {"apiVersion", "kind"} <= top
                 cutter.cut(start, index - 1)
             start = index + 1
-    return sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))
+    chunks = sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))
+    return [replace(chunk, kind=OBJECTS_KIND) for chunk in chunks] if _BUILDS_OBJECTS.search(text) else chunks

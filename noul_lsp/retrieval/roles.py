@@ -107,6 +107,8 @@ _FUZZ_FOLDERS = frozenset({"fuzz", "fuzzing"})
 #: a file whose kind is a test (caddy's Caddyfile adapt tests, PHP's `.phpt`, lit's and sqllogictest's `.test`)
 _TEST_SUFFIXES = frozenset({".caddyfiletest", ".phpt", ".test"})
 _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
+_DOC_FOLDER_SUFFIXES = ("-docs", "_docs")
+_TUTORIAL_FOLDERS = frozenset({"tutorial", "tutorials"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
@@ -413,7 +415,10 @@ def file_role(path: str) -> str:
         return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
     # config; not a README, not in a docs folder); so is a file whose kind is a test (caddy's 233 `*.caddyfiletest`)
-    in_docs = any(f in _DOC_FOLDERS for f in folders)
+    # (and a tutorial's pages, and a folder of docs by its suffix: litgpt's `tutorials/oom.md` and
+    # `tutorials/developer-docs/adding-models.md` were examples, first in both legs and 9th and 10th)
+    in_docs = any(f in _DOC_FOLDERS or f.endswith(_DOC_FOLDER_SUFFIXES)
+                  or (f in _TUTORIAL_FOLDERS and suffix in _DOC_SUFFIXES) for f in folders)
     kept_as_is = in_docs or stem.startswith("readme")  # a docs folder's pages and a README stay docs
     in_tests = any(f in _TEST_DATA_FOLDERS for f in folders) or (folders and folders[0] in _FUZZ_FOLDERS)
     if suffix in _TEST_SUFFIXES or (in_tests and not kept_as_is):
@@ -445,15 +450,20 @@ MINIFIED_TERMS_AT_LEAST = 400.0
 
 
 def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.ndarray | None = None,
-               tool_written: np.ndarray | None = None) -> np.ndarray:
+               tool_written: np.ndarray | None = None, builds_objects: np.ndarray | None = None) -> np.ndarray:
     """int8 role index (ROLE_INDEX) per path; a Helm chart's templates and values (beside a `Chart.yaml` among
-    the paths) are source; a source file as dense as minified code (its BM25 `terms` over its `lines`, per
-    path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO NOT EDIT`) is
-    `generated`: the path cannot tell it from the code people write."""
+    the paths) are source, and so is a configuration that names the classes it builds (`builds_objects`, per
+    path: Hydra's config groups, LightningCLI's recipes: the code of an ML project, where as config a model's
+    config both legs put first came 11th to 46th); a source file as dense as minified code (its BM25 `terms`
+    over its `lines`, per path) or whose head says a tool wrote it (`tool_written`: Go's `Code generated ... DO
+    NOT EDIT`) is `generated`: the path cannot tell it from the code people write."""
     codes = np.fromiter((ROLE_INDEX[file_role(p)] for p in paths), dtype=np.int8, count=len(paths))
     if not len(codes):
         return codes
     codes = with_charts(codes, paths, chart_folders(paths), renders_go_templates(paths))
+    if builds_objects is not None:
+        settings = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
+        codes[settings & builds_objects.astype(bool)] = ROLE_INDEX["source"]
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))

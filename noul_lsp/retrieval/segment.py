@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from noul_lsp.chunking.chunk import GENERATED_KIND
+from noul_lsp.chunking.chunk import GENERATED_KIND, OBJECTS_KIND
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
 from noul_lsp.retrieval.roles import chart_folders, renders_go_templates
 from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
@@ -140,7 +140,8 @@ class Segment:
         them, and the hits their roles; persisted with the base, so built at the end of an indexing pass)."""
         return build_symbol_table(symbols=self.symbols.tolist(), files=self.files, row_file=self.row_file,
                                   codes=self.codes, file_bm25=self.file_bm25, file_size=self.file_size(),
-                                  tool_written=self.tool_written(), counted=self.copyable_rows)
+                                  tool_written=self.files_of_kind(GENERATED_KIND),
+                                  builds_objects=self.files_of_kind(OBJECTS_KIND), counted=self.copyable_rows)
 
     @cached_property
     def rendering(self) -> tuple[frozenset[str], bool]:
@@ -164,9 +165,10 @@ class Segment:
         counted[opening[module[self.kind_codes[opening]] & unnamed]] = False
         return counted
 
-    def tool_written(self) -> np.ndarray:
-        """Per file, whether the chunker marked its chunks as a tool's (`chunking.GENERATED_KIND`)."""
-        marked = np.array([kind == GENERATED_KIND for kind in self.kinds], dtype=bool)
+    def files_of_kind(self, marking: str) -> np.ndarray:
+        """Per file, whether the chunker marked its chunks with a kind that says what the file is: a tool's
+        (`GENERATED_KIND`), a configuration that builds objects (`OBJECTS_KIND`)."""
+        marked = np.array([kind == marking for kind in self.kinds], dtype=bool)
         if not self.rows or not marked.any():
             return np.zeros(len(self.files), dtype=bool)
         return np.logical_or.reduceat(marked[self.kind_codes], self.file_spans[0])

@@ -123,10 +123,12 @@ def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
 
 def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray, codes: np.ndarray,
                        file_bm25, file_size: tuple[np.ndarray, np.ndarray] | None = None,
-                       tool_written: np.ndarray | None = None, counted: np.ndarray | None = None) -> SymbolTable:
+                       tool_written: np.ndarray | None = None, builds_objects: np.ndarray | None = None,
+                       counted: np.ndarray | None = None) -> SymbolTable:
     """The table of one segment's rows (`codes`: each row's content-hash code; `file_bm25`: the segment's
     whole-file BM25; `file_size`: each file's BM25 terms and lines, which tell minified code; `tool_written`:
-    the files whose head says a tool wrote them; `counted`: the rows a file's copied share counts)."""
+    the files whose head says a tool wrote them; `builds_objects`: the configurations that name the classes
+    they build; `counted`: the rows a file's copied share counts)."""
     rows = len(symbols)
     own_keys: list[str] = []  # the chunk's own definition per row
     definition_keys: list[str] = []
@@ -190,7 +192,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
     shares = duplicate_share(codes, row_file, len(files), counted=counted)
-    roles = role_codes(files, *(file_size or (None, None)), tool_written)
+    roles = role_codes(files, *(file_size or (None, None)), tool_written, builds_objects)
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, roles,
                        file_start, file_rows, shares, file_bm25, depths, definition_codes)
 
