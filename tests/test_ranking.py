@@ -888,8 +888,7 @@ def test_rank_fit_of_one_repository_fits_and_says_it_holds_nothing_out(tmp_path)
 def test_a_file_whose_head_says_a_tool_wrote_it_is_generated(tmp_path):
     """Go's `// Code generated ... DO NOT EDIT.` (mockgen, stringer, controller-gen) under a plain name was
     `source`, and `zz_generated`-like copies of the real code ranked beside it."""
-    from noul_lsp.chunking import FileChunker, generated_by_a_tool
-    from noul_lsp.config import IndexSettings
+    from noul_lsp.chunking import generated_by_a_tool
 
     root = tmp_path / "ws"
     (root / "mocks").mkdir(parents=True)
