@@ -355,8 +355,12 @@ def test_an_ml_projects_configs_that_build_objects_are_its_code(tmp_path):
              "configs/debug/overfit.yaml": "# @package _global_\ntrainer:\n  overfit_batches: 3\n",
              "configs/trainer/ddp.yaml": "defaults:\n  - default\n\nstrategy: ddp\n",
              "config_hub/finetune/lora.yaml": "optimizer:\n  class_path: torch.optim.AdamW\n",
+             "recipes/lora.yaml": "\ufeffmodel:\n  _component_: torchtune.models.lora_llama2_7b\n",
+             "configs/train.yaml": "defaults:  # the groups\n  - _self_\n  - model: mnist\n",
              "configs/paths/default.yaml": "root_dir: .\nlog_dir: logs\n",
              ".github/workflows/ci.yml": "defaults:\n  run:\n    shell: bash\njobs: {}\n",
+             "_config.yml": "defaults:\n  - scope:\n      path: ''\n    values:\n      layout: single\n",
+             "outputs/2026-01-01/.hydra/config.yaml": "model:\n  _target_: src.Model\n",
              "src/train.py": "def train():\n    return 1\n"}
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
@@ -367,9 +371,11 @@ def test_an_ml_projects_configs_that_build_objects_are_its_code(tmp_path):
     assert roles == {
         "configs/model/mnist.yaml": "source", "configs/debug/overfit.yaml": "source",
         "configs/trainer/ddp.yaml": "source", "config_hub/finetune/lora.yaml": "source",
-        "configs/paths/default.yaml": "config", ".github/workflows/ci.yml": "config", "src/train.py": "source"}
+        "recipes/lora.yaml": "source", "configs/train.yaml": "source", "configs/paths/default.yaml": "config",
+        ".github/workflows/ci.yml": "config", "_config.yml": "config",
+        "outputs/2026-01-01/.hydra/config.yaml": "generated", "src/train.py": "source"}
     assert file_role("tutorials/oom.md") == "docs" and file_role("tutorials/developer-docs/adding-models.md") == "docs"
-    assert file_role("tutorials/finetune.py") == "example"
+    assert file_role("tutorials/finetune.py") == "example" and file_role("tests/fixtures/tutorial/page.md") == "test"
     # the index reads the same: a hit on the model's config is source
     settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
     workspace = Workspace(root, settings)

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field, replace
 
 #: the kind of every chunk of a file a tool wrote (the role of such a file is `generated`: roles.py)
 GENERATED_KIND = "generated"
-#: the kind of every chunk of a configuration that names the classes it builds (Hydra's `_target_:`, LightningCLI's
-#: and jsonargparse's `class_path:`): a program written as settings, whose role is source (roles.py)
+#: the kind of every chunk of a configuration that builds objects (Hydra's `_target_:`, package directive and
+#: defaults list, LightningCLI's `class_path:`: `yaml_keys._BUILDS_OBJECTS`): a program written as settings, whose
+#: role is source (roles.py)
 OBJECTS_KIND = "objects"
 #: how many names nested in a chunk it lists (`Chunk.names`: a class of a few hundred one-line methods, a
 #: values file's keys, a table's columns stop there)

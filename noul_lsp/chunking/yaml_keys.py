@@ -276,11 +276,14 @@ def _shared_path(paths: list[str]) -> str:
     return ".".join(shared)
 
 
-#: a configuration that builds objects: a key naming the class to build (Hydra's `_target_:`, jsonargparse's and
-#: LightningCLI's `class_path:`), Hydra's package directive or its defaults list (`defaults:` then `- group: x`
-#: items; GitHub's `defaults:` is a mapping)
-_BUILDS_OBJECTS = re.compile(r"^[ \t-]*(?:_target_|class_path)[ \t]*:|^#[ \t]*@package\b|^defaults:[ \t]*\r?\n"
-                             r"(?:[ \t]*(?:#.*)?\r?\n)*[ \t]*-[ \t]", re.MULTILINE)
+#: a configuration that builds objects: a key naming the class to build (Hydra's `_target_:`, torchtune's
+#: `_component_:`, jsonargparse's and LightningCLI's `class_path:`), Hydra's package directive, or its defaults list
+#: (`defaults:` then `- _self_`, `- group: option`, `- override ...` or a bare option; Jekyll's `- scope:` items and
+#: GitHub's `defaults:` mapping are none)
+_BUILDS_OBJECTS = re.compile(
+    r"^\ufeff?[ \t-]*[\"']?(?:_target_|_component_|class_path)[\"']?[ \t]*:|^\ufeff?#[ \t]*@package\b"
+    r"|^\ufeff?defaults:[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*(?:#[^\n]*)?\r?\n)*+"
+    r"[ \t]*-[ \t]+(?:_self_|override\b|[\w/@.-]+[ \t]*(?::[ \t]*[\w/@.${}-]+)?)[ \t]*(?:#[^\n]*)?\r?$", re.MULTILINE)
 
 
 def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:

@@ -107,13 +107,13 @@ _FUZZ_FOLDERS = frozenset({"fuzz", "fuzzing"})
 #: a file whose kind is a test (caddy's Caddyfile adapt tests, PHP's `.phpt`, lit's and sqllogictest's `.test`)
 _TEST_SUFFIXES = frozenset({".caddyfiletest", ".phpt", ".test"})
 _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
-_DOC_FOLDER_SUFFIXES = ("-docs", "_docs")
 _TUTORIAL_FOLDERS = frozenset({"tutorial", "tutorials"})
+_PAGE_SUFFIXES = frozenset({".md", ".rst", ".adoc", ".asciidoc"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
                                 "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
-                                "__generated__", "umd"})
+                                "__generated__", "umd", ".hydra", "multirun", "lightning_logs"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 #: a Gradle or Maven project's main source set, on the path's own case: `src/main`, Kotlin multiplatform's
@@ -415,10 +415,7 @@ def file_role(path: str) -> str:
         return "config"
     # a test's data is the test's, whatever its kind (Go's `testdata/import_glob0.txt` was docs, its `.json`
     # config; not a README, not in a docs folder); so is a file whose kind is a test (caddy's 233 `*.caddyfiletest`)
-    # (and a tutorial's pages, and a folder of docs by its suffix: litgpt's `tutorials/oom.md` and
-    # `tutorials/developer-docs/adding-models.md` were examples, first in both legs and 9th and 10th)
-    in_docs = any(f in _DOC_FOLDERS or f.endswith(_DOC_FOLDER_SUFFIXES)
-                  or (f in _TUTORIAL_FOLDERS and suffix in _DOC_SUFFIXES) for f in folders)
+    in_docs = any(f in _DOC_FOLDERS for f in folders)
     kept_as_is = in_docs or stem.startswith("readme")  # a docs folder's pages and a README stay docs
     in_tests = any(f in _TEST_DATA_FOLDERS for f in folders) or (folders and folders[0] in _FUZZ_FOLDERS)
     if suffix in _TEST_SUFFIXES or (in_tests and not kept_as_is):
@@ -429,7 +426,10 @@ def file_role(path: str) -> str:
         return "source"
     # an example is an example whatever its kind (just's `examples/cross-platform.just` was other, and asked
     # for as an example outright, not in the twenty)
-    if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is:
+    # (but a tutorial's pages are docs: litgpt's `tutorials/oom.md` and `tutorials/developer-docs/adding-models.md`,
+    # its documentation site, were examples, first in both legs and 9th and 10th)
+    tutorial_page = suffix in _PAGE_SUFFIXES and any(f in _TUTORIAL_FOLDERS for f in folders)
+    if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is and not tutorial_page:
         return "example"
     dag_folder = any(f in _DAG_FOLDERS and (i == 0 or folders[i - 1] == "airflow") for i, f in enumerate(folders))
     if (suffix in _YAML_SUFFIXES and dag_folder) or name == _DBT_PROJECT:
@@ -461,13 +461,13 @@ def role_codes(paths: Sequence[str], terms: np.ndarray | None = None, lines: np.
     if not len(codes):
         return codes
     codes = with_charts(codes, paths, chart_folders(paths), renders_go_templates(paths))
-    if builds_objects is not None:
-        settings = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
-        codes[settings & builds_objects.astype(bool)] = ROLE_INDEX["source"]
     written = np.zeros(len(codes), dtype=bool) if tool_written is None else tool_written.astype(bool)
     if terms is not None and lines is not None:
         written |= (terms >= MINIFIED_TERMS_AT_LEAST) & (terms > MINIFIED_TERMS_PER_LINE * np.maximum(lines, 1))
     codes[(codes == ROLE_INDEX["source"]) & written] = ROLE_INDEX["generated"]
+    if builds_objects is not None:  # (after the density test: a config's long list of class names is no bundle)
+        settings = (codes == ROLE_INDEX["config"]) | (codes == ROLE_INDEX["other"])
+        codes[settings & builds_objects.astype(bool)] = ROLE_INDEX["source"]
     return codes
 
 

@@ -192,7 +192,8 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     if len(files):
         np.cumsum(file_rows[:-1], out=file_start[1:])
     shares = duplicate_share(codes, row_file, len(files), counted=counted)
-    roles = role_codes(files, *(file_size or (None, None)), tool_written, builds_objects)
+    terms, lines = file_size or (None, None)
+    roles = role_codes(files, terms=terms, lines=lines, tool_written=tool_written, builds_objects=builds_objects)
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, roles,
                        file_start, file_rows, shares, file_bm25, depths, definition_codes)
 
