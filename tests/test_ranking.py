@@ -354,6 +354,7 @@ def test_an_ml_projects_configs_that_build_objects_are_its_code(tmp_path):
                                          "  _target_: torch.optim.Adam\n  lr: 0.001\n",
              "configs/debug/overfit.yaml": "# @package _global_\ntrainer:\n  overfit_batches: 3\n",
              "configs/trainer/ddp.yaml": "defaults:\n  - default\n\nstrategy: ddp\n",
+             "configs/hydra/default.yaml": "defaults:\n  - override hydra_logging: colorlog\n",
              "config_hub/finetune/lora.yaml": "optimizer:\n  class_path: torch.optim.AdamW\n",
              "recipes/lora.yaml": "\ufeffmodel:\n  _component_: torchtune.models.lora_llama2_7b\n",
              "configs/train.yaml": "defaults:  # the groups\n  - _self_\n  - model: mnist\n",
@@ -370,7 +371,8 @@ def test_an_ml_projects_configs_that_build_objects_are_its_code(tmp_path):
     roles = dict(zip(files, (ROLES[code] for code in role_codes(list(files), builds_objects=builds)), strict=True))
     assert roles == {
         "configs/model/mnist.yaml": "source", "configs/debug/overfit.yaml": "source",
-        "configs/trainer/ddp.yaml": "source", "config_hub/finetune/lora.yaml": "source",
+        "configs/trainer/ddp.yaml": "source", "configs/hydra/default.yaml": "source",
+        "config_hub/finetune/lora.yaml": "source",
         "recipes/lora.yaml": "source", "configs/train.yaml": "source", "configs/paths/default.yaml": "config",
         ".github/workflows/ci.yml": "config", "_config.yml": "config",
         "outputs/2026-01-01/.hydra/config.yaml": "generated", "src/train.py": "source"}

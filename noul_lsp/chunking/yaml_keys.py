@@ -283,7 +283,8 @@ def _shared_path(paths: list[str]) -> str:
 _BUILDS_OBJECTS = re.compile(
     r"^\ufeff?[ \t-]*[\"']?(?:_target_|_component_|class_path)[\"']?[ \t]*:|^\ufeff?#[ \t]*@package\b"
     r"|^\ufeff?defaults:[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*(?:#[^\n]*)?\r?\n)*+"
-    r"[ \t]*-[ \t]+(?:_self_|override\b|[\w/@.-]+[ \t]*(?::[ \t]*[\w/@.${}-]+)?)[ \t]*(?:#[^\n]*)?\r?$", re.MULTILINE)
+    r"[ \t]*-[ \t]+(?:_self_|override[ \t][^\n]*|[\w/@.-]+[ \t]*(?::[ \t]*[\w/@.${}-]+)?)[ \t]*(?:#[^\n]*)?\r?$",
+    re.MULTILINE)
 
 
 def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
