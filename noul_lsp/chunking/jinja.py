@@ -12,9 +12,8 @@ is left to the reader of the rest of the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, one_per_row, row_finder
+from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
 from noul_lsp.chunking.text import chunk_lines, text_language
 
@@ -30,7 +29,7 @@ _JINJA_COMMENT = r"\{#(?:(?!#\}).){0,2000}#\}"
 _NOISE = {False: re.compile(rf"{_JINJA_COMMENT}|--[^\n]*|'(?:[^'\\\n]|\\.)*'", re.DOTALL),
           True: re.compile(rf"{_JINJA_COMMENT}|^[ \t]*(?P<fence>```|~~~).*?(?:^[ \t]*(?P=fence)|\Z)|`[^`\n]*`",
                            re.DOTALL | re.MULTILINE)}
-#: a block's documentation: a comment alone on its rows, ending on the row above it (in SQL a `--` line too)
+#: a block's documentation: the comments alone on their rows right above it (in SQL `--` lines too)
 _DOCUMENTATION = {False: re.compile(rf"{_JINJA_COMMENT}|--[^\n]*", re.DOTALL),
                   True: re.compile(_JINJA_COMMENT, re.DOTALL)}
 DOC_BLOCK_SUFFIXES = (".md", ".markdown")
@@ -44,7 +43,10 @@ def jinja_blocks(text: str, *, markdown: bool = False) -> list[Block]:
     if not any(tag.group("tag") for tag in tags):
         return []
     row_at = row_finder(text)
-    documented = _documentation_rows(text, row_at, markdown)
+    # a comment's rows filled, its blank rows too (a docstring's paragraphs), for `comment_start`'s run of them
+    documentation = _DOCUMENTATION[markdown]
+    lines = documentation.sub(lambda found: "\n".join("#" for _ in found.group(0).split("\n")), text).split("\n")
+    code_lines = documentation.sub(blank, text).split("\n")
     blocks: list[Block] = []
     index = 0
     while index < len(tags):
@@ -58,23 +60,10 @@ def jinja_blocks(text: str, *, markdown: bool = False) -> list[Block]:
             continue
         first, name = row_at(opening.start()), opening.group("name")
         nested = tuple((row_at(tag.start()), tag.group("name")) for tag in tags[index + 1:end - 1] if tag.group("tag"))
-        blocks.append(Block(documented.get(first - 1, first), row_at(tags[end - 1].end() - 1), name, _KINDS[kind],
-                            nested, major="__" not in name))
+        blocks.append(Block(comment_start(lines, code_lines, first), row_at(tags[end - 1].end() - 1), name,
+                            _KINDS[kind], nested, major="__" not in name))
         index = end
     return one_per_row(blocks)
-
-
-def _documentation_rows(text: str, row_at: Callable[[int], int], markdown: bool) -> dict[int, int]:
-    """The comments alone on their rows: each one's last row, and the first row of the run of them it ends."""
-    rows: dict[int, int] = {}
-    for comment in _DOCUMENTATION[markdown].finditer(text):
-        line_end = text.find("\n", comment.end())
-        after = text[comment.end():line_end if line_end >= 0 else len(text)]
-        if text[text.rfind("\n", 0, comment.start()) + 1:comment.start()].strip() or after.strip():
-            continue
-        first, last = row_at(comment.start()), row_at(max(comment.end() - 1, comment.start()))
-        rows[last] = rows.get(first - 1, first)
-    return rows
 
 
 def chunk_doc_blocks(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:

@@ -267,8 +267,8 @@ def sql_blocks(text: str) -> list[Block]:
 
 def _shifted(block: Block, rows: int) -> Block:
     """A block read in a part of the file, at the file's rows."""
-    return Block(block.first + rows, block.last + rows, block.name, block.kind,
-                 tuple((row + rows, name) for row, name in block.members), block.major)
+    return replace(block, first=block.first + rows, last=block.last + rows,
+                   members=tuple((row + rows, name) for row, name in block.members))
 
 
 def _statement_blocks(text: str) -> list[Block]:

@@ -108,6 +108,8 @@ _FUZZ_FOLDERS = frozenset({"fuzz", "fuzzing"})
 _TEST_SUFFIXES = frozenset({".caddyfiletest", ".phpt", ".test"})
 _DOC_FOLDERS = frozenset({"doc", "docs", "documentation", "man", "site", "website", "guide", "guides"})
 _TUTORIAL_FOLDERS = frozenset({"tutorial", "tutorials"})
+#: a language's library folder, whose files are its library whatever their names (below no test folder)
+_LIBRARY_FOLDERS = ((".dart", "lib"), (".sql", "macros"))
 _PAGE_SUFFIXES = frozenset({".md", ".rst", ".adoc", ".asciidoc"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
@@ -161,12 +163,10 @@ _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: took the first five places for the table its fluent configuration maps
 _TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+(?:\.designer)?$")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
-#: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand)
+#: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand; `*_generated`, below: not
+#: a table named after its data, a warehouse's `fct_funding_sources_directly_generated.sql`)
 _GENERATED_FILE = re.compile(r"^zz_generated\..*|.*(\.min|_pb2|_pb2_grpc|\.pb|\.pb\.gw|\.generated|\.gen|"
-                             r"_generated|\.bundle)$")
-#: but not a table named after its data: a warehouse's `fct_funding_sources_directly_generated.sql` (revenue that
-#: an agency "directly generated")
-_DATA_NAMED_SUFFIXES = (".sql",)
+                             r"\.bundle)$")
 #: Dart's code generators' parts by build_runner's convention (json_serializable's and riverpod's `.g.dart`,
 #: freezed's, mockito's `.mocks.dart`): the model a developer asks about is the part written by hand. Not the
 #: names people also write by hand (`app.config.dart`, a `user.mapper.dart`): their generators' heads say so
@@ -348,7 +348,7 @@ def file_role(path: str) -> str:
         return "notebook"
     if name.endswith(_BUF_SETTINGS):
         return "config"
-    if ((_GENERATED_FILE.match(stem) and not (suffix in _DATA_NAMED_SUFFIXES and stem.endswith("_generated")))
+    if (_GENERATED_FILE.match(stem) or (suffix != ".sql" and stem.endswith("_generated"))
             or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
@@ -370,19 +370,18 @@ def file_role(path: str) -> str:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
     # a Dart package's `lib/` is its library whatever the names in and above it: bloc_test's `blocTest` in
     # `packages/bloc_test/lib/src/bloc_test.dart` was a test (pub keeps tests in `test/`)
-    dart_library = suffix == ".dart" and "lib" in folders and not any(
-        f in _TEST_FOLDERS for f in folders[: folders.index("lib")])  # a test's fixture package stays the test's
     # and a dbt project's macros are its library: a generic test's definition (`macros/test_unique_proportion.sql`,
     # dbt-utils' `macros/generic_tests/`) is what the project's YAML tests columns with (first in both legs, 98th
-    # as a test); an integration test project's macros stay its tests'
-    dbt_macro = suffix == ".sql" and "macros" in folders and not any(
-        f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[: folders.index("macros")])
+    # as a test); a test's fixture package, an integration test project's macros stay the tests'
+    library = next((folder for kind, folder in _LIBRARY_FOLDERS if suffix == kind), None)
+    in_library = library in folders and not any(
+        f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[: folders.index(library)])
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
                      and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
-        if not (dart_library or dbt_macro) and (
+        if not in_library and (
                 any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
                 or (_TEST_SETUP.fullmatch(stem) and suffix not in _JVM_SUFFIXES)
