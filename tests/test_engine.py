@@ -77,6 +77,29 @@ def test_chunk_mode_include_and_exclude(indexed):
 
 
 
+def test_a_filter_naming_a_bracketed_route_folder_matches_it(tmp_path, settings, recwarn):
+    """A file-routed app's folders are named in brackets (`app/pages/[[server]]/`); gitignore syntax reads them as
+    a character class, so `--include 'app/pages/[[server]]/**'` matched nothing, with Python's FutureWarning."""
+    root = tmp_path / "app"
+    (root / "app" / "pages" / "[[server]]" / "explore").mkdir(parents=True)
+    (root / "app" / "pages" / "[[server]]" / "explore" / "links.ts").write_text(
+        "export function trendingLinks(server: string) {\n  return fetchTrending(server, 'links')\n}\n")
+    (root / "app" / "pages" / "bookmarks.ts").write_text("export function bookmarks() {\n  return fetchTrending()\n}\n")
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    found = workspace.find("trending links", include=["app/pages/[[server]]/**"], legs=("bm25",)).hits
+    assert [h.path for h in found] == ["app/pages/[[server]]/explore/links.ts"]
+    assert [h.path for h in workspace.find("fetch trending", exclude=["app/pages/[[server]]/"], legs=("bm25",)).hits] \
+        == ["app/pages/bookmarks.ts"]
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]
+    # each literal copy follows its pattern: the last pattern that matches still decides
+    from noul_lsp.retrieval.retrieve import with_literal_brackets
+    from noul_lsp.workspace.discovery import gitignore_spec
+    spec = gitignore_spec(with_literal_brackets(["app/[locale]/**", "!app/**/keep.ts"]))
+    assert spec.match_file("app/[locale]/drop.ts") and not spec.match_file("app/[locale]/keep.ts")
+    workspace.close()
+
+
 def test_a_repeated_filter_reuses_its_row_mask_until_the_corpus_changes(indexed):
     arrays = indexed.loaded()
     first = indexed.row_filter.masks(arrays, ["*.go"], [])[0]

@@ -100,8 +100,18 @@ def glob_within(base: str, pattern: str) -> str:
     return f"{base}/{pattern.lstrip('/')}" if "/" in pattern.rstrip("/") else f"{base}/**/{pattern}"
 
 
+def with_literal_brackets(patterns: Sequence[str]) -> list[str]:
+    """The patterns, and each one holding a bracket once more with its brackets literal: a file-routed app's
+    folders are named in brackets (`app/pages/[[server]]/**`, `routes/[slug]/+page.svelte`), which gitignore
+    syntax reads as a character class, so a filter naming one matched nothing. Each copy follows its pattern:
+    the last pattern that matches decides (`!app/**/keep.ts` after `app/[locale]/**` still keeps the file)."""
+    return [variant for p in patterns
+            for variant in (p, *([re.sub(r"([\[\]])", r"\\\1", p)] if "[" in p and "\\" not in p else []))]
+
+
 def _match(arrays: CorpusArrays, include: Sequence[str], exclude: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    include, exclude = [workspace_pattern(p) for p in include], [workspace_pattern(p) for p in exclude]
+    include = with_literal_brackets([workspace_pattern(p) for p in include])
+    exclude = with_literal_brackets([workspace_pattern(p) for p in exclude])
     allowed_files = np.ones(len(arrays.files), dtype=bool)
     if include:
         spec = gitignore_spec(include)

@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import subprocess
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,10 +54,12 @@ def gitignore_spec(lines) -> pathspec.PathSpec:
     that is no valid pattern (a lone `!`) is passed over, as git passes it over: one bad line in some
     nested .gitignore must not stop the indexing of a workspace."""
     lines = list(lines)
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except (ValueError, TypeError):  # GitIgnorePatternError is a ValueError
-        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+    with warnings.catch_warnings():  # `[[x]]` is a valid class that `re` warns of ("Possible nested set")
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            return pathspec.GitIgnoreSpec.from_lines(lines)
+        except (ValueError, TypeError):  # GitIgnorePatternError is a ValueError
+            return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
 
 
 def _valid_pattern(line) -> bool:
