@@ -1576,3 +1576,53 @@ def test_a_blazor_components_code_block_is_a_class_named_by_the_component():
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in code] == [("Edit", "class", 7, 13)]
     assert "Edit.SaveClick" in code[0].names and code[0].language == "csharp"
     assert {c.symbol for c in chunks if c.kind == "component"} == {"Edit"}
+
+
+def test_a_json_object_is_cut_at_its_keys_as_yaml_is():
+    """An app's translations (`locales/en.json`) were 40-line windows named nothing: "English text of the sign in
+    button" found `action.sign_in` 96th. A JSON object written one key a line is cut as YAML is, each section
+    named by its key path, listing its keys; a list of records, or one minified line, stays in windows."""
+    sections = {f"section_{n}": {f"key_{k}": f"The text of key {k} in section {n}, long enough to count"
+                                 for k in range(12)} for n in range(8)}
+    translations = json.dumps({"app_name": "Elk", "app_desc_short": "A nimble web client", **sections}, indent=2)
+    chunks = FileChunker(IndexSettings()).chunk("locales/en.json", translations)
+    assert len(chunks) > 1 and {c.language for c in chunks} == {"json"}
+    assert chunks[0].symbol == "" and chunks[0].names == ("app_name", "app_desc_short")  # two settings, packed
+    named = {c.symbol: c for c in chunks[1:]}
+    assert set(named) == set(sections)
+    assert named["section_3"].names[:2] == ("section_3.key_0", "section_3.key_1")
+    for text in (json.dumps([{"id": n, "name": f"record {n}" * 20} for n in range(40)], indent=2),
+                 json.dumps(sections)):
+        assert all(c.symbol == "" for c in FileChunker(IndexSettings()).chunk("data/records.json", text))
+
+
+def test_a_stylesheet_is_cut_at_its_rules_named_by_their_selectors():
+    """Stylesheets were 40-line windows named nothing (elk's dark theme variables came 104th). Top-level rules are
+    packed into chunks named by their first selector, listing the others and the custom properties and variables
+    they define; a mixin, a function or a keyframes animation starts a chunk named by its name; braces in
+    comments, strings and SCSS's `#{}` are no rule's."""
+    rules = "".join(f".widget-{n} {{\n  color: var(--c-{n}); /* a {{ in a comment */\n  content: '}}';\n}}\n\n"
+                    for n in range(60))
+    css = (":root {\n  --c-primary: #f60;\n  --c-border: #eee;\n}\n\n/* the dark theme */\n.dark {\n  --c-primary: #fa0;\n}\n\n"
+           + rules + "@keyframes spin {\n  from { transform: rotate(0); }\n  to { transform: rotate(360deg); }\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("app/styles/vars.css", css)
+    assert chunks[0].symbol == ":root" and chunks[0].kind == "rule" and chunks[0].start_line == 1
+    assert {"--c-primary", "--c-border", ".dark"} <= set(chunks[0].names)
+    assert "".join(c.text + "\n" for c in chunks if c.kind != "keyframes").count(".widget-59 {") == 1
+    spin = chunks[-1]
+    assert (spin.symbol, spin.kind) == ("spin", "keyframes") and spin.text.startswith("@keyframes spin")
+    assert len(chunks) < 15 and {c.language for c in chunks} == {"css"}
+    scss = ("$color-red-1: #ffe3e3;\n$color-red-3: #ffa8a8;\n\n// a mixin's {\n@mixin isMobile() {\n"
+            "  @at-root .excalidraw--mobile#{&} {\n    @content;\n  }\n}\n\n.toolbar {\n  &.dark { color: $color-red-1; }\n}\n")
+    chunks = FileChunker(IndexSettings()).chunk("css/variables.module.scss", scss)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [("isMobile", "mixin", 1, 13)]
+    assert chunks[0].names == ("$color-red-1", "$color-red-3", ".toolbar")
+    # a component's styles: cut at their rules, named by the component, its selectors their names
+    vue = ('<script setup lang="ts">\nconst props = defineProps<{ label: string }>()\n</script>\n\n<template>\n'
+           '  <label class="common-checkbox">{{ props.label }}</label>\n</template>\n\n<style lang="scss" scoped>\n'
+           '// the focus ring\n.common-checkbox:focus-within {\n  outline: 1px solid $focus;\n}\n</style>\n')
+    chunks = FileChunker(IndexSettings()).chunk("app/components/CommonCheckbox.vue", vue)
+    style = [c for c in chunks if c.kind == "style"]
+    assert [(c.symbol, c.start_line, c.end_line, c.names) for c in style] == [
+        ("CommonCheckbox", 10, 13, (".common-checkbox:focus-within",))]
+    assert not any("<style" in c.text or "focus-within" in c.text for c in chunks if c.kind != "style")

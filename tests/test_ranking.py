@@ -949,6 +949,43 @@ def test_a_bare_name_opens_its_definition_at_its_first_part(tmp_path):
     assert described.start_line > 1
 
 
+def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(tmp_path):
+    """A frontend developer's stylesheets are `other` and an app's translations and hosting settings config: the
+    ranker's priors buried `vars.css` 104th, `en.json` 96th and `netlify.toml` 28th, each first in a leg. Asked
+    for outright (styles, css; an interface's words in a language; a host's or a bundler's settings), their
+    files are read as source; in passing, or in other words, they are not."""
+    from noul_lsp.retrieval.roles import asked_tool_terms, asks_for_styles
+
+    for asking in ("where are the dark theme color css variables defined", "styles of the share dialog",
+                   "scss color variables and mixins", "global scrollbar styles", "style rules for the navbar"):
+        assert asks_for_styles(asking), asking
+    for passing in ("follow the code style of the project", "the style guide", "styled components theme",
+                    "use less memory", "python coding style checker"):
+        assert not asks_for_styles(passing), passing
+    assert "i18n" in asked_tool_terms("English text of the sign in button")
+    assert "locales" in asked_tool_terms("English wording of the error shown when the server is down")
+    assert "netlify" in asked_tool_terms("netlify build command and redirects")
+    assert "vite" in asked_tool_terms("vite build config with the PWA manifest")
+    assert not asked_tool_terms("store the scene of a collaboration room in Firebase")
+    root = tmp_path / "ws"
+    (root / "app" / "styles").mkdir(parents=True)
+    (root / "app" / "components").mkdir(parents=True)
+    (root / "app" / "styles" / "vars.css").write_text(
+        ":root {\n  --c-primary: #f60;\n  --c-bg: #fff;\n}\n\n.dark {\n  --c-primary: #fa0;\n  --c-bg: #111;\n}\n")
+    (root / "app" / "components" / "ColorMode.ts").write_text(
+        "// switches the dark theme on and off\nexport function toggleDark(root: HTMLElement) {\n"
+        "  root.classList.toggle('dark')\n}\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    def stylesheet_share(query):
+        return next(h.score for h in workspace.find(query).hits if h.path == "app/styles/vars.css")
+    hits = workspace.find("css variables of the dark theme").hits
+    assert hits[0].path == "app/styles/vars.css" and hits[0].role == "other"  # read as source, shown as it is
+    assert stylesheet_share("css variables of the dark theme") > 10 * stylesheet_share("variables of the dark theme")
+
+
 def test_a_template_asked_for_is_read_as_source(tmp_path):
     """A Django app's templates are `other`; "the template of the check details page" found only its view
     code. Asked for outright, the templates folder's files are read as source (not in passing: "webhook

@@ -5,7 +5,7 @@ A `.vue` or `.svelte` file is a component named by its file (`QueryClientProvide
 `<script>` block of JavaScript or, with `lang="ts"`, TypeScript. As plain line windows its functions were
 defined nowhere and the component itself had no name: asked by name, `QueryClientProvider.svelte` came 7th,
 below four adapters' `.tsx` copies. The script is cut as a `.ts` or `.js` file is, on the file's lines; its
-lines outside any definition, the template and the styles are windows named by the component.
+lines outside any definition and the template are windows named by the component, its styles chunks of rules.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from noul_lsp.chunking.blocks import blank, brace_end
-from noul_lsp.chunking.chunk import Chunk, shifted
+from noul_lsp.chunking.chunk import MAX_NAMES, Chunk, shifted
 from noul_lsp.chunking.code import CodeChunker, module_name
+from noul_lsp.chunking.stylesheets import chunk_stylesheet
 from noul_lsp.chunking.text import chunk_lines
 
 COMPONENT_SUFFIXES = (".vue", ".svelte", ".razor")
@@ -28,6 +29,9 @@ _CSHARP_NOT_CODE = re.compile(r'@"(?:[^"]|"")*"|\$?"(?:[^"\\\n]|\\.)*"|\'(?:[^\'
 #: a component's script block: its tag opens a line (a `<script>` quoted in the template is none)
 _SCRIPT = re.compile(r"^[ \t]*<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNORECASE | re.MULTILINE)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+#: a component's style block, its tag opening a line; its `lang` (scss, less) says how it is read
+_STYLE = re.compile(r"^[ \t]*<style\b([^>]*)>(.*?)</style\s*>", re.DOTALL | re.IGNORECASE | re.MULTILINE)
+_STYLE_LANG = re.compile(r"""\blang\s*=\s*["']?(scss|less)\b""", re.IGNORECASE)
 _LANG = re.compile(r"""\blang\s*=\s*["']?(ts|typescript|tsx)\b""", re.IGNORECASE)
 
 
@@ -61,7 +65,9 @@ def _script_blocks(text: str) -> list[tuple[str, int, int, str]]:
 def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunker | None], window_lines: int,
                     overlap: int, max_chars: int, warnings: list[str] | None = None) -> list[Chunk]:
     """The component's chunks on the file's lines: each script's definitions as in a `.js`/`.ts`/`.cs` file
-    (its other lines named by the component), then the template and styles in windows named by the component.
+    (its other lines named by the component), its styles cut at their rules (`stylesheets.py`; the chunks
+    named by the component, listing its selectors: appended to the template's last window, a component's
+    styles were found by no name), then the template in windows named by the component.
     A script commented out in the template (`<!-- <script> ... -->`) is no script."""
     component = module_name(path)
     language = {".vue": "vue", ".svelte": "svelte"}.get(path[path.rfind("."):].lower(), "razor")
@@ -86,6 +92,19 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
                               first_row))
         for row in range(first_row, last_row + 1):
             lines[row] = ""  # cut already: the windows below hold the template and the styles
+    if language != "razor":  # its styles cut at their rules, named by the component, the selectors its names
+        for style in _STYLE.finditer(_HTML_COMMENT.sub(blank, text)):  # (offsets kept: a comment is blanked)
+            first_row, last_row = text.count("\n", 0, style.start(2)), text.count("\n", 0, style.end(2))
+            lang = _STYLE_LANG.search(style.group(1))
+            reader = f"style.{lang.group(1).lower() if lang else 'css'}"  # a path whose suffix says how it is read
+            cut = chunk_stylesheet(reader, text[style.start(2):style.end(2)], window_lines=window_lines,
+                                   overlap=overlap, max_chars=max_chars)
+            chunks.extend(shifted([replace(chunk, path=path, symbol=component, kind="style", language=language,
+                                           names=tuple(dict.fromkeys(n for n in (chunk.symbol, *chunk.names)
+                                                                     if n))[:MAX_NAMES])
+                                   for chunk in cut if chunk.text.strip()], first_row))
+            for row in range(first_row, last_row + 1):
+                lines[row] = ""
     rest = chunk_lines(path, "\n".join(lines), language=language, window_lines=window_lines, overlap=overlap,
                        max_chars=max_chars, symbol=component, kind="component")
     return sorted([*chunks, *rest], key=lambda chunk: (chunk.start_line, chunk.end_line))

@@ -29,6 +29,7 @@ from noul_lsp.chunking.chunk import MAX_NAMES, OBJECTS_KIND, Chunk, shifted
 from noul_lsp.chunking.text import chunk_lines
 
 YAML_SUFFIXES = (".yaml", ".yml")
+JSON_SUFFIXES = (".json", ".jsonc")
 #: a mapping key opening its line: `  retention: 10d`, `"on":`, `/users/{id}:`, `my key:`; not a list item's
 #: `- name:`, a comment, a flow collection, a tag, an anchor's use or a block scalar's indicator
 #: (whitespace inside a key is matched one way only: a run of spaces split every way made a padded line quadratic)
@@ -131,11 +132,12 @@ class _Section:
 
 
 class _YamlCutter:
-    def __init__(self, path: str, lines: list[str], *, window_lines: int, overlap: int, max_chars: int) -> None:
-        self.path, self.lines, self.max_chars = path, lines, max_chars
+    def __init__(self, path: str, lines: list[str], *, window_lines: int, overlap: int, max_chars: int,
+                 language: str = "yaml") -> None:
+        self.path, self.lines, self.max_chars, self.language = path, lines, max_chars, language
         #: the characters before each row (a section's size is read at every level it is cut at, not summed again)
         self.ends = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-        self.windows = dict(language="yaml", window_lines=window_lines, overlap=overlap, max_chars=max_chars)
+        self.windows = dict(language=language, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
         self.chunks: list[Chunk] = []
         self.rows = _rows(lines)
         #: whether the document being read is cut in sections: a small file's keys (a manifest's `spec`,
@@ -196,7 +198,8 @@ class _YamlCutter:
             if deeper is not None:
                 found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1, item))
             else:  # a top-level key of one line (and the comments above it): a setting, packed with its like
-                code = sum(1 for line in self.lines[start:end] if line.strip() and not is_comment(line, "yaml"))
+                code = sum(1 for line in self.lines[start:end]
+                           if line.strip() not in _NO_CODE and not is_comment(line, "yaml"))
                 found.append(_Section(start, end - 1, path, setting=not prefix and not item and code == 1))
         return found
 
@@ -206,7 +209,9 @@ class _YamlCutter:
         packed together only where both are settings of a line (`nameOverride`, `fullnameOverride`): a chunk
         of Alertmanager's last settings and Prometheus' first would be named by neither."""
         group: list[_Section] = []
-        for section in [*self.sections_of(first, last, "", 0), None]:
+        # the outermost mapping's keys: at the margin in YAML, one level in in JSON (inside its `{`)
+        outermost = min((row.indent for row in self.rows[first:last + 1] if row is not None), default=0)
+        for section in [*self.sections_of(first, last, "", outermost), None]:
             if group and (section is None or self.size(group[0].first, section.last) > self.max_chars
                           or not (_top(section.path) == _top(group[-1].path)
                                   or (section.setting and all(member.setting for member in group)))):
@@ -246,16 +251,18 @@ class _YamlCutter:
         if len(text) <= self.max_chars:
             names = self.names(first, last, name) if named else () if self.manifest else \
                 tuple(item for item in self.item_names(first, last) if item != name)
-            self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, "yaml", "text", header=header,
+            self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, self.language, "text", header=header,
                                      names=names))
             return
         for window in shifted(chunk_lines(self.path, text, **self.windows, symbol=name), first):
-            self.chunks.append(Chunk(self.path, window.start_line, window.end_line, window.text, name, "yaml",
+            self.chunks.append(Chunk(self.path, window.start_line, window.end_line, window.text, name, self.language,
                                      "text", header=header, names=self.names(window.start_line - 1,
                                                                              window.end_line - 1, name)
                                      if named else ()))
 
 
+#: lines that hold no setting: blank, or a JSON object's braces alone (`{` opens a file's first key's section)
+_NO_CODE = frozenset({"", "{", "}", "},", "[", "]", "],"})
 #: how deep a document is cut at its keys (a file nested a thousand deep is cut at its first levels)
 _MAX_DEPTH = 32
 
@@ -287,12 +294,25 @@ _BUILDS_OBJECTS = re.compile(
     re.MULTILINE)
 
 
-def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+def chunk_json(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """A JSON object written one key a line, cut as YAML is (JSON is YAML, and its keys are read by their
+    indentation): an app's translations (`locales/en.json`, 28 windows named nothing, so "English text of the
+    sign in button" found `action.sign_in` 96th), a package's manifest. Anything else (a list of records, one
+    minified line) in windows, as before."""
+    if not text.lstrip("\ufeff \t\r\n").startswith("{") or text.count("\n") < 2:
+        return chunk_lines(path, text, language="json", window_lines=window_lines, overlap=overlap,
+                           max_chars=max_chars)
+    return chunk_yaml(path, text, window_lines=window_lines, overlap=overlap, max_chars=max_chars, language="json")
+
+
+def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int,
+               language: str = "yaml") -> list[Chunk]:
     """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys; of kind
     `objects` where the file builds objects (`_BUILDS_OBJECTS`: an ML project's Hydra configs and training
     recipes, which its engineers ask for as they ask for code)."""
     lines = text.split("\n")
-    cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars)
+    cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars,
+                         language=language)
     start = 0
     for index in range(len(lines) + 1):
         if index == len(lines) or _DOCUMENT.fullmatch(lines[index].rstrip("\r")):

@@ -43,8 +43,10 @@ from noul_lsp.retrieval.roles import (
     ASKABLE_ROLES,
     ROLE_INDEX,
     ROLES,
+    STYLESHEET_TERMS,
     TEMPLATE_FOLDERS,
     asked_tool_terms,
+    asks_for_styles,
     asks_for_templates,
     query_asks_for,
     roles_read_as_source,
@@ -353,7 +355,9 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     for role in roles_read_as_source(analysis.terms, analysis.shape, analysis.text):  # asked for: no prior against it
         roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)
     templates = TEMPLATE_FOLDERS if asks_for_templates(analysis.text, analysis.shape) else ()
+    styles = STYLESHEET_TERMS if asks_for_styles(analysis.text, analysis.shape) else ()
     for terms, role in ((templates, "other"),  # a template: its folders' files
+                        (styles, "other"),  # styles: the stylesheets
                         (asked_tool_terms(analysis.text, analysis.shape), "config")):  # a tool named: its files
         if terms:
             marked = np.zeros(len(files), dtype=bool)

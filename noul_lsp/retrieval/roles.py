@@ -266,6 +266,21 @@ _ASKS_FOR_A_PAGE = re.compile(
 #: the folders a framework keeps its templates in (the path terms that mark a file of role `other` a template)
 TEMPLATE_FOLDERS = ("templates", "template", "views", "layouts", "partials",
                     "pages")  # ASP.NET's Razor Pages (`Pages/Shared/_product.cshtml`)
+#: a query that asks for styles: a stylesheet is role `other` (beside a component it is no answer to "which
+#: component renders the share dialog"), and a frontend developer's "styles of the share dialog", "dark theme css
+#: variables" put the stylesheet first in both legs 6th to 138th (elk's `global.css`, excalidraw's `theme.scss`).
+#: Stylesheets by name (css, scss, a stylesheet), or styles of something on a screen; not a code style, a style
+#: guide, a "styled" component, "less" as a word, nor the styles of a log line, a docstring or a retry
+_ASKS_FOR_STYLES = re.compile(r"\b(?:s?css|stylesheets?|style\s*sheets?|less\s+(?:files?|variables?|mixins?))\b",
+                              re.IGNORECASE)
+_STYLES_OF_A_SCREEN = re.compile(
+    r"(?<!\bcode\s)(?<!\bcoding\s)\b(?:styles|styling|style\s+(?:rules?|variables?))\b(?!\s+guide)", re.IGNORECASE)
+_ON_A_SCREEN = re.compile(r"\b(?:buttons?|dialogs?|modals?|menus?|sidebars?|navbars?|nav\s*bars?|headers?|footers?"
+                          r"|pages?|screens?|components?|themes?|dark|colou?rs?|fonts?|layouts?|scrollbars?|dropdowns?"
+                          r"|cards?|toolbars?|tooltips?|forms?|inputs?|icons?|animations?|responsive|mobile|hover"
+                          r"|panels?|tabs?|popovers?|banners?|widgets?)\b", re.IGNORECASE)
+#: the path terms of a stylesheet (symbols.py keeps these suffixes as terms)
+STYLESHEET_TERMS = ("css", "scss", "less")
 #: a query that names a tool asks for the tool's files, config (a Dockerfile, a Makefile, a compose file, an env
 #: file, Bazel's BUILD files, buf's settings, an OpenAPI spec), read as source then: the ranker's weight for a
 #: query naming config is against config (it asked for a setting of the code, in the dev labels), so "which
@@ -309,7 +324,11 @@ _TOOLS = (
     # (and Java's resource bundles, `messages_de.properties`: "German translations of the form labels")
     (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
                 r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b"
-                r"|\btranslations\s+(?:of|for)\b", re.IGNORECASE),
+                r"|\btranslations\s+(?:of|for)\b"
+                # an interface's words in a language ("English text of the sign in button", "English labels of the
+                # toolbar tools": the app's `en.json` came 30th to 129th)
+                r"|\b(?:english|french|german|spanish|japanese|chinese|default\s+language)\s+(?:texts?|wording|labels?"
+                r"|strings?|messages?|copy)\b", re.IGNORECASE),
      ("i18n", "l10n", "arb", "locales", "translations", "messages")),
     # a scheduler's table of recurring jobs (Rails' `config/recurring.yml`, sidekiq-cron's `schedule.yml`):
     # "schedule of recurring background jobs" found lobsters' jobs, not the table that runs them
@@ -319,6 +338,14 @@ _TOOLS = (
     # dashboard for the suspicious behavior report", first in both legs, was 6th under the export command's code
     *((re.compile(rf"\b{tool}\s+(?:dashboards?|charts?|datasets?|panels?)\b", re.IGNORECASE), (tool, "dashboards"))
       for tool in ("superset", "grafana", "metabase", "redash")),
+    # a web app's hosting and bundler settings, named with what they set ("netlify build command and redirects",
+    # "Vercel deployment headers", "vite build config": `netlify.toml` first in BM25 came 28th, `vercel.json`
+    # 45th, `vite.config.mts` 47th); not the service alone ("store the scene in Firebase" asks for code)
+    *((re.compile(rf"\b{spelled}\b(?=.*\b(?:config(?:uration)?s?|settings?|builds?|deploy(?:ment)?s?|redirects?"
+                  r"|rewrites?|headers?|rules?|plugins?|aliases?)\b)", re.IGNORECASE), (tool,))
+      for tool, spelled in (("netlify", "netlify"), ("vercel", "vercel"), ("vite", "vite"), ("webpack", "webpack"),
+                            ("rollup", r"rollup(?=\.config|\s+(?:config|plugins?))"),  # not "rollup of ..."
+                            ("wrangler", "wrangler"), ("firebase", "firebase"), ("nginx", "nginx"))),
     # Ruby's gems: the Gemfile and a gemspec ("which gems provide rate limiting" put the Gemfile 35th)
     (re.compile(r"\b(?:gems|gemfile|gemspec|ruby\s+gem)\b", re.IGNORECASE), ("gemfile", "gemspec")),
 )
@@ -534,6 +561,14 @@ def asks_for_templates(text: str, shape: str = "description") -> bool:
     """Whether a short query asks for a template outright (`_ASKS_FOR_TEMPLATES`, `_ASKS_FOR_A_PAGE`): then the
     files of role `other` under a templates folder (`TEMPLATE_FOLDERS`) are read as source."""
     return shape != "long" and any(pattern.search(text) for pattern in (_ASKS_FOR_TEMPLATES, _ASKS_FOR_A_PAGE))
+
+
+def asks_for_styles(text: str, shape: str = "description") -> bool:
+    """Whether a short query asks for styles (`_ASKS_FOR_STYLES`, or styles of something on a screen): then the
+    stylesheets (`STYLESHEET_TERMS`) of
+    role `other` are read as source."""
+    return shape != "long" and (_ASKS_FOR_STYLES.search(text) is not None or (
+        _STYLES_OF_A_SCREEN.search(text) is not None and _ON_A_SCREEN.search(text) is not None))
 
 
 def asks_for_tests(query_terms: Iterable[str], shape: str = "description", text: str = "") -> bool:

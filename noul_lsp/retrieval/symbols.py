@@ -24,7 +24,8 @@ _SUFFIX = re.compile(r"\.[A-Za-z0-9]+$")
 #: the suffix left out of a path's terms: not one that names the file's kind as its tool reads it, an env file's
 #: (`test.env`, `.env`), Bazel's (`BUILD.bazel`), a Dockerfile's (`dev.Dockerfile`), Gradle's (`build.gradle`),
 #: Apple's property lists, entitlements and build settings (`Info.plist`), Flutter's translations (`app_en.arb`)
-_TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile|gradle|plist|entitlements|xcconfig|arb)$)[A-Za-z0-9]+$",
+_TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile|gradle|plist|entitlements|xcconfig|arb|css|scss|less)$)"
+                              r"[A-Za-z0-9]+$",
                               re.IGNORECASE)
 
 
