@@ -565,8 +565,7 @@ def asks_for_templates(text: str, shape: str = "description") -> bool:
 
 def asks_for_styles(text: str, shape: str = "description") -> bool:
     """Whether a short query asks for styles (`_ASKS_FOR_STYLES`, or styles of something on a screen): then the
-    stylesheets (`STYLESHEET_TERMS`) of
-    role `other` are read as source."""
+    stylesheets (`STYLESHEET_TERMS`) of role `other` are read as source."""
     return shape != "long" and (_ASKS_FOR_STYLES.search(text) is not None or (
         _STYLES_OF_A_SCREEN.search(text) is not None and _ON_A_SCREEN.search(text) is not None))
 
