@@ -1626,3 +1626,28 @@ def test_a_stylesheet_is_cut_at_its_rules_named_by_their_selectors():
     assert [(c.symbol, c.start_line, c.end_line, c.names) for c in style] == [
         ("CommonCheckbox", 10, 13, (".common-checkbox:focus-within",))]
     assert not any("<style" in c.text or "focus-within" in c.text for c in chunks if c.kind != "style")
+
+
+def test_a_file_routed_apps_pages_are_headed_by_their_routes():
+    """SvelteKit's `+page.svelte`, Next's `page.tsx` and `route.ts`, Nuxt's pages were named by their role alone
+    (`+page`, `page`, `POST`): the embedder never read where a page is served ("sign in with passkey page" found
+    the add-passkey page above the login page). Each chunk of a route's file is headed by its route, read from
+    the path: a group `(main)` no segment, `[id]` a parameter, `[[x]]` an optional one, `[...slug]` the rest."""
+    from noul_lsp.chunking.routes import file_route
+
+    assert file_route("frontend/src/routes/login/alternative/code/+page.svelte") == "page /login/alternative/code"
+    assert file_route("frontend/src/routes/api/health/+server.ts") == "endpoint /api/health"
+    assert file_route("src/app/(main)/websites/[websiteId]/page.tsx") == "page /websites/:websiteId"
+    assert file_route("src/app/api/send/route.ts") == "API route /api/send"
+    assert file_route("app/pages/[[server]]/@[account]/[status].vue") == "page /:server?/@:account/:status"
+    assert file_route("app/pages/settings/interface/index.vue") == "page /settings/interface"
+    assert file_route("server/api/[server]/oauth/[origin].ts") == "API route /api/:server/oauth/:origin"
+    assert file_route("src/pages/blog/[...slug].tsx") == "page /blog/*slug"
+    for no_route in ("pages/_app.tsx", "src/components/Button.tsx", "lib/api/client.ts", "src/flask/app.py",
+                     "app/components/status/StatusCard.vue", "docs/routes/intro.md"):
+        assert file_route(no_route) == "", no_route
+    page = ('<script lang="ts">\n  import { goto } from "$app/navigation";\n  function signIn() {\n'
+            '    goto("/settings");\n  }\n</script>\n\n<button onclick={signIn}>Sign in</button>\n')
+    chunks = FileChunker(IndexSettings()).chunk("frontend/src/routes/login/+page.svelte", page)
+    assert chunks and all(c.header.split("\n")[0] == "page /login" for c in chunks)
+    assert all(c.embed_text.startswith("page /login\n") for c in chunks)
