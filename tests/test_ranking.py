@@ -967,6 +967,12 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
     assert "netlify" in asked_tool_terms("netlify build command and redirects")
     assert "vite" in asked_tool_terms("vite build config with the PWA manifest")
     assert not asked_tool_terms("store the scene of a collaboration room in Firebase")
+    # a browser's test runner named asks for its tests ("cypress end-to-end test for logging in" put it 134th)
+    from noul_lsp.retrieval.roles import asks_for_tests
+    for asking in ("cypress end-to-end test for logging in", "Playwright e2e test that signs up a user",
+                   "selenium test of the checkout page"):
+        assert asks_for_tests([], "description", asking), asking
+    assert not asks_for_tests([], "description", "the playwright config")
     root = tmp_path / "ws"
     (root / "app" / "styles").mkdir(parents=True)
     (root / "app" / "components").mkdir(parents=True)

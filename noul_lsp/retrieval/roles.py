@@ -191,7 +191,9 @@ _ASKS_FOR_TESTS = re.compile(
     # a test framework named: lobsters' "rspec tests for story model validations" (its spec was 69th), realworld's
     # "MockMvc test for updating and deleting an article", koel's "PHPUnit feature test for uploading a song"
     r"|\b(?:unit|integration|regression|rspec|minitest|junit|mockmvc|jest|vitest|mocha|xunit|nunit|mstest|phpunit"
-    r"|pest|dusk)\s+(?:(?:unit|feature|functional|integration|browser)\s+)?(?:tests?|specs?)\b"
+    # and a browser's test runners: "cypress end-to-end test for logging in" (umami's, second in both legs, 134th)
+    r"|pest|dusk|cypress|playwright|selenium|puppeteer|webdriver(?:io)?)\s+"
+    r"(?:(?:unit|feature|functional|integration|browser|e2e|end-to-end)\s+)?(?:tests?|specs?)\b"
     r"(?!\s*(?:runner|suite\s+runner)\b)"
     r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,"
     # dbt's tests by their kinds: "data test checking micropayment timestamps ..." (its singular test, second and
