@@ -65,6 +65,15 @@ def test_persisted_cookies_survive():
 '''
 
 
+def _embedded_workspace(root, tmp_path) -> Workspace:
+    """A workspace of `root` indexed and embedded whole, its cache under `tmp_path`."""
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    workspace.indexer.embed_pending(workspace.embedder())
+    return workspace
+
+
 @pytest.fixture
 def cookie_workspace(tmp_path):
     root = tmp_path / "shop"
@@ -981,10 +990,7 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
     (root / "app" / "components" / "ColorMode.ts").write_text(
         "// switches the dark theme on and off\nexport function toggleDark(root: HTMLElement) {\n"
         "  root.classList.toggle('dark')\n}\n")
-    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
-    workspace = Workspace(root, settings)
-    workspace.indexer.update()
-    workspace.indexer.embed_pending(workspace.embedder())
+    workspace = _embedded_workspace(root, tmp_path)
     def stylesheet_share(query):
         return next(h.score for h in workspace.find(query).hits if h.path == "app/styles/vars.css")
     hits = workspace.find("css variables of the dark theme").hits
@@ -1021,10 +1027,7 @@ def test_a_template_asked_for_is_read_as_source(tmp_path):
         "def details(request, code):\n    \"\"\"Show one check.\"\"\"\n    check = get_check(code)\n"
         "    return render(request, 'front/details.html', {'check': check, 'page': 'details'})\n\n\n"
         "def log(request, code):\n    return render(request, 'front/log.html', {})\n")
-    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
-    workspace = Workspace(root, settings)
-    workspace.indexer.update()
-    workspace.indexer.embed_pending(workspace.embedder())
+    workspace = _embedded_workspace(root, tmp_path)
     def template_share(query):
         found = workspace.find(query)
         assert found.signals["ranking"].startswith("fitted")

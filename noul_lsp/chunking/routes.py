@@ -35,6 +35,11 @@ def _route(folders: list[str]) -> str:
     return "/" + "/".join(segment for folder in folders if (segment := _segment(folder)) is not None)
 
 
+def _below_last(folders: list[str], root: str) -> list[str]:
+    """The folders below the last one named `root` (a route's folders under `routes/`, `app/`, `pages/`)."""
+    return folders[len(folders) - folders[::-1].index(root):]
+
+
 def file_route(path: str) -> str:
     """The route a workspace-relative path serves (`page /settings/interface`), or "" for a file that serves
     none (a component, a helper beside the pages, Next's `_app.tsx`)."""
@@ -43,15 +48,15 @@ def file_route(path: str) -> str:
     stem = name.rsplit(".", 1)[0]  # (`[...slug].tsx`: its dots are the parameter's)
     if "routes" in folders and name.startswith("+"):  # SvelteKit
         kind = _SVELTEKIT.get(name.rsplit(".", 1)[0])
-        return f"{kind} {_route(folders[len(folders) - folders[::-1].index('routes'):])}" if kind else ""
+        return f"{kind} {_route(_below_last(folders, 'routes'))}" if kind else ""
     if not name.endswith(_SCRIPT_SUFFIXES + (".vue",)):
         return ""
     if "app" in folders and stem in _APP_ROUTER and name.endswith(_SCRIPT_SUFFIXES):  # Next.js's app router
-        return f"{_APP_ROUTER[stem]} {_route(folders[len(folders) - folders[::-1].index('app'):])}"
+        return f"{_APP_ROUTER[stem]} {_route(_below_last(folders, 'app'))}"
     for root, kind in (("api", "API route"), ("pages", "page")):  # Nuxt's pages and server routes, Next's pages
         if root not in folders or stem.startswith("_"):
             continue
-        below = folders[len(folders) - folders[::-1].index(root):]
+        below = _below_last(folders, root)
         if root == "api" and "server" not in folders and "pages" not in folders:
             continue  # an `api/` folder of a client is no route
         leaf = [] if stem == "index" else [stem]

@@ -42,16 +42,12 @@ def stylesheet_blocks(text: str, line_comments: bool) -> list[Block]:
     lines, code_lines = text.split("\n"), code.split("\n")
     row_at = row_finder(text)
     blocks: list[Block] = []
-    start = 0  # where the next top-level statement's text starts
-    position = 0
-    while True:
-        token = _TOKEN.search(code, position)
-        if token is None:
-            break
+    start = 0  # where the next top-level statement's text starts (and the next token is looked for)
+    while (token := _TOKEN.search(code, start)) is not None:
         prelude = code[start:token.start()]
         opening = start + len(prelude) - len(prelude.lstrip())
         if token.group() == "}":  # a stray closing brace (a broken file): skipped
-            start = position = token.end()
+            start = token.end()
             continue
         end = brace_end(code, token.start()) if token.group() == "{" else token.end()
         if prelude.strip():
@@ -60,7 +56,7 @@ def stylesheet_blocks(text: str, line_comments: bool) -> list[Block]:
             members = tuple((row_at(start + found.start(1)), found.group(1))
                             for found in _DECLARED.finditer(code, start, end) if found.group(1) != name)
             blocks.append(Block(comment_start(lines, code_lines, first), last, name, kind, members, major))
-        start = position = end
+        start = end
     return one_per_row(blocks)
 
 
