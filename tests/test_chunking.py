@@ -432,6 +432,12 @@ def test_a_test_frameworks_titled_blocks_are_tests_named_by_their_titles():
     case = by_symbol['describe "retry".it "case 7"']
     assert case.kind == "test" and case.header == "describe.only('retry', () =>" and "check(7," in case.text
     assert not any("pattern.test" in c.symbol for c in chunks)  # a regular expression's `.test` is a call
+    # node:test's floating promises marked as meant (`void describe(...)`) are titled tests too (juice-shop's
+    # were chunks of a `module`)
+    voided = chunker.chunk("test/insecurity.test.ts", "import { describe, it } from 'node:test'\n\n"
+                           "void describe('hmac', () => {\n  void it('returns a digest', () => {\n"
+                           "    assert.equal(hmac('x').length, 64)\n  })\n})\n")
+    assert 'describe "hmac"' in {c.symbol for c in voided}
     table = build_symbol_table(symbols=["\n".join((c.symbol, *c.names)) for c in chunks], files=["test/hooks.ts"],
                                row_file=np.zeros(len(chunks), dtype=np.int32),
                                codes=np.arange(len(chunks), dtype=np.uint64), file_bm25=None)
@@ -1651,3 +1657,31 @@ def test_a_file_routed_apps_pages_are_headed_by_their_routes():
     chunks = FileChunker(IndexSettings()).chunk("frontend/src/routes/login/+page.svelte", page)
     assert chunks and all(c.header.split("\n")[0] == "page /login" for c in chunks)
     assert all(c.embed_text.startswith("page /login\n") for c in chunks)
+
+
+def test_a_long_chunks_section_comments_head_it_where_the_embedder_reads():
+    """The embedder reads a chunk's header and its first 128 tokens: juice-shop's `configureApp` was 16 windows
+    headed `configureApp (part N of 16)`, its rate limiter in none of either leg's lists. The comments that
+    stand above a step past what is read anyway name it in the header; an instruction to a tool, code
+    commented out and a comment's later lines do not, and a window's preview still leads with its part."""
+    from noul_lsp.chunking.sections import section_titles
+    from noul_lsp.retrieval.aggregate import record_preview
+    from noul_lsp.store.lmdb_store import ChunkRecord
+
+    steps = "\n".join(f"  app.use('/rest/step{n}', handler{n}({n}, {{ retries: {n} }}))" for n in range(12))
+    ts = (f"function configureApp (app: Express) {{\n{steps}\n\n  /* Rate limiting */\n"
+          "  app.use('/rest/user/reset-password', rateLimit({ windowMs: 300000, max: 100 }))\n\n"
+          "  // eslint-disable-next-line no-unused-vars\n  app.use(helmet())\n\n"
+          "  // app.use(cors({ origin: '*' }));\n  app.use(noCache())\n\n"
+          "  // Serve the files of the ftp folder with their index\n  // and a second line of it\n"
+          "  app.use('/ftp', serveIndex('ftp'))\n}\n")
+    [chunk] = FileChunker(IndexSettings()).chunk("server.ts", ts)
+    assert chunk.header.endswith("sections: Rate limiting · Serve the files of the ftp folder with their index")
+    short = "def f(x):\n    # Check the input first\n    return x\n"
+    assert not section_titles(short.splitlines(), "python")  # all of it is read anyway
+    windows = FileChunker(IndexSettings()).chunk("server.ts", ts.replace(steps, "\n".join([steps] * 12)))
+    assert len(windows) > 1 and "sections: Rate limiting" in windows[-1].header
+    last = windows[-1]
+    record = ChunkRecord("k", last.path, last.start_line, last.end_line, last.symbol, last.language, last.kind,
+                         last.header, last.text, last.content_hash)
+    assert record_preview(record).startswith("function configureApp (app: Express) (part ")

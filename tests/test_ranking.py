@@ -128,6 +128,7 @@ def test_roles_come_from_paths():
     assert file_role("tests/fixtures/seed.sql") == "test" and file_role("api/echo.pb.go") == "generated"
     assert file_role("proto/api_pb2.py") == "generated"
     assert file_role("notebooks/sales.ipynb") == "notebook"
+    assert file_role("client/doc.go") == "docs" and file_role("internal/docs.go") == "source"  # Go's package docs
     # the test conventions of the other grammars' ecosystems, matched on the path's own case
     assert file_role("src/Polly.Core.Tests/Retry/RetryStrategyTests.cs") == "test"
     assert file_role("src/AdapterTestUtilities/FilesystemAdapterTestCase.php") == "test"
@@ -979,9 +980,11 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
     # a browser's test runner named asks for its tests ("cypress end-to-end test for logging in" put it 134th)
     from noul_lsp.retrieval.roles import asks_for_tests
     for asking in ("cypress end-to-end test for logging in", "Playwright e2e test that signs up a user",
-                   "selenium test of the checkout page"):
+                   "selenium test of the checkout page", "API tests that upload oversized files",
+                   "login page specs for a locked account"):
         assert asks_for_tests([], "description", asking), asking
     assert not asks_for_tests([], "description", "the playwright config")
+    assert not asks_for_tests([], "description", "fixtures and tests that share a temporary directory")
     root = tmp_path / "ws"
     (root / "app" / "styles").mkdir(parents=True)
     (root / "app" / "components").mkdir(parents=True)

@@ -22,6 +22,7 @@ from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
 from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, dart_test_body, go_type_body,
                                          holds_a_class_body, member_names, node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
+from noul_lsp.chunking.sections import with_sections
 from noul_lsp.chunking.text import is_long, line_pieces
 
 _IDENTIFIER_TYPES = frozenset({
@@ -584,7 +585,8 @@ class CodeChunker:
                                                       or carries_nothing(lines[start : end + 1], self.spec.name)):
             return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
-            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
+            header = with_sections(segment.header, lines[start : end + 1], self.spec.name)
+            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, header,
                           _listed(name for name, _ in segment.names))]
         parts = []  # (first row, last row, text): a long line is a window of its own, cut into pieces
         for part_start, part_end in _windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3):
@@ -605,6 +607,7 @@ class CodeChunker:
             # a definition kept whole but cut here all the same (its doc comment above made it too long):
             # each window lists the nested definitions that start in it
             names = _listed(name for name, row in segment.names if part_start <= row <= part_end)
+            header = with_sections(header, lines[part_start : part_end + 1], self.spec.name)
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks

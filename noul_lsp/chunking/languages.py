@@ -523,11 +523,21 @@ def _test_call(node: tree_sitter.Node, callee: tree_sitter.Node | None,
     return node, kind, _test_title(verb, title)
 
 
+#: what a test's call may stand under in its statement: node:test's `void describe(...)` (a floating promise
+#: marked as meant, for a linter) and `await test.step(...)`
+_TEST_CALL_WRAPPERS = frozenset({"unary_expression", "await_expression"})
+
+
 def _js_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
-    """`test('hooks can be async', async t => {...})`, `describe.only('x', () => {...})`, `it.each(rows)('y', fn)`."""
-    if node.type != "expression_statement" or not node.named_children or node.named_children[0].type != "call_expression":
+    """`test('hooks can be async', async t => {...})`, `describe.only('x', () => {...})`, `it.each(rows)('y', fn)`,
+    `void it('x', () => {...})` (juice-shop's node:test files were chunks of a `module`, their titles nowhere)."""
+    if node.type != "expression_statement" or not node.named_children:
         return None
     call = node.named_children[0]
+    if call.type in _TEST_CALL_WRAPPERS and call.named_children:
+        call = call.named_children[-1]
+    if call.type != "call_expression":
+        return None
     return _test_call(call, call.child_by_field_name("function"))
 
 

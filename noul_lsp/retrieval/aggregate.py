@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from noul_lsp.chunking.boilerplate import block_closing, is_comment
 from noul_lsp.chunking.languages import LANGUAGES
+from noul_lsp.chunking.sections import SECTIONS_PREFIX
 from noul_lsp.chunking.text import front_matter_end
 from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
@@ -244,8 +245,9 @@ def _code_language(record: ChunkRecord) -> str:
 
 def record_preview(record: ChunkRecord) -> str:
     """A chunk's preview (`result.preview`). A later window of a long definition starts in its middle: its
-    preview leads with the definition's signature and part, from the header every window carries."""
-    line = record.header.rsplit("\n", 1)[-1]
+    preview leads with the definition's signature and part, from the header every window carries (its last
+    line but the section titles', chunking.sections)."""
+    line = next((line for line in reversed(record.header.split("\n")) if not line.startswith(SECTIONS_PREFIX)), "")
     part = _PART.search(line)
     if part is None or part.group(1) == "1":
         # a definition's doc comment is read after its signature; a module window's comment is its summary

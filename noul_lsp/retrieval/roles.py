@@ -198,7 +198,11 @@ _ASKS_FOR_TESTS = re.compile(
     r"|\bwhere\b.*\btested\b|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,"
     # dbt's tests by their kinds: "data test checking micropayment timestamps ..." (its singular test, second and
     # fifth in the legs, was 86th)
-    r"|\b(?:data|singular|generic)\s+tests?\b",
+    r"|\b(?:data|singular|generic)\s+tests?\b"
+    # tests of something, asked for by what they do: "API tests that upload oversized files" (juice-shop's, first in
+    # BM25 and third in meaning, was 103rd), "login page specs for ..."; not "fixtures and tests that ..."
+    r"|^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?(?:(?!(?:and|or)\b)[\w-]+\s+){1,2}"
+    r"(?:tests|specs)\s+(?:that|which|for|of|checking|covering|verifying|asserting|exercising)\b",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details
@@ -430,6 +434,10 @@ def file_role(path: str) -> str:
         if (suffix not in _PACKAGE_FOLDER_SUFFIXES and any(f in _DOC_FOLDERS for f in folders)) \
                 or any(f.endswith(".docc") for f in folders):  # a DocC catalogue's tutorial steps
             return "docs"  # code shown in documentation (doc examples, sphinx extensions of the docs)
+        if suffix == ".go" and stem == "doc":
+            # Go's convention for a package's documentation: a comment above its package clause (miniflux's
+            # `client/doc.go`, a usage example, was first in BM25 for "only admins may manage users in the API")
+            return "docs"
         return "source"
     if name == "conftest.py":
         return "test"

@@ -1,0 +1,83 @@
+"""A long chunk's section comments, named in its header, where the embedder reads them.
+
+The embedder reads a chunk's header and its first `token_budget` tokens (128 by default, a few hundred
+characters of code) and nothing after: a long function's later steps are invisible to the dense leg. Where
+the code says what a step does, in a comment of its own above it (`/* Rate limiting */`, `// Generate a media
+proxy private key if not set`), that comment is the step's name. juice-shop's 510-line `configureApp`, every
+security header, rate limit and guard of the app, was 16 windows all headed `configureApp (part N of 16)`,
+and "rate limiting on the forgot password endpoint" found none of them in either leg; miniflux's media proxy
+key, generated at the end of a 47-line `postParsing`, was in no dense list (a security review's walkthrough,
+docs/benchmarks.md). The header names the chunk's section comments that lie past what the embedder reads
+anyway, on a line of its own (`sections: HTTP request logging · Rate limiting · Authorization`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from noul_lsp.chunking.boilerplate import is_comment, is_magic_comment
+
+#: what the embedder reads of a chunk anyway: the default token budget's 128 tokens at about three characters
+#: of code a token (a constant, not the setting: a chunk's text must not change with the budget)
+READ_ANYWAY_CHARS = 384
+#: what a header's sections line starts with (aggregate.record_preview reads the line above it)
+SECTIONS_PREFIX = "sections: "
+_MAX_TITLES = 6
+_MAX_TITLE_CHARS = 60
+_MARKS = re.compile(r"^\s*(?:///?|/\*+!?|\*+(?!/)|#+|--+|;+)\s*|\s*\*+/\s*$")
+#: comments that instruct a tool or mark a region, not name a step
+_INSTRUCTIONS = re.compile(
+    r"^(?:eslint|@ts-|noqa|pylint\s*:|nolint|type\s*:\s*ignore|prettier-ignore|istanbul|c8\s|tslint|jshint|"
+    r"clang-format|nosec|#?region\b|#?endregion\b|fmt\s*:|isort\s*:|pragma|mypy\s*:|ruff\s*:|biome-ignore|"
+    r"deno-lint|SAFETY\b|-\s*\[)",
+    re.IGNORECASE)
+#: a line that opens a block: a comment just below it heads the block's first step
+_OPENS_A_BLOCK = re.compile(r"[{:(\[]\s*$|\b(?:do|then|begin)\s*$")
+_WORDY = re.compile(r"[A-Za-z][A-Za-z' -]*")
+
+
+def _title(line: str) -> str:
+    """A comment line's words, without its marks, when they read as a step's name: not a tool's instruction,
+    not code commented out (mostly letters and spaces), not a lone word."""
+    words = _MARKS.sub("", line).strip()
+    if not words or _INSTRUCTIONS.match(words) or " " not in words:
+        return ""
+    letters = sum(len(match.group(0)) for match in _WORDY.finditer(words))
+    if letters < 0.8 * len(words) or words.endswith((";", "{", "}", ")", "=")):
+        return ""
+    return words if len(words) <= _MAX_TITLE_CHARS else words[: _MAX_TITLE_CHARS - 1].rstrip() + "…"
+
+
+def section_titles(lines: list[str], language: str) -> list[str]:
+    """The titles of the comments that stand on their own above a step (after a blank line or a block's
+    opening line) and start past `READ_ANYWAY_CHARS` of the chunk's lines; each comment's first line, once."""
+    titles: list[str] = []
+    read = 0
+    opened = False  # the line above opened a heading comment without words (`/**`): this one may name it
+    for row, line in enumerate(lines):
+        past = read >= READ_ANYWAY_CHARS
+        read += len(line) + 1
+        heading, opened = opened, False
+        if not past or not is_comment(line, language) or is_magic_comment(line):
+            continue
+        above = lines[row - 1] if row else ""
+        if not heading and above.strip() and not _OPENS_A_BLOCK.search(above):
+            continue  # a comment's later line, or one on code's line below: no step's heading
+        if not _MARKS.sub("", line).strip():
+            opened = True
+            continue
+        title = _title(line)
+        if title and title not in titles:
+            titles.append(title)
+            if len(titles) == _MAX_TITLES:
+                break
+    return titles
+
+
+def with_sections(header: str, lines: list[str], language: str) -> str:
+    """The header with the chunk's section titles on a line of their own below it (unchanged without any)."""
+    titles = section_titles(lines, language)
+    if not titles:
+        return header
+    sections = SECTIONS_PREFIX + " · ".join(titles)
+    return f"{header}\n{sections}" if header else sections
