@@ -259,3 +259,35 @@ def test_source_is_embedded_before_tests_and_docs_and_what_a_tool_wrote_last(tmp
     paths = list(dict.fromkeys(chunk.path for chunk in pending))
     assert paths == ["api/echo.py", "tests/test_api.py", "api/echo.pb.go"]
     assert {chunk.kind for chunk in pending if chunk.path == "api/echo.pb.go"} == {"generated"}
+
+
+def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, settings):
+    """juice-shop commits three.js although its own .gitignore names it: git lists it (it ignores nothing it
+    tracks), a walk of an export of the same commit does not, and in a checkout it came in the first ten for
+    4 of 38 questions as source. It is cut as a tool's output (role `generated`), and read as code again once
+    the rule goes, the file unchanged."""
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    root = tmp_path / "repo"
+    (root / "assets").mkdir(parents=True)
+    (root / "assets" / "three.js").write_text("function WebGLRenderer(parameters) {\n  this.domElement = canvas;\n}\n")
+    (root / "render.js").write_text("function renderScene(scene) {\n  return new WebGLRenderer({}).render(scene);\n}\n")
+    (root / ".gitignore").write_text("assets/three.js\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-f", "assets/three.js"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=root, check=True)
+    workspace = Workspace(root, settings)
+    try:
+        workspace.indexer.update()
+        files = workspace.store.files()
+        assert files["assets/three.js"].vendored and not files["render.js"].vendored
+        kinds = {chunk.path: chunk.kind for chunk in workspace.store.chunks()}
+        assert kinds["assets/three.js"] == "generated" and kinds["render.js"] == "function"
+        (root / ".gitignore").write_text("")
+        workspace.indexer.update()
+        assert not workspace.store.files()["assets/three.js"].vendored
+        assert {chunk.kind for chunk in workspace.store.chunks() if chunk.path == "assets/three.js"} == {"function"}
+    finally:
+        workspace.close()

@@ -113,11 +113,12 @@ class FileChunker:
                 self._code[name] = None
         return self._code[name]
 
-    def chunk(self, path: str, text: str) -> list[Chunk]:
-        """The file's chunks; when the file's head says a tool wrote it, line windows of kind `generated`
-        (`_generated_windows`). A file-routed app's page or endpoint heads each of its chunks with the route it
-        serves (`routes.file_route`: `page /login/alternative/code`), which the embedder reads."""
-        generated = generated_by_a_tool(text, path) and _REFERENCE_SCHEMA.search(path) is None
+    def chunk(self, path: str, text: str, vendored: bool = False) -> list[Chunk]:
+        """The file's chunks; when the file's head says a tool wrote it, or the file is `vendored` (committed
+        although the project's ignore rules match it: discovery.DiscoveredFile), line windows of kind
+        `generated` (`_generated_windows`). A file-routed app's page or endpoint heads each of its chunks with
+        the route it serves (`routes.file_route`: `page /login/alternative/code`), which the embedder reads."""
+        generated = vendored or (generated_by_a_tool(text, path) and _REFERENCE_SCHEMA.search(path) is None)
         chunks = self._generated_windows(path, text) if generated else self._cut(path, text)
         route = file_route(path)
         if route:

@@ -150,7 +150,7 @@ class Indexer:
         for number, file in enumerate(found, 1):
             previous = known.get(file.path)
             if (previous is not None and not look_again and previous.mtime_ns == file.mtime_ns
-                    and previous.size == file.size):
+                    and previous.size == file.size and previous.vendored == file.vendored):
                 report.files_unchanged += 1
             else:
                 self._index_file(file, previous, batch, report, rechunk=look_again)
@@ -184,11 +184,15 @@ class Indexer:
             batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, "", (), skipped=str(skipped)))
             return
         file_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+        # a file the ignore rules came to match, or no longer do, is cut again (read as another kind, a chunk of
+        # the same text keeps its key: its record is written again)
+        rechunk = rechunk or (previous is not None and previous.vendored != file.vendored)
         if previous is not None and previous.hash == file_hash and not rechunk:
-            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, previous.chunks))
+            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, previous.chunks,
+                                      vendored=file.vendored))
             report.files_unchanged += 1
             return
-        chunks = self.chunker.chunk(file.path, text)
+        chunks = self.chunker.chunk(file.path, text, vendored=file.vendored)
         keys = tuple(c.key for c in chunks)
         old = set(previous.chunks) if previous is not None else set()
         for key in old.difference(keys):
@@ -200,7 +204,7 @@ class Indexer:
                 report.chunks_added += 1
             elif rechunk:  # the same text, but new rules may know more of it (its nested definitions)
                 batch.put_chunk(_record(chunk), lexical_terms(chunk))
-        batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, keys))
+        batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, file_hash, keys, vendored=file.vendored))
         report.files_indexed += 1
 
     def _remove_file(self, record: FileRecord, batch: WriteBatch, report: UpdateReport) -> None:

@@ -99,6 +99,8 @@ class FileRecord:
     chunks: tuple[str, ...]
     #: why the file is not indexed (binary, too large); "" for indexed files
     skipped: str = ""
+    #: committed although the ignore rules match it (discovery.DiscoveredFile.vendored): cut as a tool's output
+    vendored: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,7 +442,8 @@ class ChunkStore:
             else:
                 txn.put(raw_path, seal(b"files", raw_path, _dump({
                     "path": path, "mtime_ns": record.mtime_ns, "size": record.size, "hash": record.hash,
-                    "chunks": list(record.chunks), "skipped": record.skipped})), db=files)
+                    "chunks": list(record.chunks), "skipped": record.skipped,
+                    **({"vendored": True} if record.vendored else {})})), db=files)
         for key, chunk in batch.chunks.items():
             raw_key = key.encode("utf-8", "surrogateescape")
             if chunk is None:
@@ -685,7 +688,8 @@ def _counter(txn: lmdb.Transaction, meta, name: bytes) -> int:
 
 def _file_record(value: dict) -> FileRecord:
     return FileRecord(str(value["path"]), int(value["mtime_ns"]), int(value["size"]), str(value["hash"]),
-                      tuple(str(k) for k in value["chunks"]), str(value.get("skipped", "")))
+                      tuple(str(k) for k in value["chunks"]), str(value.get("skipped", "")),
+                      bool(value.get("vendored", False)))
 
 
 def _chunk_record(raw_key: bytes, raw: bytes) -> ChunkRecord:
