@@ -199,6 +199,8 @@ def markdown(summary: dict) -> str:
         lines += [f"**{len(summary['skipped'])} queries skipped** (their commit's tree could not be written; "
                   "skipped.jsonl says why): " + ", ".join(s["id"] for s in summary["skipped"]), ""]
     lines += ["## Quality (answerable queries)", "",
+              "acc@k: LocAgent's and SweRank's, 1 when min(k, |gold|) gold files are in the first k (a query with "
+              "two gold files counts at acc@3 only with both in the first three, so acc@3 may be below acc@1). "
               "f1, f2: of the ranked list's files. answer_*: of the agent's answer (`noul mcp`'s find at the "
               "default token budget): F1 and F2 of its file set against the gold files, its mean number of files, "
               "the median of its tokens (approximate: characters / 4). located@5: of the gold files among the first 5 "
