@@ -438,6 +438,9 @@ def test_a_test_frameworks_titled_blocks_are_tests_named_by_their_titles():
                            "void describe('hmac', () => {\n  void it('returns a digest', () => {\n"
                            "    assert.equal(hmac('x').length, 64)\n  })\n})\n")
     assert 'describe "hmac"' in {c.symbol for c in voided}
+    stepped = chunker.chunk("e2e/login.spec.ts", "test('signs in', async ({ page }) => {\n"
+                            "  await test.step('opens the form', async () => {\n    await page.goto('/login')\n  })\n})\n")
+    assert {c.symbol for c in stepped} == {'test "signs in"'}  # a step awaited inside its test, not beside it
     table = build_symbol_table(symbols=["\n".join((c.symbol, *c.names)) for c in chunks], files=["test/hooks.ts"],
                                row_file=np.zeros(len(chunks), dtype=np.int32),
                                codes=np.arange(len(chunks), dtype=np.uint64), file_bm25=None)
@@ -1664,7 +1667,7 @@ def test_a_long_chunks_section_comments_head_it_where_the_embedder_reads():
     headed `configureApp (part N of 16)`, its rate limiter in none of either leg's lists. The comments that
     stand above a step past what is read anyway name it in the header; an instruction to a tool, code
     commented out and a comment's later lines do not, and a window's preview still leads with its part."""
-    from noul_lsp.chunking.sections import section_titles
+    from noul_lsp.chunking.sections import section_titles, with_sections
     from noul_lsp.retrieval.aggregate import record_preview
     from noul_lsp.store.lmdb_store import ChunkRecord
 
@@ -1679,6 +1682,20 @@ def test_a_long_chunks_section_comments_head_it_where_the_embedder_reads():
     assert chunk.header.endswith("sections: Rate limiting · Serve the files of the ftp folder with their index")
     short = "def f(x):\n    # Check the input first\n    return x\n"
     assert not section_titles(short.splitlines(), "python")  # all of it is read anyway
+    python = ("def load(path):\n" + "    value = parse(path, strict=True, encoding='utf-8')\n" * 8 +
+              "\n    # ---- Validate the input ----\n    check(value)\n\n    # import os\n    # return None\n\n"
+              "    #: Folders that hold the cached copies\n    folders = []\n\n    # TODO: cache it\n\n"
+              "    # Fall back to the defaults when nothing was found\n    return value or DEFAULTS\n")
+    assert section_titles(python.splitlines(), "python") == [
+        "Validate the input", "Folders that hold the cached copies", "Fall back to the defaults when nothing was found"]
+    go = ("func (cp *configParser) postParsing() error {\n" + "\tcp.opts.value = strings.TrimSpace(cp.opts.value)\n" * 9
+          + "\n\t//go:generate stringer -type=Pill\n\n\t// Generate a media proxy private key if not set\n"
+          "\tif len(cp.opts.mediaProxyPrivateKey) == 0 {\n\t\tcp.opts.mediaProxyPrivateKey = crypto.GenerateRandomBytes(16)\n"
+          "\t}\n\treturn nil\n}\n")
+    assert section_titles(go.splitlines(), "go") == ["Generate a media proxy private key if not set"]
+    many = "\n".join(f"  a{n}(b{n}, c{n}, d{n}, e{n})\n\n  // The step number {n} of the long setup routine here" for n in range(20))
+    line = with_sections("", many.splitlines(), "javascript")
+    assert line.startswith("sections: ") and 100 < len(line) <= 160  # a budget's share, not all of it
     windows = FileChunker(IndexSettings()).chunk("server.ts", ts.replace(steps, "\n".join([steps] * 12)))
     assert len(windows) > 1 and "sections: Rate limiting" in windows[-1].header
     last = windows[-1]

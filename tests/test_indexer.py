@@ -261,7 +261,7 @@ def test_source_is_embedded_before_tests_and_docs_and_what_a_tool_wrote_last(tmp
     assert {chunk.kind for chunk in pending if chunk.path == "api/echo.pb.go"} == {"generated"}
 
 
-def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, settings):
+def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, settings, monkeypatch):
     """juice-shop commits three.js although its own .gitignore names it: git lists it (it ignores nothing it
     tracks), a walk of an export of the same commit does not, and in a checkout it came in the first ten for
     4 of 38 questions as source. It is cut as a tool's output (role `generated`), and read as code again once
@@ -273,10 +273,11 @@ def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, set
     (root / "assets").mkdir(parents=True)
     (root / "assets" / "three.js").write_text("function WebGLRenderer(parameters) {\n  this.domElement = canvas;\n}\n")
     (root / "render.js").write_text("function renderScene(scene) {\n  return new WebGLRenderer({}).render(scene);\n}\n")
-    (root / ".gitignore").write_text("assets/three.js\n")
+    (root / "assets" / "libthree.so").write_bytes(b"\x7fELF\0\0")  # vendored and binary: skipped, read once
+    (root / ".gitignore").write_text("assets/three.js\nassets/*.so\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*git, "add", "-f", "assets/three.js"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-f", "assets/three.js", "assets/libthree.so"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "init"], cwd=root, check=True)
     workspace = Workspace(root, settings)
     try:
@@ -285,6 +286,14 @@ def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, set
         assert files["assets/three.js"].vendored and not files["render.js"].vendored
         kinds = {chunk.path: chunk.kind for chunk in workspace.store.chunks()}
         assert kinds["assets/three.js"] == "generated" and kinds["render.js"] == "function"
+        again = workspace.indexer.update()
+        assert again.files_unchanged == again.files_seen and not again.skipped
+        # git failing to say which files are vendored changes nothing the index knew
+        import noul_lsp.workspace.discovery as discovery
+        with monkeypatch.context() as patched:
+            patched.setattr(discovery, "_git_ignored_but_tracked", lambda root, paths=None: None)
+            failed = workspace.indexer.update()
+        assert failed.files_unchanged == failed.files_seen and workspace.store.files()["assets/three.js"].vendored
         (root / ".gitignore").write_text("")
         workspace.indexer.update()
         assert not workspace.store.files()["assets/three.js"].vendored

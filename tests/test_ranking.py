@@ -981,10 +981,13 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
     from noul_lsp.retrieval.roles import asks_for_tests
     for asking in ("cypress end-to-end test for logging in", "Playwright e2e test that signs up a user",
                    "selenium test of the checkout page", "API tests that upload oversized files",
-                   "login page specs for a locked account"):
+                   "login page tests for a locked account"):
         assert asks_for_tests([], "description", asking), asking
     assert not asks_for_tests([], "description", "the playwright config")
-    assert not asks_for_tests([], "description", "fixtures and tests that share a temporary directory")
+    for passing in ("fixtures and tests that share a temporary directory", "OpenAPI specs for the user endpoints",
+                    "run tests for the frontend", "number of tests that failed", "pytest collects tests that match a "
+                    "pattern", "skip tests for windows", "flaky tests that time out"):
+        assert not asks_for_tests([], "description", passing), passing
     root = tmp_path / "ws"
     (root / "app" / "styles").mkdir(parents=True)
     (root / "app" / "components").mkdir(parents=True)

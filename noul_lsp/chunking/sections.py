@@ -22,25 +22,34 @@ from noul_lsp.chunking.boilerplate import is_comment, is_magic_comment
 READ_ANYWAY_CHARS = 384
 #: what a header's sections line starts with (aggregate.record_preview reads the line above it)
 SECTIONS_PREFIX = "sections: "
-_MAX_TITLES = 6
+#: the sections line is read inside the token budget, before the chunk's text: at most about 40 tokens of it
+#: (six titles of 60 characters were 81 of the 128, and the code below them went unread)
+_MAX_SECTIONS_CHARS = 150
+#: a comment's first line is a title, not a paragraph: cut past this
 _MAX_TITLE_CHARS = 60
-_MARKS = re.compile(r"^\s*(?:///?|/\*+!?|\*+(?!/)|#+|--+|;+)\s*|\s*\*+/\s*$")
-#: comments that instruct a tool or mark a region, not name a step
+_MARKS = re.compile(r"^\s*(?:///?|/\*+|\*+(?!/)|#+|--+|;+)\s*[!:|^]?\s*|\s*\*+/\s*$")
+#: a banner's rules around a title (`# ---- Validate input ----`, `// ==== Routes ====`) or alone on a line
+_RULES = re.compile(r"^[=\-*#~_+\s]+|[=\-*#~_+\s]+$")
+#: comments that instruct a tool, mark a region or a task, not name a step
 _INSTRUCTIONS = re.compile(
     r"^(?:eslint|@ts-|noqa|pylint\s*:|nolint|type\s*:\s*ignore|prettier-ignore|istanbul|c8\s|tslint|jshint|"
     r"clang-format|nosec|#?region\b|#?endregion\b|fmt\s*:|isort\s*:|pragma|mypy\s*:|ruff\s*:|biome-ignore|"
-    r"deno-lint|SAFETY\b|-\s*\[)",
+    r"deno-lint|shellcheck|go:|\+build|export\s|SAFETY\b|TODO|FIXME|XXX|HACK|@todo|-\s*\[)",
     re.IGNORECASE)
+#: code commented out, where its words pass for a sentence (`# import os`, `# return None`, `// const x = 1`)
+_CODE_OUT = re.compile(r"^(?:import\s+[\w.]+$|from\s+[\w.]+\s+import\b|return(?:\s+\S+)?$|(?:const|let|var)\s+\w+\s*="
+                       r"|(?:def|func|fn)\s+\w+\s*\()")
 #: a line that opens a block: a comment just below it heads the block's first step
 _OPENS_A_BLOCK = re.compile(r"[{:(\[]\s*$|\b(?:do|then|begin)\s*$")
-_WORDY = re.compile(r"[A-Za-z][A-Za-z' -]*")
+#: the letters of a title, in any script, with the apostrophes, hyphens and spaces between its words
+_WORDY = re.compile(r"[^\W\d_](?:[^\W\d_]|['\- ])*")
 
 
 def _title(line: str) -> str:
     """A comment line's words, without its marks, when they read as a step's name: not a tool's instruction,
     not code commented out (mostly letters and spaces), not a lone word."""
-    words = _MARKS.sub("", line).strip()
-    if not words or _INSTRUCTIONS.match(words) or " " not in words:
+    words = _RULES.sub("", _MARKS.sub("", line)).strip()
+    if not words or _INSTRUCTIONS.match(words) or _CODE_OUT.match(words) or " " not in words:
         return ""
     letters = sum(len(match.group(0)) for match in _WORDY.finditer(words))
     if letters < 0.8 * len(words) or words.endswith((";", "{", "}", ")", "=")):
@@ -50,7 +59,8 @@ def _title(line: str) -> str:
 
 def section_titles(lines: list[str], language: str) -> list[str]:
     """The titles of the comments that stand on their own above a step (after a blank line or a block's
-    opening line) and start past `READ_ANYWAY_CHARS` of the chunk's lines; each comment's first line, once."""
+    opening line) and start past `READ_ANYWAY_CHARS` of the chunk's lines; each comment's first line, once, as
+    many as `_MAX_SECTIONS_CHARS` holds."""
     titles: list[str] = []
     read = 0
     opened = False  # the line above opened a heading comment without words (`/**`): this one may name it
@@ -63,14 +73,14 @@ def section_titles(lines: list[str], language: str) -> list[str]:
         above = lines[row - 1] if row else ""
         if not heading and above.strip() and not _OPENS_A_BLOCK.search(above):
             continue  # a comment's later line, or one on code's line below: no step's heading
-        if not _MARKS.sub("", line).strip():
+        if not _RULES.sub("", _MARKS.sub("", line)).strip():  # `/**`, or a banner's rule above its title
             opened = True
             continue
         title = _title(line)
         if title and title not in titles:
-            titles.append(title)
-            if len(titles) == _MAX_TITLES:
+            if sum(len(t) + 3 for t in titles) + len(title) > _MAX_SECTIONS_CHARS:
                 break
+            titles.append(title)
     return titles
 
 

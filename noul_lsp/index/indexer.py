@@ -16,7 +16,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -149,6 +149,8 @@ class Indexer:
         pending_files = 0
         for number, file in enumerate(found, 1):
             previous = known.get(file.path)
+            if file.vendored is None:  # git could not say this time: as the index knew it
+                file = replace(file, vendored=previous.vendored if previous is not None else False)
             if (previous is not None and not look_again and previous.mtime_ns == file.mtime_ns
                     and previous.size == file.size and previous.vendored == file.vendored):
                 report.files_unchanged += 1
@@ -181,7 +183,8 @@ class Indexer:
             if previous is not None and previous.chunks:
                 self._remove_file(previous, batch, report)  # became binary or too large
             # Remembered with its reason, so an unchanged skipped file is not read again.
-            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, "", (), skipped=str(skipped)))
+            batch.put_file(FileRecord(file.path, file.mtime_ns, file.size, "", (), skipped=str(skipped),
+                                      vendored=file.vendored))
             return
         file_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
         # a file the ignore rules came to match, or no longer do, is cut again (read as another kind, a chunk of

@@ -184,6 +184,9 @@ ASKABLE_ROLES = tuple(_ASKS)
 #: a query that asks for tests outright: it opens with them ("tests for the bloom filter", "the test that
 #: checks ...", "which spec covers ..."), names unit or integration tests, asks where something is tested, or
 #: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
+#: words before "tests that/for ..." that say what is done with tests or how many, not which tests are asked for
+_NOT_A_TESTS_KIND = (r"(?:and|or|of|all|no|some|many|any|number|count|report|list|run|runs|running|rerun|skip|skips|"
+                     r"skipped|collect\w*|select\w*|flaky|fail\w*|pass\w*|slow|broken|missing|disabled)")
 _ASKS_FOR_TESTS = re.compile(
     r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
     r"(?:(?:unit|integration|regression|request|feature|functional|system|e2e|end-to-end|acceptance)\s+)?"
@@ -200,9 +203,11 @@ _ASKS_FOR_TESTS = re.compile(
     # fifth in the legs, was 86th)
     r"|\b(?:data|singular|generic)\s+tests?\b"
     # tests of something, asked for by what they do: "API tests that upload oversized files" (juice-shop's, first in
-    # BM25 and third in meaning, was 103rd), "login page specs for ..."; not "fixtures and tests that ..."
-    r"|^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?(?:(?!(?:and|or)\b)[\w-]+\s+){1,2}"
-    r"(?:tests|specs)\s+(?:that|which|for|of|checking|covering|verifying|asserting|exercising)\b",
+    # BM25 and third in meaning, was 103rd), "login page tests for ..."; not "fixtures and tests that ...", "run
+    # tests for the frontend", "number of tests that failed", "pytest collects tests that match" (about running
+    # them: the runner's source), nor "OpenAPI specs for ..." (a spec is a test only named by its kind, above)
+    rf"|^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?(?:(?!{_NOT_A_TESTS_KIND}\b)[\w-]+\s+){{1,2}}"
+    r"tests\s+(?:that|which|for|of|checking|covering|verifying|asserting|exercising)\b",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
 #: "the template of the project's settings page") or ends naming it ("the pagination demo", "the check details

@@ -36,8 +36,9 @@ class DiscoveredFile:
     size: int
     mtime_ns: int
     #: committed although the project's ignore rules match it (`_git_ignored_but_tracked`): a library copied in
-    #: and force-added, a build's output kept, which the project itself says is none of its code
-    vendored: bool = False
+    #: and force-added, a build's output kept, which the project itself says is none of its code; None when
+    #: git could not say (the index keeps what it knew)
+    vendored: bool | None = False
 
 
 class SkippedFile(Exception):
@@ -73,12 +74,11 @@ def _valid_pattern(line) -> bool:
     return True
 
 
-def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None:
-    """Paths from git (only under `paths` when given), or None when `root` is not inside a git work tree
-    or git is unusable."""
+def _git_ls_files(root: Path, flags: list[str], paths: list[str] | None = None) -> set[str] | None:
+    """What `git ls-files -z <flags>` lists (under `paths` when given, as literal pathspecs), or None when `root`
+    is not inside a git work tree or git is unusable."""
     # core.fsmonitor could name a program from the workspace's config: never let git run it.
-    command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
-               "--cached", "--others", "--exclude-standard"]
+    command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z", *flags]
     # a checkout's thousands of changed paths in one command line passed the system's argument limit, git did
     # not start, and the walk's .gitignore rules alone then decided (files ignored by .git/info/exclude
     # indexed, tracked files matching a .gitignore dropped): past a batch, the whole listing, narrowed here
@@ -92,22 +92,24 @@ def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None
     if paths is not None and whole:
         asked = {path.rstrip("/") for path in paths}
         listed = {p for p in listed if p in asked or any(folder in asked for folder in _folders_of(p))}
-    return sorted(listed)
+    return listed
 
 
-def _git_ignored_but_tracked(root: Path, paths: list[str] | None = None) -> set[str]:
-    """The tracked files (under `paths` when given) that the ignore rules match. git lists them, for it ignores
-    nothing it tracks; a walk of an export of the same commit (the bench's trees) leaves them out. juice-shop's
-    force-added three.js and its post-processing passes, in its own `.gitignore`, were in a checkout's first
-    ten for 4 of 38 questions of a security review, as source."""
-    command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "ls-files", "-z",
-               "--cached", "--ignored", "--exclude-standard"]
-    arguments = [] if paths is None or len(paths) > _PATHS_A_CALL else ["--", *(f":(literal){p}" for p in paths)]
-    try:
-        done = subprocess.run(command + arguments, cwd=root, capture_output=True, timeout=120, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return {p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+def _git_listing(root: Path, paths: list[str] | None = None) -> list[str] | None:
+    """Paths from git (only under `paths` when given), or None when `root` is not inside a git work tree
+    or git is unusable."""
+    listed = _git_ls_files(root, ["--cached", "--others", "--exclude-standard"], paths)
+    return sorted(listed) if listed is not None else None
+
+
+def _git_ignored_but_tracked(root: Path, paths: list[str] | None = None) -> set[str] | None:
+    """The tracked files (under `paths` when given) that the project's own `.gitignore` files match, or None
+    when git cannot say. git lists them, for it ignores nothing it tracks; a walk of an export of the same
+    commit (the bench's trees) leaves them out. juice-shop's force-added three.js and its post-processing
+    passes, in its own `.gitignore`, were in a checkout's first ten for 4 of 38 questions of a security review,
+    as source. Only the project's rules: a user's global excludes or `.git/info/exclude` (a global `*.go` made
+    every tracked file of cobra vendored) say what that user leaves untracked, not what the project is."""
+    return _git_ls_files(root, ["--cached", "--ignored", "--exclude-per-directory=.gitignore"], paths)
 
 
 #: changed paths given to one `git ls-files` as arguments (a deep path is ~300 bytes; Linux allows 2 MB)
@@ -346,6 +348,7 @@ def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None 
     FIFOs, sockets, devices) are left out; with `passed_over` each gets a line saying why."""
     root = root.resolve()
     listing = _git_listing(root, paths)
+    # (None where git listed the files but could not tell which are vendored: each stays as the index knew it)
     vendored = _git_ignored_but_tracked(root, paths) if listing is not None else set()
     if listing is None:
         listing = _walk_listing(root, paths)
@@ -380,7 +383,8 @@ def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None 
                     else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a file")
             pass_over(relative, f"{kind}, not a regular file")
             continue
-        files.append(DiscoveredFile(relative, absolute, info.st_size, info.st_mtime_ns, relative in vendored))
+        files.append(DiscoveredFile(relative, absolute, info.st_size, info.st_mtime_ns,
+                                    relative in vendored if vendored is not None else None))
     return files
 
 
