@@ -585,8 +585,7 @@ class CodeChunker:
                                                       or carries_nothing(lines[start : end + 1], self.spec.name)):
             return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
-            header = with_sections(segment.header, lines[start : end + 1], self.spec.name)
-            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, header,
+            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
                           _listed(name for name, _ in segment.names))]
         parts = []  # (first row, last row, text): a long line is a window of its own, cut into pieces
         for part_start, part_end in _windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3):
@@ -603,11 +602,11 @@ class CodeChunker:
         for index, (part_start, part_end, part_text) in enumerate(parts, 1):
             header = segment.header
             if len(parts) > 1 and segment.kind != "module":
-                header = f"{title} (part {index} of {len(parts)})"
+                header = with_sections(f"{title} (part {index} of {len(parts)})", lines[part_start : part_end + 1],
+                                       self.spec.name)
             # a definition kept whole but cut here all the same (its doc comment above made it too long):
             # each window lists the nested definitions that start in it
             names = _listed(name for name, row in segment.names if part_start <= row <= part_end)
-            header = with_sections(header, lines[part_start : part_end + 1], self.spec.name)
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks

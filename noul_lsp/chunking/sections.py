@@ -1,14 +1,15 @@
-"""A long chunk's section comments, named in its header, where the embedder reads them.
+"""A long definition's windows headed by their section comments, where the embedder reads them.
 
 The embedder reads a chunk's header and its first `token_budget` tokens (128 by default, a few hundred
-characters of code) and nothing after: a long function's later steps are invisible to the dense leg. Where
-the code says what a step does, in a comment of its own above it (`/* Rate limiting */`, `// Generate a media
-proxy private key if not set`), that comment is the step's name. juice-shop's 510-line `configureApp`, every
-security header, rate limit and guard of the app, was 16 windows all headed `configureApp (part N of 16)`,
-and "rate limiting on the forgot password endpoint" found none of them in either leg; miniflux's media proxy
-key, generated at the end of a 47-line `postParsing`, was in no dense list (a security review's walkthrough,
-docs/benchmarks.md). The header names the chunk's section comments that lie past what the embedder reads
-anyway, on a line of its own (`sections: HTTP request logging · Rate limiting · Authorization`).
+characters of code) and nothing after. A definition too long for one chunk is cut into windows that all carry
+its signature: juice-shop's 510-line `configureApp`, every security header, rate limit and guard of the app,
+was 16 windows all headed `configureApp (part N of 16)`, and "rate limiting on the forgot password endpoint"
+found none of them in either leg (a security review's walkthrough, docs/benchmarks.md). Where the code says
+what a step does, in a comment of its own above it (`/* Rate limiting */`), that comment is the step's name:
+a window's header names the section comments that lie past what the embedder reads of it anyway, on a line of
+its own (`sections: HTTP request logging · Rate limiting`). Only windows: the same titles in the header of
+every long chunk kept whole lost on the dev bench's issue texts held out (Verified Acc@5 0.702 -> 0.690) what
+they gained on descriptions; in windows alone they move no dev figure.
 """
 
 from __future__ import annotations
