@@ -28,6 +28,7 @@ SECTIONS_PREFIX = "sections: "
 _MAX_SECTIONS_CHARS = 150
 #: a comment's first line is a title, not a paragraph: cut past this
 _MAX_TITLE_CHARS = 60
+#: a comment's marks before its words (with a doc comment's `#:`, `//!`, `-- |`) and a block comment's end
 _MARKS = re.compile(r"^\s*(?:///?|/\*+|\*+(?!/)|#+|--+|;+)\s*[!:|^]?\s*|\s*\*+/\s*$")
 #: a banner's rules around a title (`# ---- Validate input ----`, `// ==== Routes ====`) or alone on a line
 _RULES = re.compile(r"^[=\-*#~_+\s]+|[=\-*#~_+\s]+$")

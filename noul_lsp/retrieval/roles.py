@@ -181,12 +181,12 @@ _ASKS = {
     "config": frozenset({"config", "configuration", "setting", "settings", "toml", "yaml", "ci", "workflow"}),
 }
 ASKABLE_ROLES = tuple(_ASKS)
-#: a query that asks for tests outright: it opens with them ("tests for the bloom filter", "the test that
-#: checks ...", "which spec covers ..."), names unit or integration tests, asks where something is tested, or
-#: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
 #: words before "tests that/for ..." that say what is done with tests or how many, not which tests are asked for
 _NOT_A_TESTS_KIND = (r"(?:and|or|of|all|no|some|many|any|number|count|report|list|run|runs|running|rerun|skip|skips|"
                      r"skipped|collect\w*|select\w*|flaky|fail\w*|pass\w*|slow|broken|missing|disabled)")
+#: a query that asks for tests outright: it opens with them ("tests for the bloom filter", "the test that
+#: checks ...", "which spec covers ..."), names unit or integration tests, asks where something is tested, or
+#: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
 _ASKS_FOR_TESTS = re.compile(
     r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
     r"(?:(?:unit|integration|regression|request|feature|functional|system|e2e|end-to-end|acceptance)\s+)?"
