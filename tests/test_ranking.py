@@ -988,6 +988,18 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
                     "run tests for the frontend", "number of tests that failed", "pytest collects tests that match a "
                     "pattern", "skip tests for windows", "flaky tests that time out"):
         assert not asks_for_tests([], "description", passing), passing
+    # a documentation page or a changelog's entry asked for outright is read as source (typer's and mkdocs' pages
+    # came under the code they document); an app's page is no documentation page
+    from noul_lsp.retrieval.roles import roles_read_as_source
+    for asking in ("which tutorial page explains adding a --version flag", "page about asking for a password",
+                   "docs section on keeping files out of the site", "reference page for the Typer class",
+                   "where do the docs show how to open a URL"):
+        assert roles_read_as_source([], "description", asking) == ["docs"], asking
+    for asking in ("release notes entry about vendoring Click", "changelog for the breaking change to metavar"):
+        assert roles_read_as_source([], "description", asking) == ["changelog"], asking
+    for passing in ("where is the page that shows a single post", "page for a hashtag's timeline",
+                    "page listing the accounts a user follows", "render the docs page title in the header"):
+        assert roles_read_as_source([], "description", passing) == [], passing
     root = tmp_path / "ws"
     (root / "app" / "styles").mkdir(parents=True)
     (root / "app" / "components").mkdir(parents=True)

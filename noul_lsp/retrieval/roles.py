@@ -250,6 +250,28 @@ _OPENS_WITH_A_VERB = re.compile(r"\s*(?:change|set|save|update|load|read|parse|a
 _ASKS_FOR_RUNBOOKS = re.compile(
     r"\b(?:runbooks?|(?:architecture\s+)?decision\s+records?)\b|\bwhat\s+(?:do|should)\s+(?:i|we)\s+do\b",
     re.IGNORECASE)
+#: a documentation page asked for outright, by what it is about ("which tutorial page explains adding a --version
+#: flag", "page about asking for a password with hidden input", "docs section on keeping files out of the site",
+#: "reference page for the Typer class", "where do the docs show how to open a URL"): a technical writer's
+#: walkthrough of typer's and mkdocs' sites had 34 of its 68 answers a page, buried under the code they document
+#: by the docs' prior (typer's Acc@1 0.18). Not a page of an app ("page that shows a single post", "page for a
+#: hashtag's timeline": a page is documentation only said so or by what it explains), nor "guide" alone
+_ASKS_FOR_DOCS = re.compile(
+    _ASKING + r"(?:the\s+|a\s+|an\s+)?(?:(?:docs?|documentation|tutorial|reference|user[\s-]guide|api)\s+)?"
+    r"(?:(?:docs|documentation|tutorial|reference\s+page|(?:docs?|documentation|tutorial)\s+(?:page|pages|section)"
+    r"|step-by-step\s+guide|installation\s+instructions)\s+"
+    r"(?:about|on|for|of|explaining|explains|describing|describes|documenting|documents|showing|shows|that|which"
+    r"|listing|lists|walks|covering|covers)\b"
+    r"|\bpages?\s+(?:about|explaining|describing|documenting|on\s+how|that\s+(?:explains|describes|documents))\b)"
+    r"|^\s*where\s+(?:do|does)\s+(?:the\s+)?(?:docs|documentation|tutorial)\s+(?:show|explain|describe|say|mention)\b"
+    r"|^\s*which\s+(?:[\w-]+\s+)?page\s+(?:documents|explains|describes|shows|lists|covers)\b",
+    re.IGNORECASE)
+#: a changelog's entry asked for outright ("release notes entry about vendoring Click", "changelog for the breaking
+#: change to metavar printing"): typer's and mkdocs' release notes came 30th to 92nd under the code they name
+_ASKS_FOR_RELEASE_NOTES = re.compile(
+    _ASKING + r"(?:the\s+)?(?:release[\s-]+notes?|changelog|change\s+log|news)(?:\s+(?:entry|entries|section))?\s+"
+    r"(?:for|about|of|on|that|which|where|mentioning)\b",
+    re.IGNORECASE)
 #: a dbt model's or source's properties asked for, in dbt's words: a column's documentation and tests, accepted
 #: values, a source's definition and freshness, a seed's (the properties' YAML is config: as source its prose
 #: outranked the models' SQL it describes; asked for, cal-itp's `_mart_audit.yml` came 37th, `_seeds.yml` 53rd)
@@ -608,6 +630,8 @@ def roles_read_as_source(query_terms: Iterable[str], shape: str = "description",
         read.append("example")
     if (_ASKS_FOR_SETTINGS.search(text) or _ASKS_FOR_PROPERTIES.search(text)) and not _OPENS_WITH_A_VERB.match(text):
         read.append("config")
-    if _ASKS_FOR_RUNBOOKS.search(text):
+    if _ASKS_FOR_RUNBOOKS.search(text) or _ASKS_FOR_DOCS.search(text):
         read.append("docs")
+    if _ASKS_FOR_RELEASE_NOTES.search(text):
+        read.append("changelog")
     return read
