@@ -90,8 +90,7 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
         chunks.extend(shifted([replace(chunk, symbol=chunk.symbol or component,
                                        kind="component" if chunk.kind == "module" else chunk.kind) for chunk in cut],
                               first_row))
-        for row in range(first_row, last_row + 1):
-            lines[row] = ""  # cut already: the windows below hold the template and the styles
+        lines[first_row : last_row + 1] = [""] * (last_row + 1 - first_row)  # cut already: not the template's
     if language != "razor":  # its styles cut at their rules, named by the component, the selectors its names
         for style in _STYLE.finditer(_HTML_COMMENT.sub(blank, text)):  # (offsets kept: a comment is blanked)
             first_row, last_row = text.count("\n", 0, style.start(2)), text.count("\n", 0, style.end(2))
@@ -103,8 +102,7 @@ def chunk_component(path: str, text: str, *, code_for: Callable[[str], CodeChunk
                                            names=tuple(dict.fromkeys(n for n in (chunk.symbol, *chunk.names)
                                                                      if n))[:MAX_NAMES])
                                    for chunk in cut if chunk.text.strip()], first_row))
-            for row in range(first_row, last_row + 1):
-                lines[row] = ""
+            lines[first_row : last_row + 1] = [""] * (last_row + 1 - first_row)
     rest = chunk_lines(path, "\n".join(lines), language=language, window_lines=window_lines, overlap=overlap,
                        max_chars=max_chars, symbol=component, kind="component")
     return sorted([*chunks, *rest], key=lambda chunk: (chunk.start_line, chunk.end_line))

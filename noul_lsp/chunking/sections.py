@@ -47,10 +47,14 @@ _OPENS_A_BLOCK = re.compile(r"[{:(\[]\s*$|\b(?:do|then|begin)\s*$")
 _WORDY = re.compile(r"[^\W\d_](?:[^\W\d_]|['\- ])*")
 
 
-def _title(line: str) -> str:
-    """A comment line's words, without its marks, when they read as a step's name: not a tool's instruction,
-    not code commented out (mostly letters and spaces), not a lone word."""
-    words = _RULES.sub("", _MARKS.sub("", line)).strip()
+def _words(line: str) -> str:
+    """A comment line's words, without its marks and a banner's rules ("" for `/**` or a rule alone)."""
+    return _RULES.sub("", _MARKS.sub("", line)).strip()
+
+
+def _title(words: str) -> str:
+    """A comment line's words (`_words`) when they read as a step's name: not a tool's instruction, not code
+    commented out (mostly letters and spaces), not a lone word."""
     if not words or _INSTRUCTIONS.match(words) or _CODE_OUT.match(words) or " " not in words:
         return ""
     letters = sum(len(match.group(0)) for match in _WORDY.finditer(words))
@@ -75,10 +79,11 @@ def section_titles(lines: list[str], language: str) -> list[str]:
         above = lines[row - 1] if row else ""
         if not heading and above.strip() and not _OPENS_A_BLOCK.search(above):
             continue  # a comment's later line, or one on code's line below: no step's heading
-        if not _RULES.sub("", _MARKS.sub("", line)).strip():  # `/**`, or a banner's rule above its title
+        words = _words(line)
+        if not words:  # `/**`, or a banner's rule above its title
             opened = True
             continue
-        title = _title(line)
+        title = _title(words)
         if title and title not in titles:
             if sum(len(t) + 3 for t in titles) + len(title) > _MAX_SECTIONS_CHARS:
                 break

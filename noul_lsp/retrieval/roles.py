@@ -181,6 +181,8 @@ _ASKS = {
     "config": frozenset({"config", "configuration", "setting", "settings", "toml", "yaml", "ci", "workflow"}),
 }
 ASKABLE_ROLES = tuple(_ASKS)
+#: how a query that asks for tests may open ("show me the ...", "which ...")
+_TESTS_OPENING = r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
 #: words before "tests that/for ..." that say what is done with tests or how many, not which tests are asked for
 _NOT_A_TESTS_KIND = (r"(?:and|or|of|all|no|some|many|any|number|count|report|list|run|runs|running|rerun|skip|skips|"
                      r"skipped|collect\w*|select\w*|flaky|fail\w*|pass\w*|slow|broken|missing|disabled)")
@@ -188,8 +190,7 @@ _NOT_A_TESTS_KIND = (r"(?:and|or|of|all|no|some|many|any|number|count|report|lis
 #: checks ...", "which spec covers ..."), names unit or integration tests, asks where something is tested, or
 #: names a googletest (`TEST(SkipTest, Empty)`); not a commit's "add tests for ..." or a test named in passing
 _ASKS_FOR_TESTS = re.compile(
-    r"^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?"
-    r"(?:(?:unit|integration|regression|request|feature|functional|system|e2e|end-to-end|acceptance)\s+)?"
+    _TESTS_OPENING + r"(?:(?:unit|integration|regression|request|feature|functional|system|e2e|end-to-end|acceptance)\s+)?"
     r"(?:tests?|specs?)\b(?!\s*(?:runner|suite\s+runner)\b)"
     # a test framework named: lobsters' "rspec tests for story model validations" (its spec was 69th), realworld's
     # "MockMvc test for updating and deleting an article", koel's "PHPUnit feature test for uploading a song"
@@ -206,7 +207,7 @@ _ASKS_FOR_TESTS = re.compile(
     # BM25 and third in meaning, was 103rd), "login page tests for ..."; not "fixtures and tests that ...", "run
     # tests for the frontend", "number of tests that failed", "pytest collects tests that match" (about running
     # them: the runner's source), nor "OpenAPI specs for ..." (a spec is a test only named by its kind, above)
-    rf"|^\s*(?:(?:show\s+me|find|where\s+(?:is|are)|which|what)\s+)?(?:the\s+|a\s+|an\s+)?(?:(?!{_NOT_A_TESTS_KIND}\b)[\w-]+\s+){{1,2}}"
+    rf"|{_TESTS_OPENING}(?:(?!{_NOT_A_TESTS_KIND}\b)[\w-]+\s+){{1,2}}"
     r"tests\s+(?:that|which|for|of|checking|covering|verifying|asserting|exercising)\b",
     re.IGNORECASE)
 #: a query that asks for a thing outright: it opens with it ("an example of infinite scrolling in React",
