@@ -251,6 +251,30 @@ def test_markdown_windows_take_their_heading():
     assert [c.symbol for c in FileChunker(IndexSettings()).chunk(".github/ISSUE_TEMPLATE/feature.md", template)] == [""]
 
 
+def test_page_windows_name_their_section_path():
+    """A window's header is the path of sections down to its heading: a changelog's `### Fixed` is found by the
+    version it is under (typer's and mkdocs' release notes were windows titled "Internal", "Fixed"); a heading
+    shown in a code fence is no section; reStructuredText's titles (Sphinx's pages) count as Markdown's do."""
+    notes = ("# Release Notes\n\n## 0.27.1\n\n### Fixes\n\n* Fix `serve --open`.\n\n```markdown\n"
+             "## Heading producing an anchor\n```\n\n* Fix the reload.\n\n### Internal\n\n* Refactor.\n")
+    windows = FileChunker(IndexSettings(window_lines=4, window_overlap=1)).chunk("docs/release-notes.md", notes)
+    assert [(c.start_line, c.symbol, c.header) for c in windows] == [(1, "Release Notes", "Release Notes")] + [
+        (row, "Fixes", "Release Notes › 0.27.1 › Fixes") for row in (5, 7, 10, 13)] + [
+        (17, "Internal", "Release Notes › 0.27.1 › Internal")]
+    # the front matter's title and a `# Title` that repeats it are one; a setext heading is a heading
+    page = "---\ntitle: Password Prompt\n---\n\n# Password prompt\n\nAsk twice.\n\nConfirmation\n------------\n\nText.\n"
+    assert [c.header for c in FileChunker(IndexSettings(window_lines=3, window_overlap=0)).chunk("docs/pw.md", page)
+            ][-1] == "Password Prompt › Confirmation"
+    rst = ("==========\nQuickstart\n==========\n\nMake a Request\n--------------\n\nText::\n\n    code\n    ====\n\n"
+           "Parameters\n^^^^^^^^^^\n\nMore.\n\nCookies\n-------\n\nText again.\n")
+    sections = FileChunker(IndexSettings(window_lines=4, window_overlap=0)).chunk("docs/quickstart.rst", rst)
+    assert [(c.start_line, c.symbol, c.header) for c in sections] == [
+        (1, "", ""), (5, "Make a Request", "Quickstart › Make a Request"),
+        (10, "Make a Request", "Quickstart › Make a Request"),  # an indented `====` is a literal block's
+        (13, "Parameters", "Quickstart › Make a Request › Parameters"), (18, "Cookies", "Quickstart › Cookies"),
+        (21, "Cookies", "Quickstart › Cookies")]
+
+
 def test_invalid_utf8_and_garbage_never_crash():
     chunker = FileChunker(IndexSettings())
     for path in ("a.py", "a.ts", "a.go", "a.rs", "a.c", "a.rb", "a.txt", "a.kt", "a.cs", "a.swift", "a.php",

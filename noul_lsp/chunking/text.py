@@ -7,6 +7,22 @@ import re
 from noul_lsp.chunking.chunk import Chunk
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+#: a Markdown code fence's opening or closing line (CommonMark: three or more backticks or tildes, indented at
+#: most three spaces): a `# install the dependencies` line inside one is a shell comment, not a section. mkdocs'
+#: release notes titled a window by a heading shown in an example's fence
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: a Markdown setext heading's underline (`Title` / `=====` is a first level, `-----` a second)
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)\s*$")
+#: a reStructuredText section's adornment: one punctuation character repeated (`=====`, `-----`, `~~~~~`,
+#: `^^^^^`), under a title and, in some styles, over it too. Sphinx's pages (requests', flask's, pytest's
+#: docs) were windows of no name
+_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
+#: how many titles, and characters, a window's header naming its section's path (`Version 1.6.0 › Local
+#: preview`) holds at most, the innermost kept: the embedder reads it before the text, within its token budget
+SECTION_PATH_TITLES = 3
+SECTION_PATH_CHARS = 120
+#: what a section's path is joined by
+SECTION_PATH_JOINER = " › "
 #: a line this many chunk budgets long is cut into pieces of the budget: a minified bundle (not named
 #: *.min.js), a data literal, an inline image. As one chunk it was the whole line; in a file of many
 #: definitions on one line each definition's chunk was the whole line, quadratic: an 86 KB line took 24 s and
@@ -58,23 +74,99 @@ def last_heading(text: str) -> str | None:
     return titles[-1] if titles else None
 
 
+def _markdown_titles(lines: list[str]) -> list[tuple[int, int, str]]:
+    """The (row, level, title) of a Markdown page's headings: `#` lines and setext underlines, none inside a
+    code fence or the front matter."""
+    titles: list[tuple[int, int, str]] = []
+    fence = ""  # the fence that opened the code block the rows are in, "" outside one
+    end = front_matter_end(lines)
+    for row in range((end + 1) if end is not None else 0, len(lines)):
+        line = lines[row]
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            titles.append((row, len(heading.group(1)), heading.group(2)))
+            continue
+        underline = _SETEXT_UNDERLINE.match(lines[row + 1]) if row + 1 < len(lines) else None
+        stripped = line.strip()
+        if underline and stripped and not line.startswith("    ") and stripped[0] not in "-*+>|<" \
+                and len(underline.group(1)) >= 3:
+            titles.append((row, 1 if underline.group(1)[0] == "=" else 2, stripped))
+    return titles
+
+
+def _rst_titles(lines: list[str]) -> list[tuple[int, int, str]]:
+    """The (row, level, title) of a reStructuredText page's sections. Its levels are the order in which the
+    page first uses each adornment (a character, with or without an overline), as docutils reads them."""
+    styles: list[tuple[str, bool]] = []
+    titles: list[tuple[int, int, str]] = []
+    for row in range(1, len(lines)):
+        under = _RST_ADORNMENT.match(lines[row])
+        title = lines[row - 1]
+        if not under or not title.strip() or _RST_ADORNMENT.match(title):
+            continue
+        over = row >= 2 and lines[row - 2].rstrip() == lines[row].rstrip()
+        if (title[0].isspace() and not over) or len(lines[row].rstrip()) < min(len(title.strip()), 4):
+            continue
+        style = (under.group(1), over)
+        if style not in styles:
+            styles.append(style)
+        titles.append((row - 1, styles.index(style) + 1, title.strip()))
+    return titles
+
+
+def _section_paths(lines: list[str], language: str, outermost: str) -> list[tuple[str, ...]]:
+    """Each row's section path in a Markdown or reStructuredText page (outermost first), `(outermost,)` above
+    its first heading (the page's front matter title, or the caller's symbol)."""
+    titles = _markdown_titles(lines) if language == "markdown" else _rst_titles(lines)
+    paths: list[tuple[str, ...]] = []
+    open_sections: list[tuple[int, str]] = [(0, outermost)] if outermost else []
+    current = tuple(title for _, title in open_sections)
+    upcoming = iter(titles)
+    next_title = next(upcoming, None)
+    for row in range(len(lines)):
+        while next_title is not None and next_title[0] == row:
+            _, level, title = next_title
+            while open_sections and open_sections[-1][0] >= level:
+                open_sections.pop()
+            open_sections.append((level, title))
+            titles_open = [title for _, title in open_sections]  # a `# Title` that repeats the front matter's once
+            current = tuple(title for at, title in enumerate(titles_open)
+                            if at == 0 or title.casefold() != titles_open[at - 1].casefold())
+            next_title = next(upcoming, None)
+        paths.append(current)
+    return paths
+
+
+def section_header(path: tuple[str, ...]) -> str:
+    """A section's path as a window's header, outermost titles dropped first: a
+    changelog's `### Fixed` under `## 0.27.1`, a guide's `## Options` under `# Password prompt`."""
+    kept = list(path[-SECTION_PATH_TITLES:])
+    while len(kept) > 1 and len(SECTION_PATH_JOINER.join(kept)) > SECTION_PATH_CHARS:
+        kept.pop(0)
+    return SECTION_PATH_JOINER.join(kept)[:SECTION_PATH_CHARS]
+
+
 def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overlap: int,
                 max_chars: int, symbol: str = "", kind: str = "text") -> list[Chunk]:
     """Overlapping windows of about `window_lines` lines (cut earlier at `max_chars`), blank ones dropped.
 
-    Markdown windows take the nearest heading above them as their symbol and header, so a section is
-    found by its title even when the window starts below it.
+    A Markdown or reStructuredText page's windows take the nearest heading above them as their symbol and
+    the path of sections down to it as their header, so a section is found by its title even when the window
+    starts below it, and a changelog's `### Fixed` by the version it is under.
     """
     lines = text.split("\n")
-    is_markdown = language == "markdown"
-    headings: list[str] = []
-    if is_markdown:
-        current = _front_matter_title(lines) or symbol
-        for line in lines:
-            match = _HEADING.match(line)
-            if match:
-                current = match.group(2)
-            headings.append(current)
+    is_page = language in ("markdown", "rst")
+    paths = _section_paths(lines, language, (_front_matter_title(lines) if language == "markdown" else "")
+                           or symbol) if is_page else []
     chunks: list[Chunk] = []
     start = 0
     covered = -1  # the last row a window holds so far
@@ -93,12 +185,13 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
             last -= 1
         if first <= last and last > covered:  # a window inside the last one (its blank edges trimmed) is none
             covered = last
-            title = headings[first] if is_markdown else symbol
+            section = paths[first] if is_page else ()
+            title = section[-1] if section else ("" if is_page else symbol)
             # a long line is a window of its own (cut before it, and it is past the budget): its pieces
             bodies = line_pieces(lines[first], max_chars) if first == last and is_long(lines[first], max_chars) \
                 else ["\n".join(lines[first : last + 1])]
             chunks.extend(Chunk(path, first + 1, last + 1, body, title, language, kind,
-                                header=title if is_markdown and title else "") for body in bodies)
+                                header=section_header(section)) for body in bodies)
         if end >= len(lines) - 1:
             break
         # the overlap is at most a quarter of the window made: a window that long lines cut to five lines went on
