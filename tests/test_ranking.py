@@ -293,7 +293,8 @@ def test_roles_come_from_paths():
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example",
-                   "where is the infinite list example that fetches posts"):
+                   "where is the infinite list example that fetches posts", "example script that saves a table",
+                   "example code with a Bird class"):
         assert roles_read_as_source(analyse(asking).terms, "description", asking) == ["example"]
     for passing in ("retry the upload, for example on a timeout", "parse the examples in a docstring",
                     "training examples for the classifier", "number of examples", "examples",
@@ -993,9 +994,11 @@ def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(t
     from noul_lsp.retrieval.roles import roles_read_as_source
     for asking in ("which tutorial page explains adding a --version flag", "page about asking for a password",
                    "docs section on keeping files out of the site", "reference page for the Typer class",
-                   "where do the docs show how to open a URL"):
+                   "where do the docs show how to open a URL", "guide page for making a class renderable",
+                   "FAQ entry about text in square brackets"):
         assert roles_read_as_source([], "description", asking) == ["docs"], asking
-    for asking in ("release notes entry about vendoring Click", "changelog for the breaking change to metavar"):
+    for asking in ("release notes entry about vendoring Click", "changelog for the breaking change to metavar",
+                   "changelog note about new table styles"):
         assert roles_read_as_source([], "description", asking) == ["changelog"], asking
     for passing in ("where is the page that shows a single post", "page for a hashtag's timeline",
                     "page listing the accounts a user follows", "render the docs page title in the header"):

