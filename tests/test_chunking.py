@@ -1729,3 +1729,28 @@ def test_a_long_definitions_windows_are_headed_by_their_section_comments():
     record = ChunkRecord("k", last.path, last.start_line, last.end_line, last.symbol, last.language, last.kind,
                          last.header, last.text, last.content_hash)
     assert record_preview(record).startswith("function configureApp (app: Express) (part ")
+
+
+def test_a_firmwares_toolchain_files_are_cut_by_their_declarations():
+    """Assembly by its labels and macros, a linker script by its MEMORY and SECTIONS commands, CMake by its
+    functions and cached settings (FreeRTOS' `portASM.S`, pico-sdk's `crt0.S`, `memmap_default.ld` and `.cmake`
+    functions were windows of no name)."""
+    chunker = FileChunker(IndexSettings())
+    assembly = ("#include \"config.h\"\n\n.macro portSAVE_CONTEXT\n    push {r0}\n.endm\n\n.word 0\n\n"
+                "/* The reset handler: clears bss, calls main. */\n_reset_handler:\n    ldr r0, =0\n.L1:\n    b .L1\n"
+                "isr_systick:  @ the tick\n    bx lr\n")
+    named = {c.symbol: (c.kind, c.start_line, c.end_line) for c in chunker.chunk("src/crt0.S", assembly) if c.symbol}
+    assert named == {"portSAVE_CONTEXT": ("macro", 3, 5), "_reset_handler": ("label", 9, 13),
+                     "isr_systick": ("label", 14, 15)}
+    script = ("/* memory map */\nMEMORY\n{\n    FLASH(rx) : ORIGIN = 0x10000000, LENGTH = 2048k\n"
+              "    RAM(rwx) : ORIGIN = 0x20000000, LENGTH = 256k\n}\n\nSECTIONS\n{\n    .boot2 : {\n"
+              "        KEEP (*(.boot2))\n    } > FLASH\n    .text : {\n        *(.text*)\n    } > FLASH\n}\n")
+    commands = [(c.symbol, c.names) for c in chunker.chunk("memmap_default.ld", script) if c.symbol]
+    assert commands == [("MEMORY", ("FLASH", "RAM")), ("SECTIONS", (".boot2", ".text"))]
+    cmake = ("# Generates a header from a PIO program\nfunction(pico_generate_pio_header TARGET)\n"
+             "    set(options \"\")  # not cached\nendfunction()\n\noption(PICO_NO_FLASH \"no flash\" OFF)\n"
+             "set(PICO_BOARD pico CACHE STRING \"the board\")\n")
+    chunks = chunker.chunk("tools/CMakeLists.txt", cmake)
+    assert [(c.symbol, c.kind, c.start_line) for c in chunks if c.kind == "function"] == [
+        ("pico_generate_pio_header", "function", 1)]
+    assert {"PICO_NO_FLASH", "PICO_BOARD"} <= {name for c in chunks for name in (c.symbol, *c.names)}

@@ -290,6 +290,9 @@ def test_roles_come_from_paths():
         "plist" in asked_tool_terms("Google sign-in URL scheme in the Info.plist")
     assert "l10n" in asked_tool_terms("localized string for the app bar title")
     assert asked_tool_terms("translate help text into the user's language") == ()  # the code that translates
+    assert "cmake" in asked_tool_terms("the CMake function that generates a header from a PIO program")
+    assert [file_role(p) for p in ("src/crt0.S", "portable/GCC/portASM.asm", "rp2040/memmap_default.ld")] == [
+        "source"] * 3  # a firmware's reset handler, context switch and memory map are its code
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example",

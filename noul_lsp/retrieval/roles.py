@@ -32,6 +32,10 @@ _CODE_SUFFIXES = frozenset({
     # name was 14th, under the Go models that name it), protobuf's and Thrift's services and messages (under
     # their generated `.pb.go`), GraphQL schemas, Prisma's; Bazel's Starlark macros
     ".sql", ".proto", ".thrift", ".graphql", ".graphqls", ".gql", ".prisma", ".bzl", ".star",
+    # a firmware's assembly (a reset handler, a port's context switch: `.S` lowercased) and its linker scripts'
+    # memory maps: FreeRTOS's `portASM.S` and pico-sdk's `crt0.S` and `memmap_default.ld` were `other`, past the
+    # tenth for what they alone hold
+    ".s", ".asm", ".ld", ".lds",
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
@@ -339,6 +343,9 @@ _TOOLS = (
                 re.IGNORECASE), ("dockerfile", "docker", "compose", "containerfile")),
     (re.compile(r"\b(?:gnu)?makefile\b|\bmake\s+(?:targets?|recipes?)\b", re.IGNORECASE),
      ("makefile", "gnumakefile")),
+    # CMake's files by the tool's name (pico-sdk's `pico_generate_pio_header` in a `.cmake` came under its Bazel
+    # twin, which is source)
+    (re.compile(r"\bcmake(?:lists)?\b", re.IGNORECASE), ("cmakelists", "cmake")),
     (re.compile(r"(?<![\w.])\.env\b|\b(?:env|dotenv)\s+files?\b|\benvironment\s+files?\b", re.IGNORECASE), ("env",)),
     # .NET's settings: "connection strings for the catalog and identity databases" put the first appsettings
     # file 35th
