@@ -147,8 +147,8 @@ def _section_paths(lines: list[str], language: str, outermost: str) -> list[tupl
 
 
 def section_header(path: tuple[str, ...]) -> str:
-    """A section's path as a window's header, outermost titles dropped first: a
-    changelog's `### Fixed` under `## 0.27.1`, a guide's `## Options` under `# Password prompt`."""
+    """A section's path as a window's header, outermost titles dropped first: a changelog's `### Fixed` under
+    `## 0.27.1`, a guide's `## Options` under `# Password prompt`."""
     kept = list(path[-SECTION_PATH_TITLES:])
     while len(kept) > 1 and len(SECTION_PATH_JOINER.join(kept)) > SECTION_PATH_CHARS:
         kept.pop(0)
