@@ -878,6 +878,14 @@ def test_a_files_licence_is_cut_and_what_follows_it_stays():
     doc = ("// Validates license keys against the issuing server.\n\nimport java.util.List;\nimport java.util.Map;\n\n"
            "class Keys {\n  int n;\n}\n")
     assert chunker.chunk("Keys.java", doc)[0].start_line == 1
+    # a paragraph of the project's links closes its notice (FreeRTOS' every file: its hits' preview was a link)
+    kernel = ("/*\n * FreeRTOS Kernel\n * SPDX-License-Identifier: MIT\n *\n * Permission is hereby granted, free of "
+              "charge.\n *\n * https://www.FreeRTOS.org\n * https://github.com/FreeRTOS\n *\n */\n\n"
+              "#include \"FreeRTOS.h\"\n\nvoid vTaskDelay(int ticks) {\n  (void)ticks;\n}\n")
+    assert chunker.chunk("tasks.c", kernel)[0].start_line == 12
+    described = kernel.replace(" * https://github.com/FreeRTOS\n", " * https://github.com/FreeRTOS\n *\n"
+                               " * The kernel's delay functions.\n")
+    assert chunker.chunk("tasks.c", described)[0].text.startswith(" * The kernel's delay functions.")
 
 
 

@@ -48,6 +48,9 @@ _SLASH_COMMENT = re.compile(r"\s*(//|/\*|\*(?:[\s/]|$))")
 _BLOCK_COMMENTS = {"haskell": ("{-", "-}"), "lua": ("--[[", "]]"), **{language: None for language in _HASH_COMMENTS}}
 _BARE_COMMENT = re.compile(r"\s*(//|\*|#|--)\s*")  # a comment line with nothing in it: a paragraph break
 _WORD = re.compile(r"[A-Za-z]{3}")
+#: a link: a paragraph of the project's links alone closes its notice (FreeRTOS' ` * https://www.FreeRTOS.org`
+#: lines after the MIT licence were each file's first chunk, and its hits' preview)
+_LINK = re.compile(r"(?:https?://|www\.)\S+")
 #: the words of the header Xcode writes above a notice: the file's name, the project's, "Created by X on date."
 _FILE_NAME = re.compile(r"[\w+@-]+\.\w+")
 _FEW_WORDS = re.compile(r"[\w+.@-]+(?: [\w+.@-]+){0,2}")
@@ -83,7 +86,7 @@ def leading_licence(lines: list[str], language: str) -> int:
         block = lines[first:after]
         if any(_NOTICE.search(line) for line in block):
             noticed = True
-        elif first > 0 and after > first and any(_WORD.search(line) for line in block) \
+        elif first > 0 and after > first and any(_WORD.search(_LINK.sub("", line)) for line in block) \
                 and (noticed or not _xcode_header(block)):
             return first
     while end < len(lines) and not lines[end].strip():
