@@ -830,6 +830,10 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
         == "def client():\nreturn Client()"
     assert preview("<?php\n\ndeclare(strict_types=1);\n\nnamespace League\\Flysystem;\n\nuse Throwable;") \
         == "namespace League\\Flysystem;\nuse Throwable;"
+    # a C header's guard and linkage say nothing (FreeRTOS' headers previewed as `#ifndef __SECURE_INIT_H__`)
+    assert preview("#ifndef SECURE_INIT_H\n#define SECURE_INIT_H\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                   "void SecureInit_DePrioritizeNSExceptions( void );") == "void SecureInit_DePrioritizeNSExceptions( void );"
+    assert preview("#define configUSE_PREEMPTION 1") == "#define configUSE_PREEMPTION 1"
     # a call whose last argument opens a block is no signature going on below (jQuery's document-ready)
     assert preview("$(function () {\n  var form = $('#add-check');\n  form.submit(check);\n") \
         == "$(function () {\nvar form = $('#add-check');"

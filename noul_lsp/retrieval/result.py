@@ -111,7 +111,10 @@ class FindResult:
 #: (`{{/*`, `*/}}`: helm-charts' previews were `{{- end }} / {{- end }}`)
 _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/\*+|\*+/?|\*|#+|//+|<!--|-->|\)\s*(->.*)?:?"
                          r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;"
-                         r"|-{3}|\{\{-?\s*(?:end|else)\s*-?\}\}|\{\{-?\s*/\*|\*/\s*-?\}\})$")
+                         r"|-{3}|\{\{-?\s*(?:end|else)\s*-?\}\}|\{\{-?\s*/\*|\*/\s*-?\}\}"
+                         # a C header's guard and linkage (FreeRTOS' headers' hits showed `#ifndef __SECURE_INIT_H__`)
+                         r"|#\s*(?:pragma\s+once|ifndef\s+\w+|define\s+\w+|endif\b.*|ifdef\s+__cplusplus)"
+                         r"|extern\s+\"C\"\s*\{)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")
