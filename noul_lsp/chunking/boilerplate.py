@@ -34,6 +34,8 @@ _DIRECTIVES: dict[str, str] = {
     "swift": r"//\s*MARK:.*",
     "c": r"#\s*(pragma\s+once|ifndef\s+\w+|define\s+\w+|endif\b.*|ifdef\s+__cplusplus)|extern\s+\"C\"\s*\{",
 }
+#: a C header's guard and linkage, which name nothing (a preview skips them too: result.preview)
+C_GUARDS = _DIRECTIVES["c"]
 _DIRECTIVES["typescript"] = _DIRECTIVES["tsx"] = _DIRECTIVES["javascript"]
 _DIRECTIVES["cpp"] = _DIRECTIVES["c"] + r"|namespace\s*[\w:]*\s*\{|\}"
 _PATTERNS = {language: re.compile(rf"\s*({pattern})\s*(//.*)?") for language, pattern in _DIRECTIVES.items()}

@@ -69,9 +69,10 @@ def _front_matter_title(lines: list[str]) -> str:
 
 
 def last_heading(text: str) -> str | None:
-    """The title of the last Markdown heading in `text`, None when it has none."""
-    titles = [found.group(2) for found in map(_HEADING.match, text.split("\n")) if found]
-    return titles[-1] if titles else None
+    """The title of the last Markdown heading in `text` (as a page's are read: `_markdown_titles`), None when it
+    has none."""
+    titles = _markdown_titles(text.split("\n"))
+    return titles[-1][2] if titles else None
 
 
 def _markdown_titles(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -127,21 +128,19 @@ def _section_paths(lines: list[str], language: str, outermost: str) -> list[tupl
     """Each row's section path in a Markdown or reStructuredText page (outermost first), `(outermost,)` above
     its first heading (the page's front matter title, or the caller's symbol)."""
     titles = _markdown_titles(lines) if language == "markdown" else _rst_titles(lines)
-    paths: list[tuple[str, ...]] = []
+    heading_at = {row: (level, title) for row, level, title in titles}
     open_sections: list[tuple[int, str]] = [(0, outermost)] if outermost else []
-    current = tuple(title for _, title in open_sections)
-    upcoming = iter(titles)
-    next_title = next(upcoming, None)
+    current = (outermost,) if outermost else ()
+    paths: list[tuple[str, ...]] = []
     for row in range(len(lines)):
-        while next_title is not None and next_title[0] == row:
-            _, level, title = next_title
+        if row in heading_at:
+            level, title = heading_at[row]
             while open_sections and open_sections[-1][0] >= level:
                 open_sections.pop()
-            open_sections.append((level, title))
-            titles_open = [title for _, title in open_sections]  # a `# Title` that repeats the front matter's once
-            current = tuple(title for at, title in enumerate(titles_open)
-                            if at == 0 or title.casefold() != titles_open[at - 1].casefold())
-            next_title = next(upcoming, None)
+            # a `# Title` that repeats the front matter's (or its parent's) title once
+            if not open_sections or open_sections[-1][1].casefold() != title.casefold():
+                open_sections.append((level, title))
+            current = tuple(title for _, title in open_sections)
         paths.append(current)
     return paths
 

@@ -87,7 +87,7 @@ def linker_script_blocks(text: str) -> list[Block]:
         first = row_at(found.start("command"))
         blocks.append(Block(comment_start(lines, code_lines, first), row_at(max(end - 1, found.start())),
                             found.group("command"), "command", members))
-    return one_per_row(sorted(blocks, key=lambda block: block.first))
+    return one_per_row(blocks)
 
 
 def cmake_blocks(text: str) -> list[Block]:
@@ -102,11 +102,11 @@ def cmake_blocks(text: str) -> list[Block]:
         if found.start() < covered:
             continue
         ended = _CMAKE_END[found.group("keyword").lower()].search(code, found.end())
-        covered = code.find("\n", ended.end()) if ended else len(code)
-        covered = len(code) if covered < 0 else covered
+        line_end = code.find("\n", ended.end()) if ended else -1  # the `endfunction()` line's, or the file's
+        covered = line_end if line_end >= 0 else len(code)
         first = row_at(found.start("keyword"))
-        blocks.append(Block(comment_start(lines, code_lines, first), row_at(covered - 1) if ended else len(lines) - 1,
-                            found.group("name"), found.group("keyword").lower()))
+        blocks.append(Block(comment_start(lines, code_lines, first), row_at(covered - 1), found.group("name"),
+                            found.group("keyword").lower()))
     functions = [(block.first, block.last) for block in blocks]
     for found in _CMAKE_SETTING.finditer(code):
         row = row_at(found.start())
@@ -118,7 +118,7 @@ def cmake_blocks(text: str) -> list[Block]:
 
 def chunk_assembly(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     return chunk_blocks(path, text.split("\n"), assembly_blocks(text), language="assembly",
-                        window_lines=window_lines, overlap=overlap, max_chars=max_chars, pack=False)
+                        window_lines=window_lines, overlap=overlap, max_chars=max_chars)
 
 
 def chunk_linker_script(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:

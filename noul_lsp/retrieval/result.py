@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from noul_lsp.chunking.boilerplate import block_closing, is_comment, is_magic_comment
+from noul_lsp.chunking.boilerplate import C_GUARDS, block_closing, is_comment, is_magic_comment
 
 
 class QueryError(ValueError):
@@ -113,8 +113,7 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;"
                          r"|-{3}|\{\{-?\s*(?:end|else)\s*-?\}\}|\{\{-?\s*/\*|\*/\s*-?\}\}"
                          # a C header's guard and linkage (FreeRTOS' headers' hits showed `#ifndef __SECURE_INIT_H__`)
-                         r"|#\s*(?:pragma\s+once|ifndef\s+\w+|define\s+\w+|endif\b.*|ifdef\s+__cplusplus)"
-                         r"|extern\s+\"C\"\s*\{)$")
+                         rf"|{C_GUARDS})$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")

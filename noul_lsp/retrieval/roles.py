@@ -231,7 +231,7 @@ def _asked_outright(opening: str, closing: str) -> re.Pattern:
 #: examples: no label asks for one, so the ranker's asking weight is nil and the example role's prior (against
 #: it: examples repeat the library's words) buried the example app 31st under the library it uses; "example
 #: script that saves a table to an SVG file" put rich's `examples/save_table_svg.py` past the tenth
-_ASKS_FOR_EXAMPLES = _asked_outright(r"(?:examples?|demos?)(?:\s+(?:scripts?|programs?|code|snippets?|apps?))?",
+_ASKS_FOR_EXAMPLES = _asked_outright(r"(?:examples?|demos?)(?:\s+(?:scripts?|programs?|code|snippets?))?",
                                      r"example|demo")
 #: and an example named by what it shows, then described ("where is the infinite list example that fetches
 #: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
