@@ -389,3 +389,27 @@ def test_a_save_asks_vectors_only_for_the_saved_file(polyglot, tmp_path):
     assert workspace.corpus.pending_keys("static") == []
     assert workspace.corpus.arrays().base.rows > 0 and workspace.corpus.arrays().delta is not None
     workspace.close()
+
+
+def test_a_header_is_paired_with_its_implementation_in_the_base_the_delta_and_a_snapshot(tmp_path):
+    """The ranking stage weighs a header whose implementation the workspace holds (`declaration_twin`): the
+    pair is found within a segment, across the base and a later delta, and read back from a snapshot. A
+    header without an implementation (header-only code) is not paired, and neither is an implementation."""
+    store = ChunkStore(tmp_path / "idx")
+    for path in ("include/queue.h", "queue.c", "include/task.h", "tasks.c", "include/portmacro.h", "timers.c"):
+        _add_file(store, path, [f"{path} body"])
+    corpus = Corpus(store, None)
+    corpus.sync()
+    assert corpus.compact()
+    _add_file(store, "include/timers.h", ["timers declared"])  # a delta header, its implementation in the base
+
+    reopened = Corpus(store, None)
+    reopened.sync()
+    assert reopened.opened_from_snapshot is not None
+    for current in (corpus, reopened):
+        current.sync()
+        arrays = current.arrays()
+        assert arrays.delta is not None
+        twins = dict(zip(arrays.files, arrays.symbols.declaration_twin.tolist(), strict=True))
+        assert {path for path, paired in twins.items() if paired} == {
+            "include/queue.h", "include/task.h", "include/timers.h"}

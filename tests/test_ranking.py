@@ -1089,3 +1089,26 @@ def test_a_head_of_imports_and_the_line_that_assigns_a_name_are_read_as_such():
     assert [m.group(0) for m in assigning.finditer("TIMEOUT: int = 3\nconst MAX_SIZE = 10;\n")] == [
         "TIMEOUT: int =", "const MAX_SIZE ="]
     assert not list(_assignment(frozenset({"items"})).finditer("ıtems = 3\n"))  # ASCII case only
+
+
+def test_a_header_beside_its_implementation_is_marked_as_its_declaration(tmp_path):
+    """Asked how a C function works, its `.c` answers; its header's prototype and doxygen prose only name it
+    (an embedded engineer's questions found the header first 15 times, docs/benchmarks.md). The ranking
+    stage sees which header has its implementation in the workspace; one without (a port's macros) has none."""
+    root = tmp_path / "kernel"
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "queue.h").write_text(
+        "/**\n * Post an item on a queue: the item is queued by copy, not by reference.\n */\n"
+        "BaseType_t xQueueSend(QueueHandle_t xQueue, const void *pvItemToQueue);\n")
+    (root / "queue.c").write_text(
+        "BaseType_t xQueueSend(QueueHandle_t xQueue, const void *pvItemToQueue)\n{\n"
+        "    /* copy the item on the queue */\n    return prvCopyDataToQueue(xQueue, pvItemToQueue);\n}\n")
+    (root / "include" / "portmacro.h").write_text("#define portYIELD() vPortYield() /* queue item yield */\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    rows = candidate_rows(workspace, "how is an item copied onto the queue")
+    assert rows["include/queue.h"]["declaration_twin"] == 1.0
+    assert rows["queue.c"]["declaration_twin"] == 0.0
+    assert rows["include/portmacro.h"]["declaration_twin"] == 0.0
+    workspace.close()

@@ -29,7 +29,7 @@ from noul_lsp.retrieval.bm25 import BM25Index, BM25Segments
 from noul_lsp.retrieval.dense import HashSlots, SlotRows, VectorTable
 from noul_lsp.retrieval.roles import with_charts
 from noul_lsp.retrieval.segment import ChunkRef, Row, Segment, build_segment, merge
-from noul_lsp.retrieval.symbols import SymbolTable, duplicate_share, join_tables
+from noul_lsp.retrieval.symbols import SymbolTable, declaration_twins, duplicate_share, join_tables
 from noul_lsp.retrieval.vocabulary import Vocabulary
 from noul_lsp.store import CHANGE_LOG_KEEP, Changes, ChunkStore
 
@@ -113,8 +113,11 @@ class CorpusArrays:
         (base_charts, base_renders), (delta_charts, delta_renders) = self.base.rendering, self.delta.rendering
         delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),
                                   base_renders or delta_renders)
+        # a header edited since the last index is paired with the implementation the base holds
+        delta_twins = declaration_twins(self.delta.files, self.base.files)
         return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
-                           file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles)
+                           file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles,
+                           delta_twins=delta_twins)
 
 
 def empty_segment() -> Segment:

@@ -20,7 +20,8 @@ docs/benchmarks.md removes in turn):
   texts, prompts): a one-line description's best chunks are its answer, not its callers, and computed for
   every shape these columns lost held out what they gained on issues (docs/benchmarks.md);
 - `file`: whole-file BM25, how many of the file's chunks were retrieved (coherence), its size, the share
-  of copied chunks, its role (roles.py) and whether the query asks for that role;
+  of copied chunks, whether it is a header whose implementation the workspace holds (symbols.py), its role
+  (roles.py) and whether the query asks for that role;
 and `shape` interactions: the weight of the legs and of the entity matches per query shape.
 
 A file's row takes the maximum of each chunk column over its chunks (and the second-best fused score);
@@ -60,7 +61,7 @@ CHUNK_COLUMNS = ("bm25", "dense", "dense_gap", "dense_missing", "rrf", "defines"
                  "symbol_terms", "static", "static_gap", "static_missing", "static_if_dense_missing", "referenced")
 FILE_COLUMNS = ("rrf_second", "dense_second", "dense_mean", "static_second", "static_mean", "file_bm25",
                 "file_bm25_inverse_rank", "referencing_seeds", "path_terms", "path_named", "stem_named",
-                "fused_chunks", "fused_share", "size", "duplicate_share",
+                "fused_chunks", "fused_share", "size", "duplicate_share", "declaration_twin",
                 *(f"role_{role}" for role in ROLES if role != "source"),
                 *(f"asks_{role}_is_{role}" for role in ASKABLE_ROLES))
 #: (shape, column): the column's weight for that query shape is learned on top of its common weight
@@ -74,7 +75,7 @@ FEATURE_GROUPS = {
     "static": ("static", "static_gap", "static_missing", "static_if_dense_missing", "static_second", "static_mean"),
     "entities": ("defines", "in_scope", "mentions", "symbol_terms", "path_terms", "path_named", "stem_named"),
     "file": ("file_bm25", "file_bm25_inverse_rank", "fused_chunks", "fused_share", "size", "duplicate_share",
-             *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
+             "declaration_twin", *(c for c in FILE_COLUMNS if c.startswith(("role_", "asks_")))),
     "references": ("referenced", "referencing_seeds"),
     "shape": tuple(f"{shape}_x_{column}" for shape, column in SHAPE_INTERACTIONS),
 }
@@ -351,6 +352,7 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     file_part[:, fcol["fused_share"]] = fused_per_file / np.maximum(table.file_rows[files], 1)
     file_part[:, fcol["size"]] = np.log1p(table.file_rows[files])
     file_part[:, fcol["duplicate_share"]] = table.duplicate_share[files]
+    file_part[:, fcol["declaration_twin"]] = table.declaration_twin[files]
     roles = table.roles[files]
     for role in roles_read_as_source(analysis.terms, analysis.shape, analysis.text):  # asked for: no prior against it
         roles = np.where(roles == ROLE_INDEX[role], ROLE_INDEX["source"], roles)

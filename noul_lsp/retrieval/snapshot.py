@@ -29,12 +29,14 @@ from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 #: docs folder is source (roles.py): the stored roles are computed again; 5: the symbols column holds the
 #: definitions nested in each chunk (segment.symbol_lines), and the symbol table knows them; 6: a symbol
 #: spread over lines is one line of that column, and Ruby's `save!` is defined as `save` too; 7: a source file
-#: as dense as minified code is generated, and roles.py reads more paths (the stored roles are computed again)
-FORMAT = 7
+#: as dense as minified code is generated, and roles.py reads more paths (the stored roles are computed again); 8: the
+#: table knows each header's implementation (symbols.declaration_twins)
+FORMAT = 8
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
-_TABLE_ARRAYS = ("roles", "file_start", "file_rows", "duplicate_share", "depths", "definition_codes")
+_TABLE_ARRAYS = ("roles", "file_start", "file_rows", "duplicate_share", "depths", "definition_codes",
+                 "declaration_twin")
 _STRING_COLUMNS = ("keys", "symbols", "hashes")
 _NUMBER_COLUMNS = ("row_file", "start_line", "end_line", "kind_codes", "codes", "term_offsets", "term_ids",
                    "term_counts")

@@ -29,6 +29,12 @@ _TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile|gradle|plist|entitl
                               re.IGNORECASE)
 
 
+#: a file that declares what another implements: a C or C++ header, a Python stub, a TypeScript declaration file
+_DECLARATION = re.compile(r"\.(?:h|hh|hpp|hxx|pyi|d\.ts)$", re.IGNORECASE)
+#: the files that implement what a declaration file of the same name declares
+_IMPLEMENTATION = re.compile(r"\.(?:c|cc|cpp|cxx|m|mm|py|js|mjs|cjs|ts)$", re.IGNORECASE)
+
+
 #: the prefix of a definition key that keeps one spelling of a name the corpus spells more than one way
 EXACT = "="
 
@@ -65,6 +71,9 @@ class SymbolTable:
     #: `_format_repr` -> `format_repr`), 0 for a row that defines nothing: compared with the term codes of
     #: other chunks, it tells which definitions the best chunks use (features.py, `referenced`)
     definition_codes: np.ndarray
+    #: per file, whether it is a declaration file (a header, a stub) whose implementation the corpus holds under
+    #: the same name (`queue.h` beside `queue.c`, `task.h` beside `tasks.c`): `declaration_twins`
+    declaration_twin: np.ndarray
 
     def rows_defining(self, names: Iterable[str], spelled: Iterable[str] = ()) -> np.ndarray:
         """The rows defining any of `names` (lower-cased); a name `spelled` with a capital in the query
@@ -112,6 +121,25 @@ def _stem(path: str) -> str:
     if stem in ("__init__", "index", "mod", "lib", "main") and len(parts) > 1:
         return parts[-2]  # a package's own file answers to the package's name
     return stem
+
+
+def _twin_name(path: str) -> str:
+    """A file's name without folder, suffix and plural `s`: FreeRTOS declares `tasks.c` in `task.h`."""
+    name = path.rsplit("/", 1)[-1].lower()
+    name = name[:-5] if name.endswith(".d.ts") else _SUFFIX.sub("", name)
+    return name[:-1] if name.endswith("s") and len(name) > 2 else name
+
+
+def declaration_twins(files: Sequence[str], implementations: Iterable[str] = ()) -> np.ndarray:
+    """Per file of `files`, whether it declares what a file of `files` (or of `implementations`, another
+    segment's paths) implements under the same name. Asked how something works, the implementation answers
+    and its header's prototype and doxygen prose only name it; a header without a twin (`portmacro.h`, a
+    header-only library) is the implementation itself, so the flag is per pair, not per suffix. A feature
+    the fitted ranker weighs (features.py), not a filter: asked for a declaration, the header still comes."""
+    implemented = {_twin_name(path) for path in (*files, *implementations)
+                   if _IMPLEMENTATION.search(path) and not _DECLARATION.search(path)}
+    return np.fromiter((bool(_DECLARATION.search(path)) and _twin_name(path) in implemented for path in files),
+                       dtype=bool, count=len(files))
 
 
 def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
@@ -196,7 +224,7 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
     terms, lines = file_size or (None, None)
     roles = role_codes(files, terms=terms, lines=lines, tool_written=tool_written, builds_objects=builds_objects)
     return SymbolTable(definitions, symbol_terms, scopes, stems, path_terms, path_suffixes, roles,
-                       file_start, file_rows, shares, file_bm25, depths, definition_codes)
+                       file_start, file_rows, shares, file_bm25, depths, definition_codes, declaration_twins(files))
 
 
 class _Joined(Mapping):
@@ -235,10 +263,12 @@ class _Joined(Mapping):
 
 
 def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_bm25,
-                delta_duplicate_share: np.ndarray, delta_roles: np.ndarray | None = None) -> SymbolTable:
+                delta_duplicate_share: np.ndarray, delta_roles: np.ndarray | None = None,
+                delta_twins: np.ndarray | None = None) -> SymbolTable:
     """The table of base rows then delta rows. Base rows of changed files stay in it (their files are
     never candidates: the retrieval masks them), so nothing of the base is rebuilt. `delta_roles`: the delta
-    files' roles read with the whole corpus (`roles.with_charts`), for the delta's own."""
+    files' roles read with the whole corpus (`roles.with_charts`), for the delta's own; `delta_twins` the same
+    of their declaration twins (`declaration_twins` with the base's paths)."""
     base_files = len(base.file_rows)
     rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
                for name in ("definitions", "symbol_terms", "scopes")}
@@ -250,7 +280,9 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
                        file_rows=np.concatenate([base.file_rows, delta.file_rows]),
                        duplicate_share=np.concatenate([base.duplicate_share, delta_duplicate_share]).astype(np.float32),
                        file_bm25=file_bm25, depths=np.concatenate([base.depths, delta.depths]),
-                       definition_codes=np.concatenate([base.definition_codes, delta.definition_codes]))
+                       definition_codes=np.concatenate([base.definition_codes, delta.definition_codes]),
+                       declaration_twin=np.concatenate([base.declaration_twin,
+                                                        delta.declaration_twin if delta_twins is None else delta_twins]))
 
 
 def duplicate_share(codes: np.ndarray, row_file: np.ndarray, files: int,
