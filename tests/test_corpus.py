@@ -24,6 +24,19 @@ def _add_file(store: ChunkStore, path: str, texts: list[str]) -> list[ChunkRecor
     return records
 
 
+def _compacted_and_reopened(store: ChunkStore, late_path: str, late_texts: list[str]) -> tuple[Corpus, Corpus]:
+    """The store's corpus compacted (its snapshot written), then a file added after it; and a second corpus
+    reopened from that snapshot and the change log: both must read the store alike."""
+    corpus = Corpus(store, None)
+    corpus.sync()
+    assert corpus.compact()
+    _add_file(store, late_path, late_texts)
+    reopened = Corpus(store, None)
+    reopened.sync()
+    assert reopened.opened_from_snapshot is not None
+    return corpus, reopened
+
+
 def _replace_file(store: ChunkStore, path: str, old: list[ChunkRecord], texts: list[str]) -> list[ChunkRecord]:
     batch = WriteBatch()
     for record in old:
@@ -224,14 +237,7 @@ def test_definition_codes_meet_the_term_codes_of_other_chunks_after_a_snapshot(t
         batch.put_chunk(record, {word: 1 for word in ("quote_value", "quote", "value", "persist")})
         batch.put_file(FileRecord(path, 1, 1, path, (key,)))
     store.apply(batch)
-    corpus = Corpus(store, None)
-    corpus.sync()
-    assert corpus.compact()
-    _add_file(store, "late.py", ["quote_value again"])  # a delta row after the snapshot
-    reopened = Corpus(store, None)
-    reopened.sync()
-    assert reopened.opened_from_snapshot is not None
-    for current in (corpus, reopened):
+    for current in _compacted_and_reopened(store, "late.py", ["quote_value again"]):  # a delta row after the snapshot
         current.sync()
         arrays = current.arrays()
         rows = {arrays.chunk(r).path: r for r in range(arrays.rows)}
@@ -398,15 +404,8 @@ def test_a_header_is_paired_with_its_implementation_in_the_base_the_delta_and_a_
     store = ChunkStore(tmp_path / "idx")
     for path in ("include/queue.h", "queue.c", "include/task.h", "tasks.c", "include/portmacro.h", "timers.c"):
         _add_file(store, path, [f"{path} body"])
-    corpus = Corpus(store, None)
-    corpus.sync()
-    assert corpus.compact()
-    _add_file(store, "include/timers.h", ["timers declared"])  # a delta header, its implementation in the base
-
-    reopened = Corpus(store, None)
-    reopened.sync()
-    assert reopened.opened_from_snapshot is not None
-    for current in (corpus, reopened):
+    # a delta header, its implementation in the base
+    for current in _compacted_and_reopened(store, "include/timers.h", ["timers declared"]):
         current.sync()
         arrays = current.arrays()
         assert arrays.delta is not None

@@ -270,6 +270,7 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
     files' roles read with the whole corpus (`roles.with_charts`), for the delta's own; `delta_twins` the same
     of their declaration twins (`declaration_twins` with the base's paths)."""
     base_files = len(base.file_rows)
+    delta_twins = delta.declaration_twin if delta_twins is None else delta_twins
     rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
                for name in ("definitions", "symbol_terms", "scopes")}
     files_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_files)
@@ -281,8 +282,7 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
                        duplicate_share=np.concatenate([base.duplicate_share, delta_duplicate_share]).astype(np.float32),
                        file_bm25=file_bm25, depths=np.concatenate([base.depths, delta.depths]),
                        definition_codes=np.concatenate([base.definition_codes, delta.definition_codes]),
-                       declaration_twin=np.concatenate([base.declaration_twin,
-                                                        delta.declaration_twin if delta_twins is None else delta_twins]))
+                       declaration_twin=np.concatenate([base.declaration_twin, delta_twins]))
 
 
 def duplicate_share(codes: np.ndarray, row_file: np.ndarray, files: int,
