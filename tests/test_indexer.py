@@ -48,12 +48,14 @@ def test_editing_one_method_re_embeds_only_that_method(polyglot, small_settings)
     # One more line in set_from_response shifts every later method down a line: they get new keys
     # (start line) but keep their content hash, so only the edited method is embedded again.
     path.write_text(text.replace("    def set_from_response(self, headers: dict) -> None:\n",
-                                 "    def set_from_response(self, headers: dict) -> None:\n        # parse each header\n"))
+                                 "    def set_from_response(self, headers: dict) -> None:\n"
+                                 "        # tolerate malformed values\n"))
     update, embedded = _index(workspace)
     assert update.files_indexed == 1
     assert update.chunks_added == 4  # set_from_response + the three methods below it, moved a line
     assert embedded.embedded == 1
-    hits = workspace.find("parse each header", mode="chunks").hits
+    # the new line's words are the edited method's alone: the find reads the index after the edit
+    hits = workspace.find("tolerate malformed values", mode="chunks").hits
     assert (hits[0].path, hits[0].symbol, hits[0].start_line) == ("src/store/cookies.py", "CookieJar.set_from_response", 13)
 
 
