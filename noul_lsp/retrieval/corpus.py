@@ -114,7 +114,7 @@ class CorpusArrays:
         delta_roles = with_charts(self.delta.symbol_table.roles, self.delta.files, set(base_charts | delta_charts),
                                   base_renders or delta_renders)
         # a header edited since the last index is paired with the implementation the base holds
-        delta_twins = declaration_twins(self.delta.files, self.base.files)
+        delta_twins = declaration_twins(self.delta.files, self.base.implemented_names)
         return join_tables(self.base.symbol_table, self.delta.symbol_table, base_rows=self.base.rows,
                            file_bm25=self.file_bm25, delta_duplicate_share=shares, delta_roles=delta_roles,
                            delta_twins=delta_twins)

@@ -17,7 +17,7 @@ import numpy as np
 from noul_lsp.chunking.chunk import GENERATED_KIND, OBJECTS_KIND
 from noul_lsp.retrieval.bm25 import BM25Index, LocalBM25
 from noul_lsp.retrieval.roles import chart_folders, renders_go_templates
-from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table
+from noul_lsp.retrieval.symbols import SymbolTable, build_symbol_table, implemented_names
 from noul_lsp.retrieval.vocabulary import Vocabulary, key_codes
 from noul_lsp.store import ChunkRecord
 
@@ -148,6 +148,12 @@ class Segment:
         """The folders of this segment's Helm charts, and whether it holds Terraform or a chart (what
         `roles.with_charts` reads a delta's files with): the base's is read once, not at every save."""
         return frozenset(chart_folders(self.files)), renders_go_templates(self.files)
+
+    @cached_property
+    def implemented_names(self) -> frozenset[str]:
+        """The names of this segment's implementation files, which a delta's headers are paired with
+        (`symbols.declaration_twins`): the base's are read once, not at every save."""
+        return implemented_names(self.files)
 
     @cached_property
     def copyable_rows(self) -> np.ndarray:

@@ -130,16 +130,21 @@ def _twin_name(path: str) -> str:
     return name[:-1] if name.endswith("s") and len(name) > 2 else name
 
 
-def declaration_twins(files: Sequence[str], implementations: Iterable[str] = ()) -> np.ndarray:
-    """Per file of `files`, whether it declares what a file of `files` (or of `implementations`, another
-    segment's paths) implements under the same name. Asked how something works, the implementation answers
-    and its header's prototype and doxygen prose only name it; a header without a twin (`portmacro.h`, a
-    header-only library) is the implementation itself, so the flag is per pair, not per suffix. A feature
-    the fitted ranker weighs (features.py), not a filter: asked for a declaration, the header still comes."""
-    implemented = {_twin_name(path) for path in (*files, *implementations)
-                   if _IMPLEMENTATION.search(path) and not _DECLARATION.search(path)}
-    return np.fromiter((bool(_DECLARATION.search(path)) and _twin_name(path) in implemented for path in files),
-                       dtype=bool, count=len(files))
+def implemented_names(files: Iterable[str]) -> frozenset[str]:
+    """The twin names (`_twin_name`) of the files that implement what a declaration file may declare."""
+    return frozenset(_twin_name(path) for path in files
+                     if _IMPLEMENTATION.search(path) and not _DECLARATION.search(path))
+
+
+def declaration_twins(files: Sequence[str], implemented: frozenset[str] = frozenset()) -> np.ndarray:
+    """Per file of `files`, whether it declares what a file of `files` (or one named in `implemented`, another
+    segment's `implemented_names`) implements under the same name. Asked how something works, the implementation
+    answers and its header's prototype and doxygen prose only name it; a header without a twin (`portmacro.h`, a
+    header-only library) is the implementation itself, so the flag is per pair, not per suffix. A feature the
+    fitted ranker weighs (features.py), not a filter: asked for a declaration, the header still comes."""
+    own = implemented_names(files)
+    return np.fromiter((bool(_DECLARATION.search(path)) and (_twin_name(path) in own or _twin_name(path) in implemented)
+                        for path in files), dtype=bool, count=len(files))
 
 
 def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
@@ -268,7 +273,7 @@ def join_tables(base: SymbolTable, delta: SymbolTable, *, base_rows: int, file_b
     """The table of base rows then delta rows. Base rows of changed files stay in it (their files are
     never candidates: the retrieval masks them), so nothing of the base is rebuilt. `delta_roles`: the delta
     files' roles read with the whole corpus (`roles.with_charts`), for the delta's own; `delta_twins` the same
-    of their declaration twins (`declaration_twins` with the base's paths)."""
+    of their declaration twins (`declaration_twins` with the base's `implemented_names`)."""
     base_files = len(base.file_rows)
     delta_twins = delta.declaration_twin if delta_twins is None else delta_twins
     rows_of = {name: _Joined(getattr(base, name), getattr(delta, name), base_rows)
