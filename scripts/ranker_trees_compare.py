@@ -34,7 +34,8 @@ def fit_trees(train: list[LabeledCandidates], params: dict, rounds: int):
     return lightgbm.train(params, data, rounds)
 
 
-def held_out_rankings(items: list[LabeledCandidates], params: dict, rounds: int) -> list[tuple[LabeledCandidates, list[str]]]:
+def held_out_rankings(items: list[LabeledCandidates], params: dict,
+                      rounds: int) -> list[tuple[LabeledCandidates, list[str]]]:
     rankings = []
     for repo in sorted({i.repo for i in items}):
         booster = fit_trees([i for i in items if i.repo != repo], params, rounds)
@@ -60,7 +61,8 @@ def linear_summary(held_out: dict, label_files: set[str]) -> tuple[float, float,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", nargs="+", type=Path, help="per_query.jsonl files of `noul bench`")
-    parser.add_argument("--ranking", type=Path, required=True, help="the linear ranking file fitted on the same records")
+    parser.add_argument("--ranking", type=Path, required=True,
+                        help="the linear ranking file fitted on the same records")
     parser.add_argument("--pipeline", default="hybrid")
     parser.add_argument("--leaves", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=300)
