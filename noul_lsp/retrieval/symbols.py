@@ -143,8 +143,14 @@ def declaration_twins(files: Sequence[str], implemented: frozenset[str] = frozen
     header-only library) is the implementation itself, so the flag is per pair, not per suffix. A feature the
     fitted ranker weighs (features.py), not a filter: asked for a declaration, the header still comes."""
     own = implemented_names(files)
-    return np.fromiter((bool(_DECLARATION.search(path)) and (_twin_name(path) in own or _twin_name(path) in implemented)
-                        for path in files), dtype=bool, count=len(files))
+
+    def has_twin(path: str) -> bool:
+        if not _DECLARATION.search(path):
+            return False
+        name = _twin_name(path)
+        return name in own or name in implemented  # no union: the base's names are not copied at each save
+
+    return np.fromiter(map(has_twin, files), dtype=bool, count=len(files))
 
 
 def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
