@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noul_lsp.bench import metrics as m
-from noul_lsp.bench.rank_fit import LabeledCandidates, load_candidates
+from noul_lsp.bench.rank_fit import LabeledCandidates, accuracy_table, load_candidates
 
 
 def fit_trees(train: list[LabeledCandidates], params: dict, rounds: int):
@@ -45,14 +44,10 @@ def held_out_rankings(items: list[LabeledCandidates], params: dict,
     return rankings
 
 
-def summary(rankings: list[tuple[LabeledCandidates, list[str]]], label_files: set[str]) -> tuple[float, float, int]:
-    chosen = [(i, r) for i, r in rankings if i.label_file in label_files]
-    return (float(np.mean([m.accuracy_at(r, i.gold, 1) for i, r in chosen])),
-            float(np.mean([m.accuracy_at(r, i.gold, 5) for i, r in chosen])), len(chosen))
-
-
-def linear_summary(held_out: dict, label_files: set[str]) -> tuple[float, float, int]:
-    rows = [held_out[name] for name in label_files if name in held_out]
+def pooled(table: dict, label_files: set[str]) -> tuple[float, float, int]:
+    """Acc@1, Acc@5 and queries over some label files of an `accuracy_table` (the trees' and the ranking
+    file's `metrics.held_out` alike), each file weighed by its queries."""
+    rows = [table[name] for name in label_files if name in table]
     count = sum(r["queries"] for r in rows)
     return (sum(r["acc@1"] * r["queries"] for r in rows) / count, sum(r["acc@5"] * r["queries"] for r in rows) / count,
             count)
@@ -90,9 +85,9 @@ def main() -> int:
     print(f"held out by repository; trees: {args.leaves} leaves, {args.rounds} rounds, "
           f"{time.perf_counter() - started:.0f} s")
     print(f"{'records':34s} {'queries':>7s}  {'trees Acc@1/5':>13s}  {'linear Acc@1/5':>14s}")
+    trees_held_out = accuracy_table(rankings)
     for name, label_files in groups.items():
-        trees = summary(rankings, label_files)
-        linear = linear_summary(held_out, label_files)
+        trees, linear = pooled(trees_held_out, label_files), pooled(held_out, label_files)
         print(f"{name:34s} {trees[2]:7d}  {trees[0]:.3f} / {trees[1]:.3f}  {linear[0]:.3f} / {linear[1]:.3f}")
     return 0
 

@@ -95,7 +95,7 @@ def _ranked(model: RankModel, item: LabeledCandidates, columns: list[int]) -> li
     return [item.files[i] for i in np.argsort(-scores, kind="stable")]
 
 
-def _accuracy(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
+def accuracy_table(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
     """Acc@k (and Complete@5 for multi-file queries) per label file and over all."""
     table: dict[str, dict] = {}
     groups: dict[str, list] = {}
@@ -127,7 +127,7 @@ def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str
         train = _training([i for i in items if i.repo != repo], extra, columns, extra_weight)
         model = fit_rank_model(train, features, embedder=embedder, l2=l2)
         rankings.extend((i, _ranked(model, i, columns)) for i in items if i.repo == repo)
-    return _accuracy(rankings)
+    return accuracy_table(rankings)
 
 
 def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: bool = True,
@@ -144,7 +144,7 @@ def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: boo
         if extra_embedder != embedder:
             raise RankDataError(f"the extra records were made with {extra_embedder}, the records with {embedder}")
     every = tuple(FEATURES)
-    metrics = {"baseline": _accuracy([(i, i.baseline) for i in items])}
+    metrics = {"baseline": accuracy_table([(i, i.baseline) for i in items])}
     # a fold fits on the other repositories (and the extra records): with one repository and nothing else,
     # there is nothing to fit a fold on, and the fit on everything is the only figure (said so)
     can_hold_out = len({i.repo for i in items}) > 1 or bool(extra)
@@ -164,7 +164,7 @@ def rank_fit(paths: list[Path], *, out_dir: Path, l2: float = 1.0, ablation: boo
                 items, kept, l2=l2, embedder=embedder, extra=extra, extra_weight=extra_weight)
     columns = list(range(len(every)))
     model = fit_rank_model(_training(items, extra, columns, extra_weight), every, embedder=embedder, l2=l2)
-    metrics["in_sample"] = _accuracy([(i, _ranked(model, i, columns)) for i in items])
+    metrics["in_sample"] = accuracy_table([(i, _ranked(model, i, columns)) for i in items])
     provenance = {
         "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "records": [str(p) for p in paths], "queries": len(items),
@@ -289,9 +289,9 @@ def fit_rerank_weight(paths: list[Path], *, out_dir: Path) -> tuple[Path, dict]:
         chosen[repo] = weight
         held_out.extend((i, _reranked_order(i, weight)) for i in items if i.repo == repo)
     weight = _choose_weight(items)
-    metrics = {"ranker": _accuracy([(i, _reranked_order(i, 0.0)) for i in items]),
-               "cross_encoder_alone": _accuracy([(i, _reranked_order(i, None)) for i in items]),
-               "held_out": _accuracy(held_out), "weights_held_out": chosen}
+    metrics = {"ranker": accuracy_table([(i, _reranked_order(i, 0.0)) for i in items]),
+               "cross_encoder_alone": accuracy_table([(i, _reranked_order(i, None)) for i in items]),
+               "held_out": accuracy_table(held_out), "weights_held_out": chosen}
     data = json.loads(path.read_text())
     if data.get("embedder") != embedder:
         raise RankDataError(f"{path} is for {data.get('embedder')}, the records for {embedder}")
