@@ -1208,7 +1208,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     calibrate = sub.add_parser("calibrate", help="fit P(here) on bench records (per_query.jsonl)")
     calibrate.add_argument("records", nargs="+", help="per_query.jsonl files from noul bench")
-    calibrate.add_argument("--pipeline", default="hybrid")
+    calibrate.add_argument("--pipeline", default="hybrid",
+                           help="the records to fit on (default: hybrid); `hybrid-all,instant` fits the static "
+                           "pair's file with its models for finds while the transformer fills in")
     calibrate.add_argument("--out", default=str(recipes_directory() / "calibration"),
                            help="folder for the parameter file (default: models/calibration of this tree)")
     calibrate.add_argument("--plot", help="write a reliability diagram PNG here")

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from noul_lsp.bench import metrics as m
-from noul_lsp.bench.calibration import calibrate
+from noul_lsp.bench.calibration import CalibrationDataError, calibrate
 from noul_lsp.config import parse_settings
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
+    INSTANT,
     QUERY_FEATURES,
     RANKED_SHORT_FEATURES,
     Calibration,
@@ -87,6 +88,67 @@ def test_the_engine_gives_probabilities_only_when_calibrated(polyglot, tmp_path,
     assert 0.0 <= calibrated.here_probability <= 1.0
     assert all(0.0 <= h.probability <= calibrated.here_probability for h in calibrated.hits)
     assert Workspace(polyglot, settings).find("retry", legs=("bm25",)).here_probability is None
+
+
+def test_while_the_transformer_fills_in_p_here_reads_the_static_legs_evidence(polyglot, tmp_path, monkeypatch):
+    """Before the transformer has embedded every chunk, the static leg is the dense evidence P(here) reads
+    (it covers every chunk): with the INSTANT models of a file fitted on such finds, and none without them."""
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache"), "index": {"tokenBudget": 64}})
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
+    (tmp_path / "cal").mkdir()
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.embed_static()  # the transformer has embedded nothing
+    query = "retry failed uploads with exponential backoff"
+    first = workspace.find(query)
+    assert first.features["static_evidence"] == 1.0 and first.features["dense_top"] > 0.0
+    transformer_only = _calibration(first.pair)
+    (tmp_path / "cal" / calibration_file_name(first.pair)).write_text(json.dumps(transformer_only.to_json()))
+    uncalibrated = Workspace(polyglot, settings).find(query)
+    assert uncalibrated.here_probability is None and all(h.probability is None for h in uncalibrated.hits)
+    assert any("no model of the static leg's evidence" in n and "hybrid-all,instant" in n for n in uncalibrated.notes)
+
+    instant = _calibration(first.pair)
+    instant.here = {"all": instant.here["all"], INSTANT + "all": LogisticModel.from_json(
+        {**instant.here["all"].to_json(), "intercept": 5.0})}  # another model: reads "here" for any find
+    instant.hit_instant = instant.hit
+    (tmp_path / "cal" / calibration_file_name(first.pair)).write_text(json.dumps(instant.to_json()))
+    calibrated = Workspace(polyglot, settings).find(query)
+    assert calibrated.here_probability == pytest.approx(instant.here[INSTANT + "all"].predict([first.features])[0])
+    assert calibrated.here_probability != pytest.approx(instant.here["all"].predict([first.features])[0])
+    assert all(0.0 <= h.probability <= calibrated.here_probability for h in calibrated.hits)
+
+
+def test_noul_calibrate_fits_the_static_legs_models_beside_the_transformers(tmp_path):
+    """Records of the instant pipeline (the static leg's evidence) fit the INSTANT models, the others the
+    rest, each measured apart; the static leg's records alone make no file."""
+    rng = np.random.default_rng(13)
+    records = []
+    for repo in ("r1", "r2", "r3"):
+        for kind in ("answerable", "not_here"):
+            sign = 1.0 if kind == "answerable" else -1.0
+            for _ in range(40):
+                full = _record(repo, kind, sign, rng)
+                full["pipeline"] = "hybrid-all"
+                instant = _record(repo, kind, -sign, rng)  # fused_top points the other way
+                instant["pipeline"] = "instant"
+                instant["features"]["static_evidence"] = 1.0
+                records += [full, instant]
+    path = _write(tmp_path / "per_query.jsonl", records)
+    written, metrics = calibrate([path], pipeline="hybrid-all,instant", out_dir=tmp_path / "out")
+    assert metrics["queries"] == 240 and metrics["instant"]["queries"] == 240
+    assert metrics["auroc"] > 0.95 and metrics["instant"]["auroc"] > 0.95
+    saved = json.loads(written.read_text())
+    # every shape without records of its own falls back to "all", of the same evidence
+    assert set(saved["here"]) == {"long", "all", INSTANT + "long", INSTANT + "all"} and "hit_instant" in saved
+    assert saved["provenance"]["instant_leave_one_repository_out"]["auroc"] == metrics["instant"]["auroc"]
+    calibration = Calibration.from_json(saved)
+    assert calibration.reads_static_evidence()
+    strong = {**records[0]["features"], "fused_top": 2.0}
+    assert calibration.here_probability(strong) > 0.9
+    assert calibration.here_probability({**strong, "static_evidence": 1.0}) < 0.1
+    with pytest.raises(CalibrationDataError, match="transformer's too"):
+        calibrate([path], pipeline="instant", out_dir=tmp_path / "alone")
 
 
 def _record(repo: str, kind: str, strength: float, rng, *, long: bool = True) -> dict:
@@ -277,8 +339,12 @@ def test_a_find_with_the_fitted_ranker_reports_its_lead(polyglot, settings):
     unranked = workspace.find("retry failed uploads", rank=False).features
     assert "rank_lead" not in unranked and "rank_top_cosine" not in unranked
     workspace.embed_static()
+    assert "static_evidence" not in ranked.features  # the transformer covers every chunk: its evidence is read
     static = workspace.find("retry failed uploads", legs=("bm25", "static")).features  # ranked, no dense leg
-    assert "rank_lead" in static and "rank_top_cosine" not in static
+    # without the transformer, the dense evidence P(here) reads is the static leg's: its best cosine, and its
+    # cosine of the ranker's first file
+    assert static["static_evidence"] == 1.0 and "rank_lead" in static
+    assert 0.0 < static["rank_top_cosine"] <= static["dense_top"] + 1e-6
     named = workspace.find("upload_with_retry").features
     assert named["symbol_query"] == 1.0 and query_shape(named) == "symbol"
     assert ranked.features["symbol_query"] == 0.0

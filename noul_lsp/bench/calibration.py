@@ -21,10 +21,12 @@ from noul_lsp.bench import metrics as m
 from noul_lsp.retrieval.calibrate import (
     HERE_SHAPES,
     HIT_FEATURES,
+    INSTANT,
     QUERY_FEATURES,
     RANKED_SHORT_FEATURES,
     SHAPE_FALLBACK,
     SHAPE_FEATURES,
+    STATIC_EVIDENCE,
     SYMBOL_FEATURES_WITH_DEFINES,
     UNLEVELLED,
     Calibration,
@@ -55,12 +57,18 @@ def load_records(paths: list[Path], pipeline: str) -> list[dict]:
     return records
 
 
+def static_evidence(record: dict) -> bool:
+    """Whether a record's P(here) features are the static leg's evidence (an instant find's)."""
+    return bool(record["features"].get(STATIC_EVIDENCE))
+
+
 def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
     gold = set(record["gold_files"])
     hits = record["hits"]
     top = hits[0]["score"] if hits else 0.0
+    dense_rank = "staticRank" if static_evidence(record) else "denseRank"
     rows = [hit_features(record["features"], rank=h["rank"], score=h["score"], top_score=top,
-                         bm25_rank=h.get("bm25Rank"), dense_rank=h.get("denseRank")) for h in hits]
+                         bm25_rank=h.get("bm25Rank"), dense_rank=h.get(dense_rank)) for h in hits]
     return rows, [int(h["path"] in gold) for h in hits]
 
 
@@ -131,6 +139,16 @@ def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 
     return here, hit
 
 
+def _fitted(pair: str, records: list[dict], extra: Sequence[dict], extra_weight: float, provenance: dict,
+            static: bool) -> Calibration:
+    """A calibration of `records`' fit; with `static`, its models are those read with the static leg's
+    evidence (the INSTANT ones and `hit_instant`), and a complete file takes them beside the others."""
+    here, hit = _fit(records, extra, extra_weight)
+    if static:
+        return Calibration(pair, {INSTANT + shape: model for shape, model in here.items()}, hit, provenance, hit)
+    return Calibration(pair, here, hit, provenance)
+
+
 def query_style(record: dict) -> str:
     """"description" (a one-line describe query), "symbol" (a bare name) or "issue" (a SWE-bench issue
     text): P(here) rests on different evidence for each, so its quality is reported for each."""
@@ -156,8 +174,7 @@ def held_out_fits(records: list[dict], extra: Sequence[dict] = (), extra_weight:
         if len({r["kind"] for r in train}) < 2:
             continue
         theirs = [r for r in extra if held_out not in (r["searched_repo"], r.get("repo"))]
-        here, hit = _fit(train, theirs, extra_weight)
-        yield held_out, Calibration("held-out", here, hit, {})
+        yield held_out, _fitted("held-out", train, theirs, extra_weight, {}, static_evidence(records[0]))
 
 
 def leave_one_repository_out(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
@@ -172,7 +189,7 @@ def leave_one_repository_out(records: list[dict], extra: Sequence[dict] = (), ex
             here_labels.append(int(record["kind"] == "answerable"))
             groups.append(query_style(record))
             rows, labels = _hit_rows(record)
-            hit_predictions += calibration.hit_probabilities(rows, probability)
+            hit_predictions += calibration.hit_probabilities(rows, probability, static_evidence=static_evidence(record))
             hit_labels += labels
     return {
         "repositories": repositories,
@@ -228,36 +245,59 @@ def reliability_plot(held_out: dict, path: Path) -> bool:
 def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | None = None,
               extra_paths: Sequence[Path] = (), extra_weight: float = 1.0) -> tuple[Path, dict]:
     """Fit P(here) and P(answer) on `paths`' records, measured leave-one-repository-out, and write the
-    pair's file. `extra_paths` hold records that only train P(here) (`noul train labels` of other
-    repositories, benched with --cross-repo-negatives), weighted per query shape by `extra_weight`."""
-    records = load_records(paths, pipeline)
+    pair's file. `pipeline` may name several (`hybrid-all,instant`): the records whose dense evidence is the
+    static leg's (an instant find's, STATIC_EVIDENCE) fit the file's INSTANT models, the others the rest,
+    each measured apart (the instant ones under `instant_leave_one_repository_out`, and in the metrics
+    returned under "instant"). `extra_paths` hold
+    records that only train P(here) (`noul train labels` of other repositories, benched with
+    --cross-repo-negatives), weighted per query shape by `extra_weight`."""
+    pipelines = [name.strip() for name in pipeline.split(",") if name.strip()]
+    records = [r for name in pipelines for r in load_records(paths, name)]
     if not records:
         raise CalibrationDataError(f"no {pipeline} records with features in {', '.join(map(str, paths))}")
     pairs = {r.get("pair") for r in records}
     if len(pairs) != 1 or None in pairs or "" in pairs:
         raise CalibrationDataError(f"records mix or lack model pairs ({sorted(map(str, pairs))}): calibrate one pair at a time")
-    if len({r["kind"] for r in records}) < 2:
-        raise CalibrationDataError("calibration needs both answerable and not_here queries "
-                                   "(run the bench with --cross-repo-negatives or the describe set)")
     (pair,) = pairs
-    extra = load_records(list(extra_paths), pipeline) if extra_paths else []
+    extra = [r for name in pipelines for r in load_records(list(extra_paths), name)] if extra_paths else []
     extra_pairs = {r.get("pair") for r in extra}
     if extra and extra_pairs != pairs:
         raise CalibrationDataError(f"the extra records were made with {sorted(map(str, extra_pairs))}, "
                                    f"the records with {pair}")
-    held_out = leave_one_repository_out(records, extra, extra_weight)
-    here, hit = _fit(records, extra, extra_weight)
-    metrics = {k: v for k, v in held_out.items() if not k.startswith("_")}
+    groups = {static: [r for r in records if static_evidence(r) == static] for static in (False, True)}
+    if not groups[False]:
+        raise CalibrationDataError(f"the {pipeline} records all read the static leg's evidence: a file needs the "
+                                   "transformer's too (`--pipeline hybrid-all,instant`)")
     provenance = {"data": [str(p) for p in paths], "pipeline": pipeline, "models": pair,
-                  "date": datetime.date.today().isoformat(), "fitted_on": len(records),
-                  "leave_one_repository_out": metrics}
+                  "date": datetime.date.today().isoformat(), "fitted_on": len(groups[False])}
     if extra:
         provenance.update(extra_data=[str(p) for p in extra_paths], extra_records=len(extra),
                           extra_repositories=len({r["repo"] for r in extra}), extra_weight=extra_weight)
-    calibration = Calibration(pair, here, hit, provenance)
+    fitted, measured = [], {}
+    for static, mine in groups.items():
+        if not mine:
+            continue
+        if len({r["kind"] for r in mine}) < 2:
+            raise CalibrationDataError("calibration needs both answerable and not_here queries "
+                                       "(run the bench with --cross-repo-negatives or the describe set)")
+        theirs = [r for r in extra if static_evidence(r) == static]
+        held_out = leave_one_repository_out(mine, theirs, extra_weight)
+        key = "instant_leave_one_repository_out" if static else "leave_one_repository_out"
+        measured[key] = {k: v for k, v in held_out.items() if not k.startswith("_")}
+        if static:
+            provenance["instant_fitted_on"] = len(mine)
+        elif plot is not None:
+            reliability_plot(held_out, plot)
+        fitted.append(_fitted(pair, mine, theirs, extra_weight, provenance, static))
+    provenance.update(measured)
+    calibration = fitted[0]
+    if len(fitted) > 1:
+        calibration.here.update(fitted[1].here)
+        calibration.hit_instant = fitted[1].hit_instant
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / calibration_file_name(pair)
     path.write_text(json.dumps(calibration.to_json(), indent=2) + "\n")
-    if plot is not None:
-        reliability_plot(held_out, plot)
+    metrics = measured["leave_one_repository_out"]
+    if "instant_leave_one_repository_out" in measured:
+        metrics = metrics | {"instant": measured["instant_leave_one_repository_out"]}
     return path, metrics

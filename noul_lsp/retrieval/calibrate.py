@@ -79,18 +79,29 @@ RANKED_SHORT_FEATURES = (RANK_LEAD, RANK_TOP_COSINE)
 UNLEVELLED = ":unlevelled"
 #: columns that only some finds have: a model that reads one cannot read a find without it
 OPTIONAL_COLUMNS = (RANK_LEAD, RANK_TOP_COSINE, RANK_TOP_DEFINES, *sorted(LEVELLED_COLUMNS))
+#: set (1) in the features of a find whose dense evidence is the static leg's: the transformer has not embedded
+#: every chunk (or does not run), so its cosines would read a file it has not reached as a weak match, while
+#: the static leg covers every chunk from the first second. Such a find is read by the models fitted on the
+#: instant pipeline's records (the `INSTANT` ones), never by those fitted on the transformer's evidence
+STATIC_EVIDENCE = "static_evidence"
+#: the prefix of the P(here) models, in a pair's file, that read the static leg's evidence
+INSTANT = "instant:"
 HIT_FEATURES = ("rank_log", "score_ratio", "bm25_inverse_rank", "dense_inverse_rank", "fused_top", "dense_top",
                 "bm25_coverage")
 CALIBRATED_LEGS = ("bm25", "dense")
+#: the legs of a find read with the static leg's evidence (STATIC_EVIDENCE)
+STATIC_CALIBRATED_LEGS = ("bm25", "static")
 
 
 def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm25_idf_mass: float,
                    dense_cosines: list[float], bm25_files: list[str], dense_files: list[str],
                    query_terms: int, names_project: bool = False, ranking: Ranking | None = None,
-                   multi_line: bool = False, symbol: bool = False) -> dict[str, float]:
+                   multi_line: bool = False, symbol: bool = False, static_evidence: bool = False) -> dict[str, float]:
     """Scale-free features of one result list (see the module docstring); where the fitted ranker ran
     (`ranking`), its confidence in its first file, its lead, that file's cosine and whether it defines a
-    name of the query are more; `symbol`: the query is a bare name (analyse.py's "symbol" shape)."""
+    name of the query are more; `symbol`: the query is a bare name (analyse.py's "symbol" shape);
+    `static_evidence`: `dense_cosines` and `dense_files` are the static leg's, and so is the cosine of the
+    ranker's first file (STATIC_EVIDENCE)."""
     ranked_probabilities = ranking.top_probabilities if ranking is not None else []
     best = 2.0 / (rrf_k + 1)  # a chunk ranked first by both legs
     top = file_scores[0] if file_scores else 0.0
@@ -120,8 +131,11 @@ def query_features(*, file_scores: list[float], rrf_k: int, bm25_top: float, bm2
         "multi_line": float(multi_line),
         "symbol_query": float(symbol),
     }
+    if static_evidence:
+        features[STATIC_EVIDENCE] = 1.0
     if ranking is not None:
-        for column, value in ((RANK_LEAD, ranking.lead), (RANK_TOP_COSINE, ranking.top_cosine),
+        top_cosine = ranking.top_static_cosine if static_evidence else ranking.top_cosine
+        for column, value in ((RANK_LEAD, ranking.lead), (RANK_TOP_COSINE, top_cosine),
                               (RANK_TOP_DEFINES, ranking.top_defines)):
             if value is not None:
                 features[column] = value
@@ -139,6 +153,8 @@ def query_shape(features: dict[str, float]) -> str:
 
 def hit_features(query: dict[str, float], *, rank: int, score: float, top_score: float, bm25_rank: int | None,
                  dense_rank: int | None) -> dict[str, float]:
+    """A hit's P(answer) features; `dense_rank`: its rank in the leg of the find's dense evidence (the
+    static leg's where STATIC_EVIDENCE is set)."""
     return {
         "rank_log": math.log(rank),
         "score_ratio": score / top_score if top_score else 0.0,
@@ -210,29 +226,40 @@ class Calibration:
     here: dict[str, LogisticModel]
     hit: LogisticModel
     provenance: dict
+    #: P(answer) of a hit where the find's dense evidence is the static leg's (STATIC_EVIDENCE); the P(here)
+    #: models of such finds are those of `here` named with the INSTANT prefix
+    hit_instant: LogisticModel | None = None
 
-    def _models_of(self, features: dict[str, float]) -> tuple[LogisticModel, LogisticModel | None]:
-        """The model this find's shape is read by (its own, its fallback's, or "all") and that model's
-        unlevelled twin, if it has one."""
+    def reads_static_evidence(self) -> bool:
+        """Whether this file has models for finds whose dense evidence is the static leg's."""
+        return self.hit_instant is not None and any(name.startswith(INSTANT) for name in self.here)
+
+    def _models_of(self, features: dict[str, float]) -> tuple[LogisticModel | None, LogisticModel | None]:
+        """The model this find's shape is read by (its own, its fallback's, or "all", among the INSTANT ones
+        for a find with the static leg's evidence) and that model's unlevelled twin, if it has one."""
+        prefix = INSTANT if features.get(STATIC_EVIDENCE) else ""
         shape = query_shape(features)
-        name = next((n for n in (shape, SHAPE_FALLBACK.get(shape)) if n in self.here), "all")
-        return self.here[name], self.here.get(name + UNLEVELLED)
+        name = next((prefix + n for n in (shape, SHAPE_FALLBACK.get(shape), "all") if n and prefix + n in self.here),
+                    None)
+        return (None, None) if name is None else (self.here[name], self.here.get(name + UNLEVELLED))
 
     def reads_level(self, features: dict[str, float]) -> bool:
         """Whether this find's shape has a model that reads the workspace's level (reference.py)."""
-        return any(c in LEVELLED_COLUMNS for c in self._models_of(features)[0].features)
+        model = self._models_of(features)[0]
+        return model is not None and any(c in LEVELLED_COLUMNS for c in model.features)
 
     def here_probability(self, features: dict[str, float]) -> float | None:
         """None where every model of the shape reads a column this find lacks: the ranker's lead or its first
         file's cosine (no fitted ranker ranked candidates, or no candidate has a vector), read as 0, would be
-        a confident guess. A find without the workspace's level is read by the unlevelled twin."""
+        a confident guess. A find without the workspace's level is read by the unlevelled twin. None too for
+        a find with the static leg's evidence where the file has no model fitted on such finds."""
         for model in self._models_of(features):
             if model is not None and all(c in features for c in OPTIONAL_COLUMNS if c in model.features):
                 return float(model.predict([features])[0])
         return None
 
 
-    def hit_probabilities(self, rows: list[dict[str, float]], here: float) -> list[float]:
+    def hit_probabilities(self, rows: list[dict[str, float]], here: float, *, static_evidence: bool = False) -> list[float]:
         """P(file is an answer) = P(here) · P(answer | here, its features), for `rows` in the order shown,
         never above the probability of a hit shown before it. The hit model reads each hit's ranks in the
         legs, not what the ranking stage knows (roles among them): a test both legs put first but the ranker
@@ -240,18 +267,23 @@ class Calibration:
         697 finds the running minimum keeps the hits' AUROC, 0.933 -> 0.932, and ECE, 0.006 -> 0.007)."""
         if not rows:
             return []
-        return [float(here * p) for p in np.minimum.accumulate(self.hit.predict(rows))]
+        model = self.hit_instant if static_evidence and self.hit_instant is not None else self.hit
+        return [float(here * p) for p in np.minimum.accumulate(model.predict(rows))]
 
     def to_json(self) -> dict:
-        return {"pair": self.pair, "here": {shape: model.to_json() for shape, model in self.here.items()},
-                "hit": self.hit.to_json(), "provenance": self.provenance}
+        data = {"pair": self.pair, "here": {shape: model.to_json() for shape, model in self.here.items()},
+                "hit": self.hit.to_json()}
+        if self.hit_instant is not None:
+            data["hit_instant"] = self.hit_instant.to_json()
+        return data | {"provenance": self.provenance}
 
     @classmethod
     def from_json(cls, data: dict) -> Calibration:
         here = data["here"]
         models = {"all": LogisticModel.from_json(here)} if "features" in here else {
             shape: LogisticModel.from_json(model) for shape, model in here.items()}
-        return cls(data["pair"], models, LogisticModel.from_json(data["hit"]), data.get("provenance", {}))
+        hit_instant = LogisticModel.from_json(data["hit_instant"]) if "hit_instant" in data else None
+        return cls(data["pair"], models, LogisticModel.from_json(data["hit"]), data.get("provenance", {}), hit_instant)
 
 
 def pair_name(embedder_key: str | None, reranker: str = "") -> str:
@@ -270,9 +302,10 @@ def load_calibration(pair: str) -> Calibration | None:
 
 def result_features(analysis_terms: list[str], candidates: list, scored, fused, term_idf: dict[str, float] | None,
                     rrf_k: int, project_names: frozenset[str], ranking: Ranking | None = None,
-                    multi_line: bool = False, symbol: bool = False) -> dict[str, float]:
+                    multi_line: bool = False, symbol: bool = False, static_evidence: bool = False) -> dict[str, float]:
     """The P(here) features of one find (see `query_features`): from the fused file scores (`scored`), the
-    legs' lists (`fused`), and the fitted ranker's `ranking` when it ran."""
+    legs' lists (`fused`), and the fitted ranker's `ranking` when it ran; with `static_evidence`, the dense
+    evidence is the static leg's (STATIC_EVIDENCE)."""
     if term_idf is None:
         arrays = candidates[0].arrays
         unknown = float(bm25_idf(arrays.live_rows, np.zeros(1))[0])
@@ -287,32 +320,36 @@ def result_features(analysis_terms: list[str], candidates: list, scored, fused, 
     else:
         mass = sum(term_idf.values())
     bm25_top = max((float(c.bm25[1][0]) for c in candidates if len(c.bm25[1])), default=0.0)
-    cosines = sorted((float(v) for c in candidates for v in c.dense[1][:5]), reverse=True)
+    cosines = sorted((float(v) for c in candidates for v in (c.static if static_evidence else c.dense)[1][:5]),
+                     reverse=True)
     return query_features(file_scores=[score for score, _ in scored[:5]], rrf_k=rrf_k, bm25_top=bm25_top,
                           bm25_idf_mass=mass, dense_cosines=cosines,
                           bm25_files=file_order(fused.bm25_ranking, candidates),
-                          dense_files=file_order(fused.dense_ranking, candidates), query_terms=len(analysis_terms),
+                          dense_files=file_order(fused.static_ranking if static_evidence else fused.dense_ranking,
+                                                 candidates), query_terms=len(analysis_terms),
                           names_project=not project_names.isdisjoint(analysis_terms),
-                          ranking=ranking, multi_line=multi_line, symbol=symbol)
+                          ranking=ranking, multi_line=multi_line, symbol=symbol, static_evidence=static_evidence)
 
 
 def apply_calibration(calibration: Calibration | None, pair: str, legs, features: dict[str, float], hits: list,
-                      notes: list[str], *, static_answered: bool = False) -> float | None:
-    """P(here), and each hit's probability, when a calibration fits this pair and pipeline; else None.
-    `static_answered`: the static leg found candidates (the note then says it answered without the
-    transformer; before any vector exists the answer is BM25's alone, and the note must not say otherwise)."""
+                      notes: list[str]) -> float | None:
+    """P(here), and each hit's probability, when a calibration fits this pair and pipeline; else None."""
     if calibration is None:
         notes.append(f"uncalibrated: no calibration for {pair} (run `noul calibrate`)")
         return None
-    if not set(CALIBRATED_LEGS) <= set(legs):
+    static_evidence = bool(features.get(STATIC_EVIDENCE))
+    if not set(STATIC_CALIBRATED_LEGS if static_evidence else CALIBRATED_LEGS) <= set(legs):
         return None  # fitted on the full pipeline; a single leg is another model
+    if static_evidence and not calibration.reads_static_evidence():
+        if hits:  # without a hit (a filter no file passes) there is nothing to calibrate, and the embedding is not why
+            notes.append("uncalibrated until the transformer has embedded every chunk: the calibration for "
+                         f"{pair} has no model of the static leg's evidence (refit it with `noul calibrate "
+                         "--pipeline hybrid-all,instant`)")
+        return None
     if not features.get("dense_top"):
-        # fitted with the transformer's evidence: before it has embedded anything (the static leg answers
-        # alone) the features are another model's. Without a hit (a filter no file passes) there is nothing
-        # to calibrate, and the embedding is not why
+        # no vector among the candidates (a find before any is made: BM25 answers alone)
         if hits:
-            notes.append("uncalibrated until the transformer has embedded some chunks"
-                         + (" (the static leg answers alone)" if static_answered else ""))
+            notes.append("uncalibrated until some chunks are embedded")
         return None
     here = calibration.here_probability(features)
     if here is None:
@@ -324,7 +361,8 @@ def apply_calibration(calibration: Calibration | None, pair: str, legs, features
         return None
     top = hits[0].score if hits else 0.0
     rows = [hit_features(features, rank=h.rank, score=h.score, top_score=top, bm25_rank=h.bm25_rank,
-                         dense_rank=h.dense_rank) for h in hits]
-    for hit, probability in zip(hits, calibration.hit_probabilities(rows, here), strict=True):
+                         dense_rank=h.static_rank if static_evidence else h.dense_rank) for h in hits]
+    for hit, probability in zip(hits, calibration.hit_probabilities(rows, here, static_evidence=static_evidence),
+                                strict=True):
         hit.probability = probability
     return here

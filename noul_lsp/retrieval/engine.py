@@ -107,6 +107,17 @@ def _coverage(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], legs: Seq
     return ", ".join(parts) or "none"
 
 
+def _static_evidence(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], root_legs: list[tuple[str, ...]]) -> bool:
+    """Whether P(here) reads the static leg's cosines: it ran, and the transformer did not cover every chunk
+    of the roots it ran in (or did not run). A transformer filling in would read a file it has not reached
+    as a weak match (its best cosine among the few files it has embedded), where the static leg has covered
+    every chunk since the first second."""
+    if not any("static" in chosen for chosen in root_legs):
+        return False
+    return not all("dense" in chosen and root.model_key is not None and arrays.covered["dense"] == arrays.live_rows
+                   for root, arrays, chosen in zip(roots, loaded, root_legs, strict=True) if "static" in chosen)
+
+
 #: why a narrowed find (an include or exclude filter, a folder of the workspace) gives no P(here)
 NARROWED = "not measured for a narrowed search"
 
@@ -184,11 +195,14 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                 ranking = rank_candidates(untrained_model(ranking_key or ""), candidates, fused, analysis,
                                           mode="files", rrf_k=search.rrf_k, record=True)
     stage("rank", started)
+    static_evidence = _static_evidence(roots, loaded, root_legs)
+    if static_evidence and not any(len(c.dense[0]) for c in candidates) and any(len(c.static[0]) for c in candidates):
+        notes.append("the static leg answers alone until the transformer has embedded some chunks")
     features = result_features(list(analysis.terms), candidates, fused_scored if mode == "files" else
                                aggregate(fused.order, fused.scores, candidates, "files", search.file_chunk_weights),
                                fused, term_idf, search.rrf_k, frozenset().union(*(r.project_names for r in roots)),
                                ranking=ranking if model is not None else None, multi_line="\n" in query.strip(),
-                               symbol=analysis.shape == "symbol")
+                               symbol=analysis.shape == "symbol", static_evidence=static_evidence)
 
     logits: dict = {}
     if rerank:
@@ -239,8 +253,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         features.update(measured.levelled(features))
         stage("level", started)
     if not narrowed:
-        here = apply_calibration(calibration, pair, legs, features, hits, notes,
-                                 static_answered=any(len(c.static[0]) for c in candidates))
+        here = apply_calibration(calibration, pair, legs, features, hits, notes)
     else:  # fitted on finds over the whole workspace and read against its level: narrowed to a folder it said
         here = None  # 0.07 with the asked-for example first, and 0.90 for React code in a folder that has none
         if calibration is not None and hits:

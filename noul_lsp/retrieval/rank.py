@@ -183,6 +183,9 @@ class Ranking:
     #: of which some have no dense leg, the first file may have none: its filler, the query's mean cosine,
     #: would read as a weak match); None when no candidate file has one
     top_cosine: float | None = None
+    #: the same from the static leg, which covers every chunk: what P(here) reads while the transformer fills
+    #: in (calibrate.STATIC_EVIDENCE), when its cosines exist for some files only
+    top_static_cosine: float | None = None
     #: the two best files' probabilities among the candidates, whatever the mode shows (files or chunks):
     #: P(here) reads the ranker's confidence in a file, and a find must not change its mind with the display
     top_probabilities: list[float] = field(default_factory=list)
@@ -200,11 +203,19 @@ CHUNK_ORDER_SIZE = 500
 #: vector (pooled by minimum: 1 only when every chunk misses one) (Ranking.top_cosine)
 _DENSE_COLUMN = FEATURES.index("dense")
 _DENSE_MISSING_COLUMN = FEATURES.index("dense_missing")
+_STATIC_COLUMN = FEATURES.index("static")
+_STATIC_MISSING_COLUMN = FEATURES.index("static_missing")
 #: where a file row holds whether one of its chunks defines a name of the query, and whether the query names the
 #: file by its path (Ranking.top_defines: a bare `pubspec.yaml` or `Info.plist` is here when that file is first;
 #: it was "probably not here", P(here) 0.06 and 0.04, with the file first)
 _DEFINES_COLUMN = FEATURES.index("defines")
 _PATH_NAMED_COLUMN = FEATURES.index("path_named")
+
+
+def _best_ranked_cosine(cosines: np.ndarray, file_scores: np.ndarray) -> float | None:
+    """A leg's cosine of the best-ranked file it has a vector of (`cosines` NaN where it has none)."""
+    covered = np.flatnonzero(~np.isnan(cosines))
+    return float(cosines[covered[np.argmax(file_scores[covered])]]) if len(covered) else None
 
 
 def _top(scores: np.ndarray, size: int) -> np.ndarray:
@@ -234,7 +245,8 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     """Score every candidate file and chunk of every root with `model` (features.py builds the rows).
     Only what later stages read becomes Python objects: each file's best chunks and the head of the chunk
     order."""
-    file_roots, file_ids, file_scores, file_cosines, file_defines = [], [], [], [], []
+    file_roots, file_ids, file_scores, file_defines = [], [], [], []
+    file_cosines: dict[str, list[np.ndarray]] = {"dense": [], "static": []}
     chunk_roots, chunk_rows, chunk_scores, chunk_files = [], [], [], []
     recorded: list[tuple[str, list[float]]] = []
     offset = 0
@@ -255,11 +267,12 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         file_roots.append(np.full(len(built.files), index, dtype=np.int64))
         file_ids.append(built.files.astype(np.int64))
         file_scores.append(model.score(built.file_matrix, FEATURES))
-        # NaN for a file without a vector: this root has no dense leg, or none of the file's chunks is embedded
-        dense = candidate.dense_all
-        covered = built.file_matrix[:, _DENSE_MISSING_COLUMN] < 1 if dense is not None and not np.isnan(dense.best) \
-            else np.zeros(len(built.files), dtype=bool)
-        file_cosines.append(np.where(covered, built.file_matrix[:, _DENSE_COLUMN], np.nan))
+        # NaN for a file without a vector: this root has no such leg, or none of the file's chunks is embedded
+        for leg, values, column, missing in (("dense", candidate.dense_all, _DENSE_COLUMN, _DENSE_MISSING_COLUMN),
+                                             ("static", candidate.static_all, _STATIC_COLUMN, _STATIC_MISSING_COLUMN)):
+            covered = built.file_matrix[:, missing] < 1 if values is not None and not np.isnan(values.best) \
+                else np.zeros(len(built.files), dtype=bool)
+            file_cosines[leg].append(np.where(covered, built.file_matrix[:, column], np.nan))
         file_defines.append(np.maximum(built.file_matrix[:, _DEFINES_COLUMN], built.file_matrix[:, _PATH_NAMED_COLUMN]))
         chunk_roots.append(np.full(len(built.rows), index, dtype=np.int64))
         chunk_rows.append(built.rows.astype(np.int64))
@@ -276,9 +289,8 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     roots, rows, row_scores, owners = (np.concatenate(a) for a in (chunk_roots, chunk_rows, chunk_scores, chunk_files))
     all_file_scores = np.concatenate(file_scores)
     lead = float(all_file_scores.max() - np.median(all_file_scores))
-    cosines = np.concatenate(file_cosines)
-    covered = np.flatnonzero(~np.isnan(cosines))
-    top_cosine = float(cosines[covered[np.argmax(all_file_scores[covered])]]) if len(covered) else None
+    top_cosine, top_static_cosine = (_best_ranked_cosine(np.concatenate(file_cosines[leg]), all_file_scores)
+                                     for leg in ("dense", "static"))
     file_probabilities = softmax(all_file_scores)
     confidence = {"top_probabilities": np.sort(file_probabilities)[::-1][:2].tolist(),
                   "top_defines": float(np.concatenate(file_defines)[np.argmax(all_file_scores)])}
@@ -287,7 +299,7 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
     if mode != "files":
         probabilities = softmax(row_scores)
         return Ranking([(p, [k]) for p, k in zip(probabilities[head].tolist(), chunk_order, strict=True)], chunk_order,
-                       payload, lead, top_cosine, **confidence)
+                       payload, lead, top_cosine, top_static_cosine, **confidence)
     # each file's best chunks: rows grouped by file (owners ascend), the first CHUNKS_PER_FILE of each, best first
     kept = Blocks.of(owners).top(row_scores, CHUNKS_PER_FILE)
     best_chunks: dict[int, list[tuple[int, int]]] = {}
@@ -295,4 +307,4 @@ def rank_candidates(model: RankModel, candidates: list, fused, analysis, *, mode
         best_chunks.setdefault(owner, []).append((root, row))
     ranked_files = np.argsort(-all_file_scores, kind="stable").tolist()
     scored = [(float(file_probabilities[f]), best_chunks[f]) for f in ranked_files if f in best_chunks]
-    return Ranking(scored, chunk_order, payload, lead, top_cosine, **confidence)
+    return Ranking(scored, chunk_order, payload, lead, top_cosine, top_static_cosine, **confidence)
