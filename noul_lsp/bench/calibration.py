@@ -72,7 +72,8 @@ def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
     return rows, [int(h["path"] in gold) for h in hits]
 
 
-def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
+def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0, *,
+              levelled: bool = True) -> dict:
     """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
     for the shapes that have not. `extra` records (other repositories' commit labels and their cross-repo
     negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
@@ -82,7 +83,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     and the lead against the workspace's level (SHORT_FEATURES_WITH_LEVEL, with an unlevelled twin) where
     every record of it carries that too. The symbol shape reads SYMBOL_FEATURES_WITH_DEFINES (the list
     features and whether the ranker's first file defines the name) where every record of it carries them.
-    An extra record without a column a model reads (an older run, a
+    `levelled` False: the short shape never reads the level (the static leg's evidence: a find while the
+    transformer fills in is not kept waiting for 40 reference finds). An extra record without a column a
+    model reads (an older run, a
     commit asked of a workspace under reference.MIN_CHUNKS: no level) trains the models it can; each extra
     record keeps the weight it has among all the shape's extra records."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...], of: int | None = None):
@@ -114,7 +117,7 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
             continue
         if shape == "symbol" and all_carry(mine, SYMBOL_FEATURES_WITH_DEFINES):
             models[shape] = fit_where_carried(mine, theirs, SYMBOL_FEATURES_WITH_DEFINES)
-        elif shape == "short" and all_carry(mine, SHORT_FEATURES_WITH_LEVEL):
+        elif shape == "short" and levelled and all_carry(mine, SHORT_FEATURES_WITH_LEVEL):
             models[shape] = fit_where_carried(mine, theirs, SHORT_FEATURES_WITH_LEVEL)
             # for a find without the workspace's level (several roots, an organisation, a small workspace)
             models[shape + UNLEVELLED] = fit_where_carried(mine, theirs, RANKED_SHORT_FEATURES)
@@ -127,8 +130,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     return models
 
 
-def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> tuple:
-    here = _fit_here(records, extra, extra_weight)
+def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0, *,
+         levelled: bool = True) -> tuple:
+    here = _fit_here(records, extra, extra_weight, levelled=levelled)
     answerable = [r for r in records if r["kind"] == "answerable"]
     hit_rows, hit_labels = [], []
     for record in answerable:
@@ -142,8 +146,9 @@ def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 
 def _fitted(pair: str, records: list[dict], extra: Sequence[dict], extra_weight: float, provenance: dict,
             static: bool) -> Calibration:
     """A calibration of `records`' fit; with `static`, its models are those read with the static leg's
-    evidence (the INSTANT ones and `hit_instant`), and a complete file takes them beside the others."""
-    here, hit = _fit(records, extra, extra_weight)
+    evidence (the INSTANT ones, which never read the level, and `hit_instant`), and a complete file takes
+    them beside the others."""
+    here, hit = _fit(records, extra, extra_weight, levelled=not static)
     if static:
         return Calibration(pair, {INSTANT + shape: model for shape, model in here.items()}, hit, provenance, hit)
     return Calibration(pair, here, hit, provenance)
@@ -271,12 +276,14 @@ def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | N
     provenance = {"data": [str(p) for p in paths], "pipeline": pipeline, "models": pair,
                   "date": datetime.date.today().isoformat(), "fitted_on": len(groups[False])}
     if extra:
-        provenance.update(extra_data=[str(p) for p in extra_paths], extra_records=len(extra),
-                          extra_repositories=len({r["repo"] for r in extra}), extra_weight=extra_weight)
+        provenance.update(extra_data=[str(p) for p in extra_paths], extra_repositories=len({r["repo"] for r in extra}),
+                          extra_weight=extra_weight)
     fitted, measured = [], {}
     for static, mine in groups.items():
         if not mine:
             continue
+        provenance["instant_extra_records" if static else "extra_records"] = len(
+            [r for r in extra if static_evidence(r) == static])
         if len({r["kind"] for r in mine}) < 2:
             raise CalibrationDataError("calibration needs both answerable and not_here queries "
                                        "(run the bench with --cross-repo-negatives or the describe set)")

@@ -242,7 +242,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
     narrowed = bool(include or exclude)  # P(here) reads the whole workspace: a narrowed find is not measured
     wanted = calibration is not None and calibration.reads_level(features) if level is None else level
-    wanted = wanted and not narrowed
+    # the static leg's evidence is read unlevelled: a find while the transformer fills in never waits for the level
+    wanted = wanted and not narrowed and not static_evidence
     if wanted and query_shape(features) != "long" and len(roots) == 1 and term_idf is None \
             and features.get("dense_top") and loaded[0].live_rows >= reference.MIN_CHUNKS:
         started = time.perf_counter()
