@@ -1469,6 +1469,48 @@ def test_dart_tests_are_named_by_their_titles():
     assert 'main.testWidgets "shows the count"' in symbols
 
 
+def test_gdscript_functions_and_classes_are_chunks_and_its_members_are_names():
+    """Godot's scripts by their grammar: a function or an inner class is a chunk named by it, its doc comment
+    with it; the script's `class_name`, signals, constants, enums and variables are names of the lines that
+    declare them (a game's tuning lives there: `jump_force` asked for by name)."""
+    text = (MORE / "gdscript/player.gd").read_text() + (
+        "\nenum State {IDLE, RUN}\n\nclass Inventory:\n\tvar items = []\n\tfunc add(item):\n\t\titems.append(item)\n")
+    chunks = FileChunker(IndexSettings()).chunk("player/player.gd", text)
+    by_symbol = {c.symbol: c for c in chunks}
+    assert {"_physics_process", "try_jump", "Inventory"} <= set(by_symbol)
+    assert by_symbol["try_jump"].text.startswith("## Jump from the floor") and by_symbol["try_jump"].kind == "function"
+    assert set(by_symbol["Inventory"].names) == {"Inventory.items", "Inventory.add"}
+    head = next(c for c in chunks if c.start_line == 1)
+    assert {"Player", "landed", "RUN_SPEED", "JUMP_VELOCITY", "air_jump_boost"} <= set(head.names)
+    assert "State" in {name for c in chunks for name in c.names}
+    assert {c.language for c in chunks} == {"gdscript"}
+
+
+def test_a_run_of_numbers_is_no_chunk_past_the_line_that_declares_it():
+    """An image a Godot scene embeds (`PackedByteArray(...)` on one line of hundreds of KB), a level's tiles
+    in a constant, a font compiled into a C array: numbers no description finds, once a chunk each (a 686 KB
+    scene was 397 chunks of digits, each embedded). The lines that declare them stay."""
+    image = ", ".join(str((n * 37) % 256) for n in range(60_000))
+    scene = ('[gd_scene load_steps=2 format=3]\n\n[sub_resource type="Image" id="Image_1"]\ndata = {\n'
+             f'"data": PackedByteArray({image}),\n"format": "RGBA8"\n}}\n\n[node name="Sprite" type="Sprite2D"]\n'
+             'texture = SubResource("Image_1")\n')
+    chunks = FileChunker(IndexSettings()).chunk("levels/scene.tscn", scene)
+    assert len(chunks) <= 3 and any('node name="Sprite"' in c.text for c in chunks)
+    tiles = ",\n".join(", ".join(str((row + column) % 7) for column in range(40)) for row in range(200))
+    level = f"extends Node\n\nconst LEVEL_TILES = [\n{tiles}\n]\n\nfunc load_level():\n\tfor t in LEVEL_TILES:\n\t\tprint(t)\n"
+    chunks = FileChunker(IndexSettings()).chunk("level.gd", level)
+    assert [c.symbol for c in chunks] == ["", "load_level"] and "LEVEL_TILES" in chunks[0].names
+    font = ("static const unsigned char font_data[] = {\n"
+            + "\n".join(", ".join(f"0x{(n * row) % 256:02x}" for n in range(16)) + "," for row in range(400))
+            + "\n};\nint glyph(int c) { return font_data[c]; }\n")
+    chunks = FileChunker(IndexSettings()).chunk("src/font.h", font)
+    assert chunks[0].text.startswith("static const unsigned char font_data[]") and chunks[-1].symbol == "glyph"
+    assert len(chunks) == 2
+    # code with many numbers and commas is code: a table of named settings, a test's expected values
+    table = "".join(f"    ({n}, {n * 2}, {n * 3}, 'case_{n}'),\n" for n in range(80))
+    assert FileChunker(IndexSettings()).chunk("cases.py", f"CASES = [\n{table}]\n")
+
+
 def test_a_file_a_tool_wrote_is_cut_into_windows():
     """A generated file's definitions are the tool's (`_$UserFromJson`, a translation's getters): it is read in
     line windows of kind `generated`, whatever its language, not a chunk per getter."""

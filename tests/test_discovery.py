@@ -63,6 +63,14 @@ def test_the_files_only_the_default_excludes_leave_out_are_listed(tmp_path):
                  ".terraform/providers/x.tf"):
         (tmp_path / "infra" / name).write_text("x\n")
     assert {f.path for f in discover(tmp_path, settings) if f.path.startswith("infra/")} == {"infra/main.tf"}
+    # what a game engine writes beside its assets, 3D models as text and IDE project files: a game's scripts,
+    # scenes and shaders stay
+    (tmp_path / "game" / ".godot" / "imported").mkdir(parents=True)
+    for name in ("player.gd", "main.tscn", "dissolve.gdshader", "icon.svg.import", "player.gd.uid", "robot.obj",
+                 "robot.mtl", "level.gltf", "gun.dae", ".godot/imported/x.ctex.md5", "Game.vcxproj", "Game.sln"):
+        (tmp_path / "game" / name).write_text("x\n")
+    assert {f.path for f in discover(tmp_path, settings) if f.path.startswith("game/")} == {
+        "game/player.gd", "game/main.tscn", "game/dissolve.gdshader"}
 
 
 def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):

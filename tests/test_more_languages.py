@@ -24,6 +24,7 @@ DESCRIPTIONS = [
     ("attach to a running tmux session when a new terminal opens", "bash/tmux.plugin.sh"),
     ("delete the load balancer's old access logs from the bucket after some days", "terraform/logs.tf"),
     ("send the picked files to the receiving device one at a time", "dart/transfer_queue.dart"),
+    ("jump a second time in mid-air with a sideways speed boost", "gdscript/player.gd"),
 ]
 
 

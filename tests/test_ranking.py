@@ -293,6 +293,9 @@ def test_roles_come_from_paths():
     assert "cmake" in asked_tool_terms("the CMake function that generates a header from a PIO program")
     assert [file_role(p) for p in ("src/crt0.S", "portable/GCC/portASM.asm", "rp2040/memmap_default.ld")] == [
         "source"] * 3  # a firmware's reset handler, context switch and memory map are its code
+    # a game's scripts and shaders are its code (a C# demo of the same project outranked them as `other`)
+    assert [file_role(p) for p in ("player/player.gd", "shaders/dissolve.gdshader", "crt.frag", "water.glsl")] == [
+        "source"] * 4
     # an example asked for outright reads examples as source; "for example" in passing does not
     for asking in ("an example of infinite scrolling in React", "the pagination demo", "examples using the persister",
                    "show me an example of optimistic updates", "infinite scroll example",

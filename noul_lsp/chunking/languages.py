@@ -194,7 +194,8 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "preproc_else", "preproc_elif", "preproc_elifdef", "expression_statement",
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
                             "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
-                            "interface_body", "enum_body_declarations"})
+                            "interface_body", "enum_body_declarations",
+                            "source"})  # a GDScript file's (its script's members: `var`, `const`, `signal`)
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -1026,6 +1027,14 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_dart_definition, container_kinds=_TEST_GROUPS,
                      leading=frozenset({"annotation", "documentation_comment"}), detached_bodies=frozenset({"function_body"}),
                      members=frozenset({*_DART_DECLARED, "enum_constant"})),
+        # Godot's GDScript: a script's functions and inner classes are its definitions; its `class_name`, signals,
+        # constants, enums and exported variables are named where they are declared (a game's tuning lives in
+        # them). Without it a script was 40-line windows: `try_jump` asked for by name was "probably not here"
+        LanguageSpec("gdscript", "tree_sitter_gdscript", "language", (".gd",),
+                     {"function_definition": "function", "constructor_definition": "function",
+                      "class_definition": "class"}, frozenset({"class_definition"}),
+                     members=frozenset({"class_name_statement", "signal_statement", "const_statement",
+                                        "variable_statement", "enum_definition"})),
         LanguageSpec("hcl", "tree_sitter_hcl", "language", (".tf", ".tofu", ".hcl", ".tfvars"), {},
                      named_definition=_hcl_definition, members=frozenset({"attribute"}), also_named=_terraform_type),
     )

@@ -36,6 +36,24 @@ def is_long(line: str, max_chars: int) -> bool:
     return len(line) > LONG_LINE_BUDGETS * max_chars
 
 
+#: a number as code and data files write it: `0x1F`, `-0.25`, `3e-05`, `1.5f`, `200u`
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFuUlL]*")
+_SEPARATORS = re.compile(r"[\s,;:()\[\]{}]+")
+#: a piece of text this long or longer that holds numbers and separators alone is data (numeric_payload)
+NUMERIC_PAYLOAD_CHARS = 300
+
+
+def numeric_payload(text: str) -> bool:
+    """Whether a chunk's text is a run of numbers, its first line too: an image a Godot scene embeds as
+    `PackedByteArray(81, 182, ...)` (a 686 KB scene was 397 chunks of digits, each embedded), a level's tiles
+    in a constant, a font or sound compiled into a C header. No description finds them; the chunk whose
+    first line declares the array (`static const unsigned char font[] = {`) stays."""
+    if len(text) < NUMERIC_PAYLOAD_CHARS or text.count(",") < len(text) / 12:  # code has a comma in 30-50 chars
+        return False
+    first = text[:text.find("\n")] if "\n" in text else text
+    return all(len(_SEPARATORS.sub("", _NUMBER.sub("", part))) <= 0.02 * len(part) for part in (first, text))
+
+
 def line_pieces(line: str, max_chars: int) -> list[str]:
     """A long line (`is_long`) as pieces of `max_chars` characters, each overlapping the next by
     PIECE_OVERLAP, blank ones dropped."""
