@@ -79,6 +79,11 @@ def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):
         read_text_file(files["assets/logo.py"], IndexSettings())
     with pytest.raises(SkippedFile, match="over the 1000000-byte cap"):
         read_text_file(files["huge.txt"], IndexSettings())
+    # a large asset is binary first: counted with the binaries, not listed on its own line as too large
+    (polyglot / "music.ogg").write_bytes(b"OggS\x00\x02" + b"\x7f" * 1_200_000)
+    music = next(f for f in discover(polyglot, IndexSettings()) if f.path == "music.ogg")
+    with pytest.raises(SkippedFile, match=r"binary \(a NUL byte at byte 4\)"):
+        read_text_file(music, IndexSettings())
     # a PDF (an Illustrator file) opens with kilobytes of text metadata; its binary streams come later
     (polyglot / "media").mkdir()
     (polyglot / "media" / "logo.ai").write_bytes(b"%PDF-1.6\n<x:xmpmeta>" + b"<rdf:li>metadata</rdf:li>\n" * 800

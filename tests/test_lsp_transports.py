@@ -161,3 +161,27 @@ def test_a_folder_whose_index_cannot_open_is_said_once_and_named_in_the_status(t
     cannot = [m for m in shown if "cannot index" in m]
     assert len(cannot) == 2 and any(str(first) in m for m in cannot) and any(str(second) in m for m in cannot), shown
     assert [u["folder"] for u in status["unopened"]] == [str(first.resolve()), str(second.resolve())]
+
+
+def test_an_editor_that_quits_mid_request_leaves_one_line_in_the_log_not_tracebacks(tmp_path: Path):
+    """Neovim quit while `noul.status` was in flight: pygls logged each answer it could not send, and the error
+    answer it tried instead, with a BrokenPipeError's traceback."""
+    log = tmp_path / "server.log"
+    process = subprocess.Popen([sys.executable, "-m", "noul_lsp", "--log-file", str(log)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(frame(initialize(tmp_path)))
+        process.stdin.flush()
+        answer_of(process.stdout, process.stdin)
+        process.stdout.close()  # the editor is gone: what the server writes next meets a closed pipe
+        for number in range(3):
+            process.stdin.write(frame({"jsonrpc": "2.0", "id": 10 + number, "method": "workspace/executeCommand",
+                                       "params": {"command": "noul.status"}}))
+        process.stdin.flush()
+        process.stdin.close()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    text = log.read_text()
+    assert "Traceback" not in text and "BrokenPipeError" not in text
+    assert text.count("the client closed the connection") == 1

@@ -148,7 +148,7 @@ class NoulServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> None:
         self._stop_event = threading.Event()
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(_ClientWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(serve(reader, self.protocol, self._stop_event))
         except BrokenPipeError:
@@ -595,6 +595,25 @@ def _connect(parser: argparse.ArgumentParser, pipe: str | None, port: str | None
         return socket.create_connection(("127.0.0.1", int(port)))
     except OSError as error:
         parser.exit(1, f"noul-lsp: error: cannot connect to the client's {'pipe' if pipe else 'socket'}: {error}\n")
+
+
+class _ClientWriter(StdoutWriter):
+    """pygls' stdout writer, for an editor that may quit while requests are in flight: its closed pipe is said
+    once in the log and nothing more is written (pygls logged each answer it could not send, and the error
+    answer it tried instead, with a BrokenPipeError's traceback)."""
+
+    def __init__(self, stdout) -> None:
+        super().__init__(stdout)
+        self.gone = False
+
+    def write(self, data: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            super().write(data)
+        except (BrokenPipeError, ConnectionResetError, ValueError):  # ValueError: the stream is closed
+            self.gone = True
+            logger.info("the client closed the connection: answers still in flight are dropped")
 
 
 class _WithoutPasswords(logging.Formatter):

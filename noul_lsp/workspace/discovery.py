@@ -393,11 +393,24 @@ def discover(root: Path, settings: IndexSettings, passed_over: list[str] | None 
 NOTEBOOK_CAP_FACTOR = 20
 
 
+#: how much of a file over the size cap is read to tell a binary one
+BINARY_SNIFF_BYTES = 8192
+
+
 def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes, str]:
     """The raw bytes and their text (invalid UTF-8 replaced; UTF-16 with its byte-order mark decoded).
     Raises SkippedFile with the reason."""
     cap = settings.max_file_bytes * (NOTEBOOK_CAP_FACTOR if file.path.lower().endswith(".ipynb") else 1)
     if file.size > cap:
+        # a large asset (a game's music, models, textures) is binary first: said so, it is counted with the
+        # other binaries, not listed on a line of its own as too large (a game's `status` had 35 such lines)
+        try:
+            with open(file.absolute, "rb") as handle:
+                head = handle.read(BINARY_SNIFF_BYTES)
+        except OSError:
+            head = b""
+        if not head.startswith(UTF16_MARKS) and (nul := head.find(b"\0")) >= 0:
+            raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
         raise SkippedFile(f"{file.path}: {file.size} bytes is over the {cap}-byte cap")
     try:
         with open(file.absolute, "rb") as handle:
