@@ -1486,6 +1486,16 @@ def test_gdscript_functions_and_classes_are_chunks_and_its_members_are_names():
     assert {c.language for c in chunks} == {"gdscript"}
 
 
+def test_lua_globals_at_a_files_top_are_its_names():
+    """A LÖVE game keeps its tuning and its classes in globals (`jumpforce = 16`, `lakito = class:new()`): asked
+    for by name they were "probably not here". A field (`M.x = 1`), a local and a function's globals are not."""
+    source = ("jumpforce = 16\nmaxyspeed, gravity = 100, 80\nlocal speed = 3\nlakito = class:new()\nM.x = 1\n\n"
+              "function lakito:init(x)\n  self.x = x\n  counter = 0\nend\n")
+    chunks = FileChunker(IndexSettings()).chunk("lakito.lua", source)
+    assert [(c.symbol, c.names) for c in chunks] == [("", ("jumpforce", "maxyspeed", "gravity", "lakito")),
+                                                     ("lakito:init", ())]
+
+
 def test_a_run_of_numbers_is_no_chunk_past_the_line_that_declares_it():
     """An image a Godot scene embeds (`PackedByteArray(...)` on one line of hundreds of KB), a level's tiles
     in a constant, a font compiled into a C array: numbers no description finds, once a chunk each (a 686 KB

@@ -195,7 +195,8 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
                             "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
                             "interface_body", "enum_body_declarations",
-                            "source"})  # a GDScript file's (its script's members: `var`, `const`, `signal`)
+                            "source",  # a GDScript file's (its script's members: `var`, `const`, `signal`)
+                            "chunk"})  # a Lua file's (its globals)
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
 #: member: with every assignment, requests' `help.py` defined `chardet` (`except ImportError: chardet = None`) and
 #: came first for an issue naming it (docs/benchmarks.md, "Python's constants")
@@ -292,6 +293,12 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         named = block is not None and (block.type == "config_file" or (head is not None and node_text(head) == "locals"))
         key = node.named_children[0] if node.named_children else None
         return [node_text(key)] if named and key is not None and key.type == "identifier" else []
+    if node.type == "assignment_statement":  # Lua's global at a file's top: a game's tuning (`jumpforce = 16`)
+        # and its classes (`lakito = class:new()`) were defined nowhere; not `M.x = 1`, not a `local`
+        if node.parent is None or node.parent.type != "chunk":
+            return []
+        held = next((c for c in node.named_children if c.type == "variable_list"), None)
+        return [node_text(n) for n in held.children_by_field_name("name") if n.type == "identifier"] if held else []
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     if node.type == "call":  # Ruby's `has_many :stories`, `attr_reader :name`
@@ -1006,7 +1013,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_scala_definition, bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,
-                     container_kinds=_TEST_GROUPS),
+                     container_kinds=_TEST_GROUPS, members=frozenset({"assignment_statement"})),
         LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), {},
                      named_definition=_elixir_definition,
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
