@@ -113,7 +113,10 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          r"|<\?php|\?>|declare\s*\(\s*strict_types\s*=\s*1\s*\)\s*;"
                          r"|-{3}|\{\{-?\s*(?:end|else)\s*-?\}\}|\{\{-?\s*/\*|\*/\s*-?\}\}"
                          # a C header's guard and linkage (FreeRTOS' headers' hits showed `#ifndef __SECURE_INIT_H__`)
-                         rf"|{C_GUARDS})$")
+                         rf"|{C_GUARDS}"
+                         # a shader's preamble: every Godot sprite shader's preview was `shader_type canvas_item;` /
+                         # `render_mode blend_mix;`, GLSL's `#version 330 core` / `precision mediump float;`
+                         r"|(?:shader_type|render_mode)\s[\w\s,]*;|#version\s.*|precision\s+\w+\s+\w+\s*;)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")
