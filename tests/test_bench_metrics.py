@@ -66,3 +66,22 @@ def test_ece_of_a_known_distribution():
     assert m.expected_calibration_error([0.9] * 4, [1, 0, 1, 0]) == pytest.approx(0.4)
     assert m.brier([1.0, 0.0], [1, 0]) == 0.0
     assert math.isclose(m.brier([0.5, 0.5], [1, 0]), 0.25)
+
+
+def test_a_walkthroughs_cited_line_is_its_gold_files_labeled_lines(tmp_path):
+    """Walkthrough labels name their answer's line as `cite: "path:line"`; without it line_hit@5 and located@5
+    were "–" for every walkthrough file. Given `gold_lines` win; a cite outside the gold files is no line."""
+    import json
+
+    from noul_lsp.bench.labels import load_labels
+
+    base = {"source": "walkthrough", "repo": "o/r", "commit": "c" * 40, "query": "q", "kind": "answerable",
+            "gold_files": ["player/player.gd"]}
+    rows = [{**base, "id": "cited", "cite": "player/player.gd:79"},
+            {**base, "id": "given", "cite": "player/player.gd:79", "gold_lines": {"player/player.gd": [[70, 90]]}},
+            {**base, "id": "elsewhere", "cite": "enemy.gd:3"}, {**base, "id": "none", "cite": ""}]
+    path = tmp_path / "walk-x.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = {q.id: q.gold_lines for q in load_labels([path])}
+    assert lines == {"cited": {"player/player.gd": [[79, 79]]}, "given": {"player/player.gd": [[70, 90]]},
+                     "elsewhere": {}, "none": {}}

@@ -30,6 +30,13 @@ class LabelError(ValueError):
     pass
 
 
+def _cited_lines(row: dict) -> dict[str, list[list[int]]]:
+    """A walkthrough's label names its answer's line as `cite: "path:line"` (the definition it read): that line
+    of a gold file is its labeled lines, so that `line_hit@5` and `located@5` measure where its hits open."""
+    path, _, line = str(row.get("cite") or "").rpartition(":")
+    return {path: [[int(line), int(line)]]} if line.isdigit() and path in row.get("gold_files", ()) else {}
+
+
 def load_labels(paths: list[Path]) -> list[LabeledQuery]:
     """Every query of the files, in file order; a malformed line is an error naming file and line."""
     queries: list[LabeledQuery] = []
@@ -43,7 +50,7 @@ def load_labels(paths: list[Path]) -> list[LabeledQuery]:
                     id=row["id"], source=row.get("source", ""), repo=row["repo"], commit=row["commit"],
                     commit_date=row.get("commit_date", ""), query=row["query"], kind=row.get("kind", "answerable"),
                     tags=tuple(row.get("tags", ())), gold_files=tuple(row.get("gold_files", ())),
-                    gold_lines=row.get("gold_lines", {}) or {}, label_file=Path(path).stem))
+                    gold_lines=row.get("gold_lines", {}) or _cited_lines(row), label_file=Path(path).stem))
             except (json.JSONDecodeError, KeyError, TypeError) as error:
                 raise LabelError(f"{path}:{number}: not a label row ({error})") from error
     return queries
