@@ -26,7 +26,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     # well-known third-party libraries copied into a tree (as GitHub linguist's vendor list)
     "jquery*.js", "underscore*.js", "bootstrap*.js", "bootstrap*.css", "d3*.js", "modernizr*.js", "*-bundle.js",
     # what a game engine writes beside the assets (Godot's import settings and `.uid` files, its cache folder) and
-    # 3D models exported as text: 40% of godot-demo-projects' chunks, numbers and paths, every one embedded
+    # 3D models exported as text: a quarter of godot-demo-projects' chunks, numbers and paths, every one embedded
     ".godot/", "*.import", "*.uid", "*.obj", "*.mtl", "*.dae", "*.gltf", "*.fbx", "*.ply", "*.stl",
     # IDE project files: Visual Studio's and Xcode's generated lists of sources and build settings (a fifth of
     # raylib's chunks)

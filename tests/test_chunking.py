@@ -1507,7 +1507,8 @@ def test_a_run_of_numbers_is_no_chunk_past_the_line_that_declares_it():
     chunks = FileChunker(IndexSettings()).chunk("levels/scene.tscn", scene)
     assert len(chunks) <= 3 and any('node name="Sprite"' in c.text for c in chunks)
     tiles = ",\n".join(", ".join(str((row + column) % 7) for column in range(40)) for row in range(200))
-    level = f"extends Node\n\nconst LEVEL_TILES = [\n{tiles}\n]\n\nfunc load_level():\n\tfor t in LEVEL_TILES:\n\t\tprint(t)\n"
+    level = (f"extends Node\n\nconst LEVEL_TILES = [\n{tiles}\n]\n\n"
+             "func load_level():\n\tfor t in LEVEL_TILES:\n\t\tprint(t)\n")
     chunks = FileChunker(IndexSettings()).chunk("level.gd", level)
     assert [c.symbol for c in chunks] == ["", "load_level"] and "LEVEL_TILES" in chunks[0].names
     font = ("static const unsigned char font_data[] = {\n"

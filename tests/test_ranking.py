@@ -841,7 +841,8 @@ def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_d
     assert preview("shader_type canvas_item;\nrender_mode blend_mix, unshaded;\n\nuniform float progress : "
                    "hint_range(0.0, 1.0);\nvoid fragment() {") == \
         "uniform float progress : hint_range(0.0, 1.0);\nvoid fragment() {"
-    assert preview("#version 330 core\nprecision mediump float;\nuniform float scanlines;") == "uniform float scanlines;"
+    assert preview("#version 330 core\nprecision mediump float;\nuniform float scanlines;") \
+        == "uniform float scanlines;"
     # a call whose last argument opens a block is no signature going on below (jQuery's document-ready)
     assert preview("$(function () {\n  var form = $('#add-check');\n  form.submit(check);\n") \
         == "$(function () {\nvar form = $('#add-check');"

@@ -253,9 +253,8 @@ def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | N
     pair's file. `pipeline` may name several (`hybrid-all,instant`): the records whose dense evidence is the
     static leg's (an instant find's, STATIC_EVIDENCE) fit the file's INSTANT models, the others the rest,
     each measured apart (the instant ones under `instant_leave_one_repository_out`, and in the metrics
-    returned under "instant"). `extra_paths` hold
-    records that only train P(here) (`noul train labels` of other repositories, benched with
-    --cross-repo-negatives), weighted per query shape by `extra_weight`."""
+    returned under "instant"). `extra_paths` hold records that only train P(here) (`noul train labels` of
+    other repositories, benched with --cross-repo-negatives), weighted per query shape by `extra_weight`."""
     pipelines = [name.strip() for name in pipeline.split(",") if name.strip()]
     records = [r for name in pipelines for r in load_records(paths, name)]
     if not records:

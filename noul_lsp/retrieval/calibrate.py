@@ -259,7 +259,8 @@ class Calibration:
         return None
 
 
-    def hit_probabilities(self, rows: list[dict[str, float]], here: float, *, static_evidence: bool = False) -> list[float]:
+    def hit_probabilities(self, rows: list[dict[str, float]], here: float, *,
+                          static_evidence: bool = False) -> list[float]:
         """P(file is an answer) = P(here) · P(answer | here, its features), for `rows` in the order shown,
         never above the probability of a hit shown before it. The hit model reads each hit's ranks in the
         legs, not what the ranking stage knows (roles among them): a test both legs put first but the ranker

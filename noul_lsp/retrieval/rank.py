@@ -184,7 +184,7 @@ class Ranking:
     #: would read as a weak match); None when no candidate file has one
     top_cosine: float | None = None
     #: the same from the static leg, which covers every chunk: what P(here) reads while the transformer fills
-    #: in (calibrate.STATIC_EVIDENCE), when its cosines exist for some files only
+    #: in (calibrate.STATIC_EVIDENCE); None when no candidate file has a static vector
     top_static_cosine: float | None = None
     #: the two best files' probabilities among the candidates, whatever the mode shows (files or chunks):
     #: P(here) reads the ranker's confidence in a file, and a find must not change its mind with the display
