@@ -302,3 +302,33 @@ def test_a_tracked_file_the_ignore_rules_match_is_read_as_vendored(tmp_path, set
         assert {chunk.kind for chunk in workspace.store.chunks() if chunk.path == "assets/three.js"} == {"function"}
     finally:
         workspace.close()
+
+
+def test_a_whole_pass_over_an_index_that_holds_files_is_checking_not_building(polyglot, small_settings):
+    """The server's opening pass over a workspace indexed before said "still indexing: 2998 files so far" in
+    both editors while it found nothing changed: it is `checking` (the editors say "checking for changes"),
+    the first pass and a save's look are not."""
+    from noul_lsp.session.background import BackgroundIndexer
+
+    seen: list[tuple[str, bool]] = []
+    indexer = BackgroundIndexer(on_progress=lambda progress: seen.append((progress.phase, indexer.checking)))
+    workspace = Workspace(polyglot, small_settings)
+    try:
+        indexer.add(workspace)
+        indexer.scan(workspace.root)  # the first pass: building
+        assert indexer.idle.wait(120)
+        first = list(seen)
+        indexer.scan(workspace.root)  # opened again: looking over what is there
+        assert indexer.idle.wait(120)
+        again = seen[len(first):]
+        (polyglot / "src" / "geo.py").write_text("def haversine_distance(a, b):\n    return 0\n")
+        indexer.changed(workspace.root, {"src/geo.py"})  # a save
+        assert indexer.idle.wait(120)
+        saved = seen[len(first) + len(again):]
+    finally:
+        indexer.stop()
+        workspace.close()
+    assert ("scanning", False) in first and ("scanning", True) not in first
+    assert ("scanning", True) in again
+    assert ("scanning", False) in saved and ("scanning", True) not in saved
+    assert not indexer.checking

@@ -78,6 +78,7 @@ def test_find_commands_fill_quickfix_jump_and_hover(tmp_path):
     assert len(problems) == 3 and "cmd must be a table" in problems[0] and "{ 'noul-lsp' }" in problems[0], problems
     assert "picker must be one of auto, telescope, select" in problems[1] and "unknown option \"colour\"" in problems[2]
     assert seen["stale_summary"] == "P(here) 0.50 (still indexing: 3 files so far)"
+    assert seen["checking_summary"] == "P(here) 0.50 (checking for changes since the last session)"
     assert seen["given_after_setup"] == {"picker": "bogus", "debounce_ms": 150, "used": "auto", "debounce_used": 150}
     assert any("picker must be one of" in m for m in seen["messages"]), seen["messages"]
     # a buffer that is no file (fugitive, oil, a terminal) searches the current directory's workspace

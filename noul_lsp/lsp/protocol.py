@@ -191,6 +191,9 @@ class FindIndexState:
     device: str = ""
     #: chunks the static leg covers (`pending` counts those the transformer has not embedded yet)
     static: int = 0
+    #: with `stale`: the server is looking over an index built before for what changed since (on opening a
+    #: workspace), not building it
+    checking: bool = False
 
 
 @attrs.define

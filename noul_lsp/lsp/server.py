@@ -466,6 +466,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     cancelled = threading.Event()
     workspaces = list(ls.roots.values())
     stale = not ls.indexer.idle.is_set()
+    checking = stale and ls.indexer.checking
 
     def run():
         options = {"limit": params.limit, "mode": params.mode, "include": params.include, "exclude": params.exclude,
@@ -494,6 +495,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     lines_of = FileLines()
     converted = to_find_result(result, encoding, lines_of)
+    converted.index.checking = checking and result.index.stale
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
         shown = ls.shown.setdefault(_document_key(lsp_hit.uri), _Shown(result.query, result.here_probability, [], score_is_share(result),

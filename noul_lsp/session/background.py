@@ -93,6 +93,11 @@ class BackgroundIndexer:
         self._stopping = False
         self._thread.start()
 
+    #: the thread is looking over an index that holds files for what changed since it was written (a whole
+    #: pass, as on opening a workspace indexed before), not building one: a find meanwhile reads an index
+    #: that may well be current, and an editor says "checking for changes", not "still indexing"
+    checking: bool = False
+
     def add(self, workspace: Workspace) -> None:
         workspace.indexed_in_background = True
         with self._lock:
@@ -211,8 +216,14 @@ class BackgroundIndexer:
             with workspace.store.indexing_lock():
                 self.waiting.pop(job.root, None)
                 paths = sorted(job.paths) if job.paths is not None else None
+                # a whole pass over an index that holds files: what a server does on opening a workspace
+                # indexed before, which finds nothing changed as often as not (`checking`)
+                self.checking = paths is None and workspace.corpus.file_count > 0
                 self.on_progress(Progress("scanning", str(job.root)))
-                report = workspace.indexer.update(paths=paths)
+                try:
+                    report = workspace.indexer.update(paths=paths)
+                finally:
+                    self.checking = False
                 if paths is None:
                     self.rescanned.add(job.root)
                 if self._gone(workspace):

@@ -117,6 +117,8 @@ local ok, problem = pcall(function()
   out.module_hit_text = noul.items({ results = { module_hit } })[1].text
   out.option_problems = noul.option_problems({ cmd = "noul-lsp", picker = "bogus", colour = 1, limit = 3 })
   out.stale_summary = noul.summary({ hereProbability = 0.5, index = { files = 3, pending = 0, stale = true } })
+  out.checking_summary = noul.summary({ hereProbability = 0.5,
+    index = { files = 2998, pending = 0, stale = true, checking = true } })
   local uri_buffer = vim.api.nvim_create_buf(true, false)
   vim.api.nvim_buf_set_name(uri_buffer, "fugitive://" .. root .. "/.git//0/src/net/retry.py")
   out.uri_buffer_root = noul.root(uri_buffer)

@@ -124,8 +124,10 @@ export function rerankText(result: SemanticFindResult): string {
 
 export function pickerTitle(result: SemanticFindResult): string {
   const pending = result.index.pending > 0 ? ` · ${result.index.pending} chunks still embedding` : "";
-  // while the index is being built a short list may only mean "not indexed yet"
-  const indexing = result.index.stale ? ` · still indexing (${result.index.files} files so far)` : "";
+  // while the index is being built a short list may only mean "not indexed yet"; on opening a workspace indexed
+  // before, the server only looks for what changed since
+  const indexing = !result.index.stale ? "" : result.index.checking ? " · checking for changes since the last session"
+    : ` · still indexing (${result.index.files} files so far)`;
   return `${result.results.length} results for “${result.query}” · ${hereText(result.hereProbability, result.signals?.here)}` +
     `${rerankText(result)}${pending}${indexing}`;
 }

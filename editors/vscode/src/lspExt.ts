@@ -50,6 +50,8 @@ export interface FindIndexState {
   stale: boolean;
   embedded?: number;
   device?: string;
+  /** With `stale`: the server is looking over an index built before for what changed (on opening), not building it. */
+  checking?: boolean;
 }
 
 export interface SemanticFindResult {

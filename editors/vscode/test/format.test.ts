@@ -78,6 +78,10 @@ test("the picker title says while the index is still being built", () => {
   const building = { ...result, index: { files: 40, chunks: 120, pending: 0, stale: true } };
   assert.match(pickerTitle(building), / · still indexing \(40 files so far\)$/);
   assert.doesNotMatch(pickerTitle(result), /indexing/);
+  // a workspace indexed before, looked over on opening: not "still indexing (2998 files so far)"
+  const checking = { ...result, index: { files: 2998, chunks: 8400, pending: 0, stale: true, checking: true } };
+  assert.match(pickerTitle(checking), / · checking for changes since the last session$/);
+  assert.doesNotMatch(pickerTitle(checking), /indexing/);
 });
 
 test("in a workspace of several folders a hit's path leads with its folder's name", () => {

@@ -269,7 +269,10 @@ function M.summary(result)
   if (index.pending or 0) > 0 then
     here = here .. string.format(" (%d chunks still being embedded)", index.pending)
   end
-  if index.stale == true then
+  if index.stale == true and index.checking == true then
+    -- a workspace indexed before, looked over on opening for what changed since: not being built
+    here = here .. " (checking for changes since the last session)"
+  elseif index.stale == true then
     here = here .. string.format(" (still indexing: %d files so far)", index.files or 0)
   end
   return here
