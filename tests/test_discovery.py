@@ -79,6 +79,19 @@ def test_binary_and_oversized_files_are_refused_with_a_reason(polyglot):
         read_text_file(files["assets/logo.py"], IndexSettings())
     with pytest.raises(SkippedFile, match="over the 1000000-byte cap"):
         read_text_file(files["huge.txt"], IndexSettings())
+    # a private key and an Ansible vault are never indexed (previews, an agent's answers, a shared store); a test
+    # that holds a key among its code is code
+    (polyglot / "AuthKey_ABC123.p8").write_text("-----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49\n"
+                                                "-----END PRIVATE KEY-----\n")
+    (polyglot / "secrets.yml").write_text("$ANSIBLE_VAULT;1.1;AES256\n6338643265363536\n")
+    (polyglot / "test_sign.py").write_text('KEY = """-----BEGIN RSA PRIVATE KEY-----\nMIIE\n"""\n'
+                                          "def test_sign():\n    assert sign(KEY)\n")
+    found = {f.path: f for f in discover(polyglot, IndexSettings())}
+    with pytest.raises(SkippedFile, match="a private key, never indexed"):
+        read_text_file(found["AuthKey_ABC123.p8"], IndexSettings())
+    with pytest.raises(SkippedFile, match="an encrypted Ansible vault, never indexed"):
+        read_text_file(found["secrets.yml"], IndexSettings())
+    assert "def test_sign" in read_text_file(found["test_sign.py"], IndexSettings())[1]
     # a large asset is binary first: counted with the binaries, not listed on its own line as too large
     (polyglot / "music.ogg").write_bytes(b"OggS\x00\x02" + b"\x7f" * 1_200_000)
     music = next(f for f in discover(polyglot, IndexSettings()) if f.path == "music.ogg")

@@ -293,6 +293,10 @@ def test_roles_come_from_paths():
     assert "cmake" in asked_tool_terms("the CMake function that generates a header from a PIO program")
     assert [file_role(p) for p in ("src/crt0.S", "portable/GCC/portASM.asm", "rp2040/memmap_default.ld")] == [
         "source"] * 3  # a firmware's reset handler, context switch and memory map are its code
+    # `external/` holds copied libraries in C and C++ projects; elsewhere a project's own code about outside services
+    assert [file_role(p) for p in ("src/external/miniaudio.h", "src/external/glfw/src/window.c",
+                                   "external/terraform/main.tf", "external/Makefile")] == [
+        "generated", "generated", "source", "config"]
     # a game's scripts and shaders are its code (a C# demo of the same project outranked them as `other`)
     assert [file_role(p) for p in ("player/player.gd", "shaders/dissolve.gdshader", "crt.frag", "water.glsl")] == [
         "source"] * 4

@@ -145,8 +145,11 @@ class _YamlCutter:
         self.sections = False
         #: whether the document is a Kubernetes manifest (`apiVersion:` and `kind:` at its top): its keys are the
         #: API's schema (`spec.template.spec`), in every manifest alike, no name of the workspace's; its
-        #: sections are headed by their key paths, named by nothing
+        #: sections are headed by their key paths, named by its object alone (`manifest_names`)
         self.manifest = False
+        #: a manifest's object, the names of its every chunk: `letsencrypt-prod` and `ClusterIssuer/letsencrypt-prod`
+        #: (asked for by name, a ClusterIssuer was first at P(here) 0.16, "probably not here": defined nowhere)
+        self.manifest_names: tuple[str, ...] = ()
 
     def size(self, first: int, last: int) -> int:
         """The characters of rows `first` to `last` (their line breaks counted)."""
@@ -249,7 +252,7 @@ class _YamlCutter:
         named = self.sections and not self.manifest
         text = "\n".join(self.lines[first:last + 1])
         if len(text) <= self.max_chars:
-            names = self.names(first, last, name) if named else () if self.manifest else \
+            names = self.names(first, last, name) if named else self.manifest_names if self.manifest else \
                 tuple(item for item in self.item_names(first, last) if item != name)
             self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, self.language, "text", header=header,
                                      names=names))
@@ -258,7 +261,7 @@ class _YamlCutter:
             self.chunks.append(Chunk(self.path, window.start_line, window.end_line, window.text, name, self.language,
                                      "text", header=header, names=self.names(window.start_line - 1,
                                                                              window.end_line - 1, name)
-                                     if named else ()))
+                                     if named else self.manifest_names if self.manifest else ()))
 
 
 #: lines that hold no setting: blank, or a JSON object's braces alone (`{` opens a file's first key's section)
@@ -294,6 +297,28 @@ _BUILDS_OBJECTS = re.compile(
     re.MULTILINE)
 
 
+_SCALAR = re.compile(r"[^:]*:[ \t]*[\"']?([\w.:/-]+)[\"']?[ \t]*(?:#.*)?$")
+
+
+def _object_names(lines: list[str], rows: list, start: int, end: int) -> tuple[str, ...]:
+    """A Kubernetes manifest's object by its `metadata.name` (and `metadata.namespace`), alone and after its
+    `kind`: `letsencrypt-prod`, `ClusterIssuer/letsencrypt-prod`, `cert-manager/letsencrypt-prod`."""
+    values: dict[str, str] = {}
+    for index in range(start, end):
+        row = rows[index]
+        if row is not None and row.path in ("kind", "metadata.name", "metadata.namespace") and row.path not in values:
+            found = _SCALAR.match(lines[index].rstrip("\r"))
+            if found:
+                values[row.path] = found.group(1)
+    name = values.get("metadata.name")
+    if not name or "{{" in name:
+        return ()
+    qualified = [f"{values['kind']}/{name}"] if "kind" in values else []
+    if "metadata.namespace" in values:
+        qualified.append(f"{values['metadata.namespace']}/{name}")
+    return (name, *qualified)
+
+
 def chunk_json(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A JSON object written one key a line, cut as YAML is (JSON is YAML, and its keys are read by their
     indentation): an app's translations (`locales/en.json`, 28 windows named nothing, so "English text of the
@@ -319,6 +344,7 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
             if index > start:
                 top = {row.name for row in cutter.rows[start:index] if row is not None and row.indent == 0}
                 cutter.sections, cutter.manifest = False, {"apiVersion", "kind"} <= top
+                cutter.manifest_names = _object_names(lines, cutter.rows, start, index) if cutter.manifest else ()
                 cutter.cut(start, index - 1)
             start = index + 1
     chunks = sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))

@@ -123,8 +123,12 @@ _PAGE_SUFFIXES = frozenset({".md", ".rst", ".adoc", ".asciidoc"})
 _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial",
                               "tutorials", "cookbook", "bench", "benches", "benchmark", "benchmarks"})
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
-                                "thirdparty", "external", "generated", "gen", "node_modules", "bundle",
+                                "thirdparty", "generated", "gen", "node_modules", "bundle",
                                 "__generated__", "umd", ".hydra", "multirun", "lightning_logs"})
+#: `external/` holds copied libraries in C and C++ projects (raylib's GLFW, miniaudio, stb); elsewhere it is the
+#: project's own code about outside services (a homelab's Terraform, Makefile and playbook were `generated`)
+_EXTERNAL_FOLDER = "external"
+_C_FAMILY_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl", ".m", ".mm"})
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 #: a Gradle or Maven project's main source set, on the path's own case: `src/main`, Kotlin multiplatform's
@@ -431,6 +435,7 @@ def file_role(path: str) -> str:
             or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
+            or (suffix in _C_FAMILY_SUFFIXES and _EXTERNAL_FOLDER in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
             or (suffix in (".rb", ".cs") and any(f.endswith(("migrate", "migrations")) for f in folders)
                 and _TIMESTAMPED_MIGRATION.match(stem))):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import stat
 import subprocess
 import warnings
@@ -433,4 +434,25 @@ def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes
     # of text metadata, and its compressed streams were indexed as code and ranked (one search of memchr)
     if (nul := data.find(b"\0")) >= 0:
         raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
-    return data, source_text(data)
+    text = source_text(data)
+    if (secret := secret_kind(text)) is not None:
+        raise SkippedFile(f"{file.path}: {secret}, never indexed")
+    return data, text
+
+
+#: a file that is a private key (PEM: `-----BEGIN PRIVATE KEY-----`, `-----BEGIN OPENSSH PRIVATE KEY-----`, an App
+#: Store `.p8`), from its first line on: not a test that holds a key among its code
+_PRIVATE_KEY = re.compile(r"\A\s*-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+#: an Ansible vault: ciphertext from its header on
+_VAULT = re.compile(r"\A\s*\$ANSIBLE_VAULT;")
+
+
+def secret_kind(text: str) -> str | None:
+    """What secret a file is, or None: a private key, an encrypted vault. Its text would go into previews, an
+    agent's answers over MCP and a shared store (an ops walkthrough found an App Store key in a preview, and a
+    vault's ciphertext ranked for unrelated questions); a search never needs it."""
+    if _PRIVATE_KEY.match(text):
+        return "a private key"
+    if _VAULT.match(text):
+        return "an encrypted Ansible vault"
+    return None
