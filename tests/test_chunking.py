@@ -1500,6 +1500,20 @@ def test_a_kubernetes_manifest_is_named_by_its_object():
     assert {c.symbol for c in chunks} == {""}
 
 
+def test_ansible_variables_are_names_where_they_are_set():
+    """An inventory's `control_plane_endpoint`, asked for by name, was first at P(here) 0.05, defined nowhere: the
+    keys right under a `vars:` and a variables file's top-level keys are Ansible's variables, used bare."""
+    inventory = ("all:\n  vars:\n    control_plane_endpoint: 192.168.1.100\n    load_balancer_ip_pool:\n"
+                 "      - 192.168.1.224/27\nmetal:\n  children:\n    masters:\n      hosts:\n        metal0: {}\n")
+    chunks = FileChunker(IndexSettings()).chunk("metal/inventories/prod.yml", inventory)
+    assert [c.names for c in chunks] == [("control_plane_endpoint", "load_balancer_ip_pool")]
+    defaults = "---\nhubot_home: /opt/hubot\nhubot_owner: hubot\nhubot_adapters:\n  slack: true\n"
+    chunks = FileChunker(IndexSettings()).chunk("roles/hubot/defaults/main.yml", defaults)
+    assert [c.names for c in chunks] == [("hubot_home", "hubot_owner", "hubot_adapters")]
+    # a small file elsewhere keeps its keys unnamed (a compose file's `services`, `image`)
+    assert FileChunker(IndexSettings()).chunk("docker-compose.yml", "services:\n  web:\n    image: nginx\n")[0].names == ()
+
+
 def test_helm_templates_output_is_a_tools():
     """`helm template`'s output heads each document with the chart file it came from: a homelab's rendered 900 KB
     of CustomResourceDefinitions were 650 chunks of `config`. A chart's own template is no output."""

@@ -150,6 +150,8 @@ class _YamlCutter:
         #: a manifest's object, the names of its every chunk: `letsencrypt-prod` and `ClusterIssuer/letsencrypt-prod`
         #: (asked for by name, a ClusterIssuer was first at P(here) 0.16, "probably not here": defined nowhere)
         self.manifest_names: tuple[str, ...] = ()
+        #: an Ansible variables file (`variables`)
+        self.variables_file = _VARIABLES_FOLDERS.search(path) is not None
 
     def size(self, first: int, last: int) -> int:
         """The characters of rows `first` to `last` (their line breaks counted)."""
@@ -229,6 +231,15 @@ class _YamlCutter:
         paths = (row.path for row in self.rows[first:last + 1] if row is not None and row.path)
         return tuple(dict.fromkeys(path for path in paths if path != symbol))[:MAX_NAMES]
 
+    def variables(self, first: int, last: int) -> tuple[str, ...]:
+        """Ansible's variables the rows set, by their own names (they are used bare, `{{ control_plane_endpoint }}`):
+        the keys right under a `vars:` (a play's, an inventory group's) and a variables file's top-level keys
+        (a role's `defaults/` and `vars/`, `group_vars/`, `host_vars/`). Asked for by name, an inventory's
+        `control_plane_endpoint` was first at P(here) 0.05, defined nowhere."""
+        found = (row.name for row in self.rows[first:last + 1] if row is not None and row.name and row.path
+                 and ((self.variables_file and row.indent == 0) or row.path.split(".")[-2:-1] == ["vars"]))
+        return tuple(dict.fromkeys(found))[:MAX_NAMES]
+
     def item_names(self, first: int, last: int) -> list[str]:
         """The paths of the items in the rows named by their `name:` (`_item_path`), each once."""
         return list(dict.fromkeys(row.path for row in self.rows[first:last + 1]
@@ -254,6 +265,7 @@ class _YamlCutter:
         if len(text) <= self.max_chars:
             names = self.names(first, last, name) if named else self.manifest_names if self.manifest else \
                 tuple(item for item in self.item_names(first, last) if item != name)
+            names = tuple(dict.fromkeys((*names, *self.variables(first, last))))[:MAX_NAMES]
             self.chunks.append(Chunk(self.path, first + 1, last + 1, text, name, self.language, "text", header=header,
                                      names=names))
             return
@@ -297,6 +309,10 @@ _BUILDS_OBJECTS = re.compile(
     re.MULTILINE)
 
 
+#: where Ansible keeps variables files: a role's defaults and vars, an inventory's group and host variables
+_VARIABLES_FOLDERS = re.compile(r"(?:^|/)(?:defaults|vars|group_vars|host_vars)/")
+#: where Ansible keeps variables files: a role's defaults and vars, an inventory's group and host variables
+_VARIABLES_FOLDERS = re.compile(r"(?:^|/)(?:defaults|vars|group_vars|host_vars)/")
 _SCALAR = re.compile(r"[^:]*:[ \t]*[\"']?([\w.:/-]+)[\"']?[ \t]*(?:#.*)?$")
 
 
