@@ -311,8 +311,6 @@ _BUILDS_OBJECTS = re.compile(
 
 #: where Ansible keeps variables files: a role's defaults and vars, an inventory's group and host variables
 _VARIABLES_FOLDERS = re.compile(r"(?:^|/)(?:defaults|vars|group_vars|host_vars)/")
-#: where Ansible keeps variables files: a role's defaults and vars, an inventory's group and host variables
-_VARIABLES_FOLDERS = re.compile(r"(?:^|/)(?:defaults|vars|group_vars|host_vars)/")
 _SCALAR = re.compile(r"[^:]*:[ \t]*[\"']?([\w.:/-]+)[\"']?[ \t]*(?:#.*)?$")
 
 
