@@ -1500,6 +1500,23 @@ def test_a_kubernetes_manifest_is_named_by_its_object():
     assert {c.symbol for c in chunks} == {""}
 
 
+def test_a_makefile_is_cut_at_its_rules():
+    """`make backup`'s recipe opened at `restore:` (a 40-line window of no name): each rule is a chunk named by its
+    first target, its recipe and the comment above it with it; variables are names; `.PHONY` and `$(X):` no rule."""
+    text = (".PHONY: backup restore\nKUBECONFIG = $(shell pwd)/kubeconfig.yaml\nCLUSTER ?= homelab\n\n"
+            "default: metal system\n\n# nightly volume backups\nbackup:\n\t./scripts/backup --action setup \\\n"
+            "\t  --namespace=jellyfin\n\nrestore staging-restore:: backup\n\t./scripts/backup --action restore\n\n"
+            "$(BIN): main.go\n\tgo build -o $@\n\n%.o: %.c\n\t$(CC) -c $<\n")
+    chunks = FileChunker(IndexSettings()).chunk("Makefile", text)
+    by_symbol = {c.symbol: c for c in chunks if c.symbol}
+    assert set(by_symbol) == {"default", "backup", "restore", "%.o"}
+    assert by_symbol["backup"].text.startswith("# nightly volume backups\nbackup:") and by_symbol["backup"].end_line == 10
+    assert by_symbol["restore"].names == ("staging-restore",) and by_symbol["restore"].kind == "rule"
+    assert {"KUBECONFIG", "CLUSTER"} <= {name for c in chunks for name in (c.symbol, *c.names)}
+    assert not any("$(BIN)" in (c.symbol, *c.names) or ".PHONY" in c.symbol for c in chunks)
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("build/rules.mk", "all:\n\techo\n")] == ["all"]
+
+
 def test_ansible_variables_are_names_where_they_are_set():
     """An inventory's `control_plane_endpoint`, asked for by name, was first at P(here) 0.05, defined nowhere: the
     keys right under a `vars:` and a variables file's top-level keys are Ansible's variables, used bare."""

@@ -1,6 +1,6 @@
 """The files a C toolchain builds a firmware from, by their declarations: assembly by its labels and macros, a
 GNU linker script by its `MEMORY` and `SECTIONS` commands, CMake by its functions, macros, options and cached
-settings.
+settings, a Makefile by its rules and variables.
 
 An embedded engineer's walkthrough (FreeRTOS-Kernel, pico-sdk) asked for the reset handler in `crt0.S`, the
 context switch in a port's `portASM.S`, the memory map in `memmap_default.ld` and `pico_generate_pio_header` in a
@@ -19,6 +19,8 @@ from noul_lsp.chunking.chunk import Chunk
 ASSEMBLY_SUFFIXES = (".s", ".asm")  # (`.S` too: suffixes are matched on the lowercased path)
 LINKER_SCRIPT_SUFFIXES = (".ld", ".lds")
 CMAKE_SUFFIXES = (".cmake", "cmakelists.txt")
+#: a Makefile (`Makefile`, `GNUmakefile`, `makefile`, matched on the lowercased path) and its included pieces
+MAKEFILE_SUFFIXES = ("makefile", ".mk")
 
 #: assembly's comments (`/* */`, `//`, ARM's `@`, `;`) and strings, blanked before labels are read; `#` is the C
 #: preprocessor's in a `.S`
@@ -50,6 +52,41 @@ _CMAKE_END = {"function": re.compile(r"^[ \t]*endfunction[ \t]*\(", re.MULTILINE
 #: block, packed with the lines before it
 _CMAKE_SETTING = re.compile(r"^[ \t]*(?:option[ \t]*\([ \t]*(?P<option>[\w.+-]+)"
                             r"|set[ \t]*\([ \t]*(?P<cached>[\w.+-]+)\b[^)]*\bCACHE\b)", re.MULTILINE | re.IGNORECASE)
+
+
+#: a Makefile's comments (`#` to the line's end), blanked
+_MAKE_NOT_CODE = re.compile(r"#[^\n]*")
+#: a rule's targets at a line's start (`backup:`, `smoke-test: build`, `%.o: %.c`, `a b::`), not an assignment
+#: (`X := 1`, `X ::= 1`), a special target (`.PHONY:`) or a target a variable names (`$(BIN):`)
+_MAKE_RULE = re.compile(r"^(?P<targets>[A-Za-z0-9_%/][\w%./-]*(?:[ \t]+[A-Za-z0-9_%/][\w%./-]*)*)[ \t]*::?(?![:=])",
+                        re.MULTILINE)
+#: a variable the build's user sets (`CLUSTER ?= homelab`, `export KUBECONFIG = ...`, `define HELP`): a minor block
+_MAKE_VARIABLE = re.compile(r"^(?:export[ \t]+|override[ \t]+)?(?P<name>[A-Za-z_][\w.-]*)[ \t]*(?:[?:+!]?=|::=)"
+                            r"|^define[ \t]+(?P<defined>[A-Za-z_][\w.-]*)", re.MULTILINE)
+
+
+def make_blocks(text: str) -> list[Block]:
+    """Each rule a block named by its first target, its recipe (the tab-indented lines below it) with it and the
+    comment run above it, its other targets its members; each variable set at a line's start a minor one."""
+    code = _MAKE_NOT_CODE.sub(blank, text)
+    lines, code_lines = text.split("\n"), code.split("\n")
+    row_at = row_finder(text)
+    blocks = []
+    for found in _MAKE_RULE.finditer(code):
+        row = row_at(found.start())
+        last = row
+        while last + 1 < len(lines) and (lines[last + 1].startswith("\t") or lines[last].rstrip().endswith("\\")):
+            last += 1
+        targets = found.group("targets").split()
+        blocks.append(Block(comment_start(lines, code_lines, row), last, targets[0], "rule",
+                            tuple((row, target) for target in targets[1:])))
+    rules = [(block.first, block.last) for block in blocks]
+    for found in _MAKE_VARIABLE.finditer(code):
+        row = row_at(found.start())
+        if not any(first <= row <= last for first, last in rules):
+            blocks.append(Block(comment_start(lines, code_lines, row), row, found.group("name") or found.group("defined"),
+                                "variable", major=False))
+    return one_per_row(sorted(blocks, key=lambda block: block.first))
 
 
 def assembly_blocks(text: str) -> list[Block]:
@@ -124,6 +161,12 @@ def chunk_assembly(path: str, text: str, *, window_lines: int, overlap: int, max
 def chunk_linker_script(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     return chunk_blocks(path, text.split("\n"), linker_script_blocks(text), language="linker-script",
                         window_lines=window_lines, overlap=overlap, max_chars=max_chars)
+
+
+def chunk_makefile(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """A Makefile by its rules (an ops walkthrough's `backup:` target opened at `restore:`, a 40-line window)."""
+    return chunk_blocks(path, text.split("\n"), make_blocks(text), language="make",
+                        window_lines=window_lines, overlap=overlap, max_chars=max_chars, pack=True)
 
 
 def chunk_cmake(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
