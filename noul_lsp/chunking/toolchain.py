@@ -84,8 +84,8 @@ def make_blocks(text: str) -> list[Block]:
     for found in _MAKE_VARIABLE.finditer(code):
         row = row_at(found.start())
         if not any(first <= row <= last for first, last in rules):
-            blocks.append(Block(comment_start(lines, code_lines, row), row, found.group("name") or found.group("defined"),
-                                "variable", major=False))
+            name = found.group("name") or found.group("defined")
+            blocks.append(Block(comment_start(lines, code_lines, row), row, name, "variable", major=False))
     return one_per_row(sorted(blocks, key=lambda block: block.first))
 
 
