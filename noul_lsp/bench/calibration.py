@@ -281,12 +281,11 @@ def calibrate(paths: list[Path], *, pipeline: str, out_dir: Path, plot: Path | N
     for static, mine in groups.items():
         if not mine:
             continue
-        provenance["instant_extra_records" if static else "extra_records"] = len(
-            [r for r in extra if static_evidence(r) == static])
         if len({r["kind"] for r in mine}) < 2:
             raise CalibrationDataError("calibration needs both answerable and not_here queries "
                                        "(run the bench with --cross-repo-negatives or the describe set)")
         theirs = [r for r in extra if static_evidence(r) == static]
+        provenance["instant_extra_records" if static else "extra_records"] = len(theirs)
         held_out = leave_one_repository_out(mine, theirs, extra_weight)
         key = "instant_leave_one_repository_out" if static else "leave_one_repository_out"
         measured[key] = {k: v for k, v in held_out.items() if not k.startswith("_")}

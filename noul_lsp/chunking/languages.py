@@ -293,10 +293,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         named = block is not None and (block.type == "config_file" or (head is not None and node_text(head) == "locals"))
         key = node.named_children[0] if node.named_children else None
         return [node_text(key)] if named and key is not None and key.type == "identifier" else []
-    if node.type == "assignment_statement":  # Lua's global at a file's top: a game's tuning (`jumpforce = 16`)
-        # and its classes (`lakito = class:new()`) were defined nowhere; not `M.x = 1`, not a `local`
-        if node.parent is None or node.parent.type != "chunk":
-            return []
+    if node.type == "assignment_statement":  # Lua's global at a file's top (its holder, `chunk`; a `local`'s
+        # is a `variable_declaration`): a game's tuning (`jumpforce = 16`) and its classes (`lakito =
+        # class:new()`) were defined nowhere; not a field (`M.x = 1`)
         held = next((c for c in node.named_children if c.type == "variable_list"), None)
         return [node_text(n) for n in held.children_by_field_name("name") if n.type == "identifier"] if held else []
     if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):

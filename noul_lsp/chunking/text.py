@@ -50,8 +50,8 @@ def numeric_payload(text: str) -> bool:
     first line declares the array (`static const unsigned char font[] = {`) stays."""
     if len(text) < NUMERIC_PAYLOAD_CHARS or text.count(",") < len(text) / 12:  # code has a comma in 30-50 chars
         return False
-    first = text[:text.find("\n")] if "\n" in text else text
-    return all(len(_SEPARATORS.sub("", _NUMBER.sub("", part))) <= 0.02 * len(part) for part in (first, text))
+    parts = (text[:text.index("\n")], text) if "\n" in text else (text,)
+    return all(len(_SEPARATORS.sub("", _NUMBER.sub("", part))) <= 0.02 * len(part) for part in parts)
 
 
 def line_pieces(line: str, max_chars: int) -> list[str]:

@@ -495,7 +495,7 @@ async def semantic_find(ls: NoulServer, params: SemanticFindParams) -> SemanticF
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     lines_of = FileLines()
     converted = to_find_result(result, encoding, lines_of)
-    converted.index.checking = checking and result.index.stale
+    converted.index.checking = checking
     ls.shown.clear()
     for hit, lsp_hit in zip(result.hits, converted.results, strict=True):
         shown = ls.shown.setdefault(_document_key(lsp_hit.uri), _Shown(result.query, result.here_probability, [], score_is_share(result),

@@ -85,13 +85,17 @@ def _check(query: str, limit, mode, legs: Sequence[str]) -> None:
         raise QueryError(f"limit must be a positive integer, not {limit!r}")
 
 
+def _transformer_covers(root: SearchRoot, arrays: CorpusArrays) -> bool:
+    """Whether every chunk of the root has a transformer vector."""
+    return root.model_key is not None and arrays.live_rows > 0 and arrays.covered["dense"] == arrays.live_rows
+
+
 def _legs_of(root: SearchRoot, arrays: CorpusArrays, legs: Sequence[str], static_aside: bool) -> tuple[str, ...]:
     """The legs one root runs. The static leg answers while the transformer fills in; once every chunk of
     the root has a transformer vector it steps aside (with `static_aside`), and the find is the
     transformer's pipeline with its own ranker and calibration: with both legs the full pipeline put the
     right file first 0.03 less often, held out (docs/benchmarks.md, "The static leg")."""
-    covered = root.model_key is not None and arrays.live_rows > 0 and arrays.covered["dense"] == arrays.live_rows
-    if static_aside and "dense" in legs and covered:
+    if static_aside and "dense" in legs and _transformer_covers(root, arrays):
         return tuple(leg for leg in legs if leg != "static")
     return tuple(legs)
 
@@ -112,10 +116,9 @@ def _static_evidence(roots: Sequence[SearchRoot], loaded: list[CorpusArrays], ro
     of the roots it ran in (or did not run). A transformer filling in would read a file it has not reached
     as a weak match (its best cosine among the few files it has embedded), where the static leg has covered
     every chunk since the first second."""
-    if not any("static" in chosen for chosen in root_legs):
-        return False
-    return not all("dense" in chosen and root.model_key is not None and arrays.covered["dense"] == arrays.live_rows
-                   for root, arrays, chosen in zip(roots, loaded, root_legs, strict=True) if "static" in chosen)
+    ran = [(root, arrays, chosen) for root, arrays, chosen in zip(roots, loaded, root_legs, strict=True)
+           if "static" in chosen]
+    return any(not ("dense" in chosen and _transformer_covers(root, arrays)) for root, arrays, chosen in ran)
 
 
 #: why a narrowed find (an include or exclude filter, a folder of the workspace) gives no P(here)

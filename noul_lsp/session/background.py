@@ -73,6 +73,10 @@ class BackgroundIndexer:
         #: roots a whole pass has looked at in this process: before, an index reopened is as it was when it
         #: was last open, whatever changed on disk meanwhile (a pull, a branch switch)
         self.rescanned: set[Path] = set()
+        #: the thread is looking over an index that holds files for what changed since it was written (a whole
+        #: pass, as on opening a workspace indexed before), not building one: a find meanwhile reads an index
+        #: that may well be current, and an editor says "checking for changes", not "still indexing"
+        self.checking = False
         self._workspaces: dict[Path, Workspace] = {}
         self._lock = threading.Lock()
         #: held while the thread works on a workspace: a root removed meanwhile is closed when it is let go
@@ -92,11 +96,6 @@ class BackgroundIndexer:
         self._thread = threading.Thread(target=self._run, name="noul-indexer", daemon=True)
         self._stopping = False
         self._thread.start()
-
-    #: the thread is looking over an index that holds files for what changed since it was written (a whole
-    #: pass, as on opening a workspace indexed before), not building one: a find meanwhile reads an index
-    #: that may well be current, and an editor says "checking for changes", not "still indexing"
-    checking: bool = False
 
     def add(self, workspace: Workspace) -> None:
         workspace.indexed_in_background = True
