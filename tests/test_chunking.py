@@ -1531,6 +1531,37 @@ def test_ansible_variables_are_names_where_they_are_set():
     assert FileChunker(IndexSettings()).chunk("docker-compose.yml", "services:\n  web:\n    image: nginx\n")[0].names == ()
 
 
+def test_ansible_tasks_are_chunks_named_by_their_names():
+    """A role's tasks were 60-line chunks named nothing: the embedder read their first few, and a hit on the
+    firewall task opened at `- hosts: all`. A playbook's, a role's and an included file's tasks are each a
+    chunk named by its `name:` (what `ansible-playbook` prints), read as source; a registered result is a name.
+    A list elsewhere (a compose file's, a workflow's steps) is cut as before."""
+    filler = "".join(f"    - name: Install package {n}.\n      apt:\n        name: pkg{n}\n        state: present\n\n"
+                     for n in range(30))
+    playbook = ("---\n- hosts: all\n  become: true\n\n  handlers:\n    - name: restart ssh\n"
+                "      service: name=sshd\n\n  tasks:\n    # Configuring a firewall on RHEL.\n"
+                "    - name: \"Configure open ports with firewalld.\"\n"
+                "      firewalld:\n        port: \"{{ item }}\"\n      with_items: [22/tcp, 80/tcp]\n"
+                "      register: firewall_result\n\n" + filler)
+    chunks = FileChunker(IndexSettings()).chunk("security/main.yml", playbook)
+    firewall = next(c for c in chunks if c.symbol == "Configure open ports with firewalld.")
+    assert "    # Configuring a firewall on RHEL.\n    - name:" in firewall.text and firewall.end_line == 15
+    assert firewall.names == ("firewall_result",) and firewall.header == ""
+    assert [c.symbol for c in chunks][-1] == "Install package 29." and len(chunks) == 32
+    assert {c.kind for c in chunks} == {"objects"} and chunks[0].text.startswith("- hosts: all")
+    included = "".join(f"- name: Run container {n}.\n  docker_container:\n    image: app{n}\n  when: run_{n}\n\n"
+                       for n in range(40))
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("provisioning/docker.yml", included)][:2] == [
+        "Run container 0.", "Run container 1."]
+    role = "---\n- name: Enable k3s service\n  systemd:\n    name: k3s\n    enabled: true\n"
+    assert [c.kind for c in FileChunker(IndexSettings()).chunk("roles/k3s/tasks/main.yml", role)] == ["objects"]
+    steps = "".join(f"      - name: Step {n}\n        run: make step-{n} && echo done-{n}\n" for n in range(80))
+    workflow = FileChunker(IndexSettings()).chunk(".github/workflows/ci.yml",
+                                                  f"on: push\njobs:\n  build:\n    steps:\n{steps}")
+    assert {c.kind for c in workflow} == {"text"} and not any(c.symbol.startswith("Step") for c in workflow)
+    assert len(workflow) < 10
+
+
 def test_helm_templates_output_is_a_tools():
     """`helm template`'s output heads each document with the chart file it came from: a homelab's rendered 900 KB
     of CustomResourceDefinitions were 650 chunks of `config`. A chart's own template is no output."""

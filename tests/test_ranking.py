@@ -328,6 +328,17 @@ def test_roles_come_from_paths():
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
 
 
+def test_an_ansible_projects_templates_and_inventories_have_roles():
+    """A Jinja2 template a role renders was `other`, under the playbook that copies it (a question about a
+    varnish backend list found the playbook first), and an INI inventory was `other` too."""
+    assert file_role("metal/roles/k3s/templates/config.yaml.j2") == "source"
+    assert file_role("lamp-infrastructure/playbooks/varnish/templates/default.vcl.j2") == "source"
+    assert file_role("docs/snippets/config.j2") == "docs" and file_role("tests/fixtures/vhost.j2") == "test"
+    assert file_role("lamp-infrastructure/inventories/vagrant/inventory") == "config"
+    assert file_role("hosts") == "config" and file_role("scripts/inventory") == "source"
+    assert file_role("templates/index.html") == "other"
+
+
 def test_a_data_teams_warehouse_and_dags_are_its_code():
     """A data engineer's answers are a dbt project's macros (a generic test's too), its settings, Airflow's DAG
     files, its models' properties when asked for, its runbooks: as tests, config and docs they were buried under

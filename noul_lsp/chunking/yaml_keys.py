@@ -51,11 +51,13 @@ _PROPERTY_LISTS = frozenset({"models", "sources", "seeds", "snapshots", "macros"
 @dataclass(frozen=True)
 class _Row:
     """What a line opens: a key (`name`) or a list's item (`name` None), at `indent`; its key path (None in an
-    item), or an item's path when its `name:` names it (`_item_path`), else None."""
+    item), or an item's path when its `name:` names it (`_item_path`), else None; an item's `label`: the value
+    of the `name:` it opens with, whatever it is (an Ansible task's `Configure open ports with firewalld.`)."""
 
     indent: int
     name: str | None
     path: str | None
+    label: str | None = None
 
 
 def _rows(lines: list[str]) -> list[_Row | None]:
@@ -98,10 +100,12 @@ def _rows(lines: list[str]) -> list[_Row | None]:
             listed = any(part is None for _, part, _ in stack)
             found.append(_Row(indent, name, None if listed else ".".join(part for _, part, _ in stack if part)))
             continue
-        named = _NAMED_ITEM.fullmatch(value.strip("\"'")) if inner is not None and inner.group(2) == "name" else None
+        labelled = inner is not None and inner.group(2) == "name"
+        named = _NAMED_ITEM.fullmatch(value.strip("\"'")) if labelled else None
         path = _item_path(stack, named.group(0)) if named is not None else None
         stack.append((indent, None, path))
-        found.append(_Row(indent, None, path))
+        label = _label(value) if labelled else None
+        found.append(_Row(indent, None, path, label or None))
     return found
 
 
@@ -123,12 +127,14 @@ def _item_path(stack: list[tuple[int, str | None, str | None]], name: str) -> st
 @dataclass(frozen=True)
 class _Section:
     """Rows of a document cut at its keys (or items), with the key path they are under; `setting`: a key of one
-    line (plus the comments above it), at the document's top, nothing beneath it."""
+    line (plus the comments above it), at the document's top, nothing beneath it; `task`: an Ansible task's or
+    play's section (`_TASK_LISTS`), a chunk of its own named by its `name:` ("" where it has none)."""
 
     first: int
     last: int
     path: str
     setting: bool
+    task: str | None = None
 
 
 class _YamlCutter:
@@ -152,6 +158,8 @@ class _YamlCutter:
         self.manifest_names: tuple[str, ...] = ()
         #: an Ansible variables file (`variables`)
         self.variables_file = _VARIABLES_FOLDERS.search(path) is not None
+        #: an Ansible playbook or a role's tasks (`is_ansible`): cut at its plays and tasks (`_TASK_LISTS`)
+        self.ansible = False
 
     def size(self, first: int, last: int) -> int:
         """The characters of rows `first` to `last` (their line breaks counted)."""
@@ -176,52 +184,61 @@ class _YamlCutter:
                     None)
 
     def sections_of(self, first: int, last: int, prefix: str, indent: int, depth: int = 0,
-                    listed: bool = False) -> list[_Section]:
+                    listed: bool = False, key: str | None = None) -> list[_Section]:
         """The rows of one mapping or list at `indent` under the key path `prefix`, cut where they are over the
         budget: one section per key (the lines above the first key go with it) or per item (named by the list's
         key), a key's section too large cut at what it holds in turn. `listed`: the rows are a list item's,
-        whose keys name no path (a workflow's `steps.run`)."""
+        whose keys name no path (a workflow's `steps.run`); `key`: the key whose value the rows are (an
+        Ansible play's `tasks`)."""
         children = self.children(first, last, indent) if self.size(first, last) > self.max_chars else []
         if len(children) == 1 and children[0][1].name is not None and depth < _MAX_DEPTH:
             start, row = children[0]  # one key holds it all: cut at what it holds, if anything
             deeper = self.child_indent(start + 1, last, indent)
             if deeper is not None:
                 path = prefix if listed else f"{prefix}.{row.name}" if prefix else row.name
-                return self.sections_of(first, last, path, deeper, depth + 1, listed)
+                return self.sections_of(first, last, path, deeper, depth + 1, listed, row.name)
             children = []
         if not children:
             return [_Section(first, last, prefix, setting=False)]
         self.sections = True
         found: list[_Section] = []
         bounds = [first if index == 0 else start for index, (start, _) in enumerate(children)] + [last + 1]
+        tasks = self.ansible and (depth == 0 or key in _TASK_LISTS)  # a playbook's plays, a list of tasks
         for (_, row), start, end in zip(children, bounds, bounds[1:], strict=False):
             item = listed or row.name is None
             path = row.path if row.name is None and row.path else prefix if item \
                 else f"{prefix}.{row.name}" if prefix else row.name
+            task = (row.label or "") if tasks and row.name is None else None
             deeper = self.child_indent(start, end - 1, indent) \
                 if self.size(start, end - 1) > self.max_chars and depth < _MAX_DEPTH else None
             if deeper is not None:
-                found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1, item))
+                found.extend(self.sections_of(start, end - 1, path, deeper, depth + 1, item, row.name))
             else:  # a top-level key of one line (and the comments above it): a setting, packed with its like
                 code = sum(1 for line in self.lines[start:end]
                            if line.strip() not in _NO_CODE and not is_comment(line, "yaml"))
-                found.append(_Section(start, end - 1, path, setting=not prefix and not item and code == 1))
+                found.append(_Section(start, end - 1, path, setting=not prefix and not item and code == 1, task=task))
         return found
 
     def cut(self, first: int, last: int) -> None:
         """One document: its sections (`sections_of`), adjacent ones packed into chunks up to the budget, each
         named by the key path its sections share (a lone section's own). Two top-level keys' sections are
         packed together only where both are settings of a line (`nameOverride`, `fullnameOverride`): a chunk
-        of Alertmanager's last settings and Prometheus' first would be named by neither."""
+        of Alertmanager's last settings and Prometheus' first would be named by neither. An Ansible task is
+        packed with nothing: a role's tasks were 60-line chunks named nothing, the embedder read their first
+        few, and a hit on one opened at the chunk's first (`- hosts: all`)."""
         group: list[_Section] = []
         # the outermost mapping's keys: at the margin in YAML, one level in in JSON (inside its `{`)
         outermost = min((row.indent for row in self.rows[first:last + 1] if row is not None), default=0)
         for section in [*self.sections_of(first, last, "", outermost), None]:
             if group and (section is None or self.size(group[0].first, section.last) > self.max_chars
+                          or section.task is not None or group[-1].task is not None
                           or not (_top(section.path) == _top(group[-1].path)
                                   or (section.setting and all(member.setting for member in group)))):
-                shared = _shared_path([member.path for member in group])
-                self.emit(group[0].first, group[-1].last, shared, shared)
+                if group[0].task is not None:  # its `name:` opens its text: no header to repeat it
+                    self.emit(group[0].first, group[-1].last, group[0].task, "")
+                else:
+                    shared = _shared_path([member.path for member in group])
+                    self.emit(group[0].first, group[-1].last, shared, shared)
                 group = []
             if section is not None:
                 group.append(section)
@@ -233,11 +250,16 @@ class _YamlCutter:
 
     def variables(self, first: int, last: int) -> tuple[str, ...]:
         """Ansible's variables the rows set, by their own names (they are used bare, `{{ control_plane_endpoint }}`):
-        the keys right under a `vars:` (a play's, an inventory group's) and a variables file's top-level keys
-        (a role's `defaults/` and `vars/`, `group_vars/`, `host_vars/`). Asked for by name, an inventory's
-        `control_plane_endpoint` was first at P(here) 0.05, defined nowhere."""
-        found = (row.name for row in self.rows[first:last + 1] if row is not None and row.name and row.path
-                 and ((self.variables_file and row.indent == 0) or row.path.split(".")[-2:-1] == ["vars"]))
+        the keys right under a `vars:` (a play's, an inventory group's), a variables file's top-level keys
+        (a role's `defaults/` and `vars/`, `group_vars/`, `host_vars/`) and a task's `register:`. Asked for by
+        name, an inventory's `control_plane_endpoint` was first at P(here) 0.05, defined nowhere."""
+        found = [row.name for row in self.rows[first:last + 1] if row is not None and row.name and row.path
+                 and ((self.variables_file and row.indent == 0) or row.path.split(".")[-2:-1] == ["vars"])]
+        if self.ansible:  # a task's result kept as a variable (`register: k3s_token`)
+            registered = (_SCALAR.match(self.lines[index].rstrip("\r"))
+                          for index in range(first, last + 1) if (row := self.rows[index]) is not None
+                          and row.name == "register")
+            found.extend(value.group(1) for value in registered if value is not None)
         return tuple(dict.fromkeys(found))[:MAX_NAMES]
 
     def item_names(self, first: int, last: int) -> list[str]:
@@ -280,6 +302,44 @@ class _YamlCutter:
 _NO_CODE = frozenset({"", "{", "}", "},", "[", "]", "],"})
 #: how deep a document is cut at its keys (a file nested a thousand deep is cut at its first levels)
 _MAX_DEPTH = 32
+
+
+#: an Ansible play's lists of tasks (and a block's): each task a chunk of its own
+_TASK_LISTS = frozenset({"tasks", "handlers", "pre_tasks", "post_tasks", "block", "rescue", "always"})
+#: the longest `name:` a task is named by (a task's name is a line of prose; a longer value is no name)
+_MAX_LABEL = 120
+#: an Ansible play opening a document that is a list: `- hosts:`, `- import_playbook:`, or `- name:` with
+#: `hosts:` under it
+_PLAY = re.compile(r"^-[ \t]+(?:(?:ansible\.builtin\.)?import_playbook|hosts)[ \t]*:"
+                   r"|^-[ \t]+name[ \t]*:[^\n]*\r?\n(?:[ \t]+[^\n]*\r?\n)*?[ \t]+hosts[ \t]*:", re.MULTILINE)
+#: a document whose first line of content opens a list's item, at the margin
+_LIST_DOCUMENT = re.compile(r"\A\ufeff?(?:(?:[ \t]*(?:#[^\n]*)?|---[^\n]*)\r?\n)*-(?:[ \t]|\r?$)", re.MULTILINE)
+#: where a role keeps its lists of tasks
+_TASK_FOLDERS = re.compile(r"(?:^|/)(?:tasks|handlers)/")
+#: a task named at the margin (`- name: Build Docker images.`) and a key only a task has, in an item's mapping:
+#: a file of tasks a playbook includes from anywhere (`provisioning/docker.yml`)
+_NAMED_TASK = re.compile(r"^-[ \t]+name[ \t]*:", re.MULTILINE)
+_TASK_KEY = re.compile(r"^[ \t]+(?:ansible\.builtin\.\w+|when|notify|register|with_items|with_dict|loop|become|"
+                       r"delegate_to|changed_when|failed_when|until|retries|ignore_errors)[ \t]*:", re.MULTILINE)
+
+
+def is_ansible(path: str, text: str) -> bool:
+    """Whether a YAML file is Ansible's code: a list of plays (a playbook), a list in a role's `tasks/` or
+    `handlers/` folder, or a list of named tasks with a key only a task has (`when:`, `notify:`, `register:`).
+    Such a file is read as source (`OBJECTS_KIND`: it was config, under a README that described it) and cut at
+    its tasks."""
+    return _LIST_DOCUMENT.match(text) is not None and (
+        _TASK_FOLDERS.search(path) is not None or _PLAY.search(text) is not None
+        or (_NAMED_TASK.search(text) is not None and _TASK_KEY.search(text) is not None))
+
+
+def _label(value: str) -> str:
+    """The `name:` of a list's item as written (quotes and a trailing comment off), "" when it is no line of
+    prose (a block scalar, a value too long)."""
+    value = re.sub(r"\s+#.*$", "", value).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    return value if len(value) <= _MAX_LABEL and not _BLOCK_SCALAR.match(value) else ""
 
 
 def _top(path: str) -> str:
@@ -348,10 +408,12 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
                language: str = "yaml") -> list[Chunk]:
     """The file's chunks: each document (between `---` lines) whole when it fits, else cut at its keys; of kind
     `objects` where the file builds objects (`_BUILDS_OBJECTS`: an ML project's Hydra configs and training
-    recipes, which its engineers ask for as they ask for code)."""
+    recipes, which its engineers ask for as they ask for code) or is Ansible's code (`is_ansible`)."""
     lines = text.split("\n")
     cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars,
                          language=language)
+    ansible = language == "yaml" and is_ansible(path, text)
+    cutter.ansible = ansible
     start = 0
     for index in range(len(lines) + 1):
         if index == len(lines) or _DOCUMENT.fullmatch(lines[index].rstrip("\r")):
@@ -362,4 +424,5 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
                 cutter.cut(start, index - 1)
             start = index + 1
     chunks = sorted(cutter.chunks, key=lambda chunk: (chunk.start_line, chunk.end_line))
-    return [replace(chunk, kind=OBJECTS_KIND) for chunk in chunks] if _BUILDS_OBJECTS.search(text) else chunks
+    return [replace(chunk, kind=OBJECTS_KIND) for chunk in chunks] if ansible or _BUILDS_OBJECTS.search(text) \
+        else chunks

@@ -94,6 +94,12 @@ _YAML_SUFFIXES = (".yml", ".yaml")
 #: (gusty's `METADATA.yml`, dag-factory's files), asked for by what a DAG does and when it runs (cal-itp's
 #: Littlepay sync schedule, as config: 25th, first in both legs)
 _DAG_FOLDERS = frozenset({"dags"})
+#: a Jinja2 template an Ansible role (or Salt's state) renders onto its hosts (`templates/k3s.service.j2`,
+#: `default.vcl.j2`): the project's code, as a Helm chart's templates are. As `other` the template a question
+#: was about came under the playbook that copies it
+_RENDERED_TEMPLATE = ".j2"
+#: Ansible's inventories in INI, with no extension: the hosts and their groups
+_INVENTORY_NAMES = frozenset({"inventory", "inventories", "hosts"})
 #: pip's requirement files (`requirements.txt`, `requirements-dev.txt`, `requirements/base.txt`): a `.txt` is
 #: documentation otherwise
 _REQUIREMENTS = re.compile(r"requirements([-_.][\w.-]*)?\.(txt|in)|(dev|base|test|prod)[-_]?requirements\.txt")
@@ -521,6 +527,10 @@ def file_role(path: str) -> str:
     dag_folder = any(f in _DAG_FOLDERS and (i == 0 or folders[i - 1] == "airflow") for i, f in enumerate(folders))
     if (suffix in _YAML_SUFFIXES and dag_folder) or name == _DBT_PROJECT:
         return "source"
+    if suffix == _RENDERED_TEMPLATE and not in_docs:  # rendered by the project's code: an Ansible role's `templates/`
+        return "source"
+    if not suffix and not script and (name in _INVENTORY_NAMES or any(f in _INVENTORY_NAMES for f in folders)):
+        return "config"  # an Ansible inventory in INI (`inventories/vagrant/inventory`, `hosts`)
     if suffix in _CONFIG_SUFFIXES:
         return "config"
     if suffix in _DOC_SUFFIXES or in_docs:
