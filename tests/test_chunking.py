@@ -11,6 +11,7 @@ import pytest
 
 from noul_lsp.chunking import FileChunker
 from noul_lsp.config import IndexSettings
+from noul_lsp.retrieval.result import preview
 
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
 SMALL = IndexSettings(chunk_max_chars=400)
@@ -1560,6 +1561,64 @@ def test_ansible_tasks_are_chunks_named_by_their_names():
                                                   f"on: push\njobs:\n  build:\n    steps:\n{steps}")
     assert {c.kind for c in workflow} == {"text"} and not any(c.symbol.startswith("Step") for c in workflow)
     assert len(workflow) < 10
+
+
+def test_a_mobile_apps_settings_are_named_by_their_keys():
+    """A mobile developer asks for settings by their keys: `aps-environment` was "probably not here" (P(here)
+    0.00, its entitlements file second), a string resource's name and a version catalog's alias alike. A property
+    list's keys, an Android resource's and a permission's names, a TOML file's key paths and a version catalog's
+    aliases with the accessors build scripts write are names of the windows that hold them."""
+    entitlements = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+                    '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0">\n<dict>\n'
+                    '\t<key>aps-environment</key>\n\t<string>development</string>\n'
+                    '\t<key>com.apple.security.application-groups</key>\n\t<array/>\n</dict>\n</plist>\n')
+    chunks = FileChunker(IndexSettings()).chunk("App/App.entitlements", entitlements)
+    assert chunks[0].names == ("aps-environment", "com.apple.security.application-groups")
+    assert preview(chunks[0].text).startswith("<key>aps-environment</key>")  # not the prolog
+    resources = ('<resources>\n    <string name="not_connected">⚠️ You aren’t connected</string>\n'
+                 '    <plurals name="topics">\n        <item quantity="one">%d topic</item>\n    </plurals>\n'
+                 '</resources>\n')
+    assert FileChunker(IndexSettings()).chunk("app/src/main/res/values/strings.xml", resources)[0].names == (
+        "not_connected", "topics")
+    manifest = ('<manifest xmlns:android="http://schemas.android.com/apk/res/android">\n'
+                '    <uses-permission android:name="android.permission.POST_NOTIFICATIONS" />\n'
+                '    <application>\n        <activity android:name=".MainActivity" />\n    </application>\n'
+                '</manifest>\n')
+    assert FileChunker(IndexSettings()).chunk("app/src/main/AndroidManifest.xml", manifest)[0].names == (
+        "android.permission.POST_NOTIFICATIONS",)  # not the activity: a class the code defines
+    catalog = ('[versions]\nandroidxComposeBom = "2025.09.01"\nroom = "2.8.3"\n\n[libraries]\n'
+               'androidx-room-runtime = { group = "androidx.room", name = "room-runtime", version.ref = "room" }\n\n'
+               '[plugins]\nnowinandroid-hilt = { id = "nowinandroid.hilt" }\n')
+    names = FileChunker(IndexSettings()).chunk("gradle/libs.versions.toml", catalog)[0].names
+    assert names == ("androidxComposeBom", "libs.versions.androidxComposeBom", "room", "libs.versions.room",
+                     "androidx-room-runtime", "libs.androidx.room.runtime", "nowinandroid-hilt",
+                     "libs.plugins.nowinandroid.hilt", "nowinandroid.hilt")
+    cargo = '[package]\nname = "fd-find"\n\n[dependencies.clap]\nversion = "4"\n[[bin]]\nname = "fd"\n'
+    assert FileChunker(IndexSettings()).chunk("Cargo.toml", cargo)[0].names == (
+        "package.name", "dependencies.clap.version", "bin.name")
+
+
+def test_a_kotlin_definition_read_as_an_annotated_expression_keeps_its_name():
+    """tree-sitter-kotlin 1.1 reads some functions and types behind two annotations as an annotated expression
+    (in a long file, or one being edited): nowinandroid's `NotificationPermissionEffect` Composable was a chunk
+    named nothing, and asked for by name it was P(here) 0.76 where every other Composable was 0.99."""
+    from noul_lsp.chunking.languages import parser_for
+
+    source = "\n".join((
+        "fun A() {", "  val x = 1", "}", "", "@Composable", "@OptIn(ExperimentalPermissionsApi::class)",
+        "private fun NotificationPermissionEffect() {",
+        "    // Permission requests should only be made from an Activity Context, which is not present",
+        "    // in previews", "    if (LocalInspectionMode.current) return",
+        "    if (VERSION.SDK_INT < VERSION_CODES.TIRAMISU) return",
+        "        android.Manifest.permission.POST_NOTIFICATIONS,", "    )",
+        "    LaunchedEffect(notificationsPermissionState) {",
+        "        val status = notificationsPermissionState.status",
+        "        if (status is Denied && !status.shouldShowRationale) {",
+        "            notificationsPermissionState.launchPermissionRequest()", "        }", "    }", "}", ""))
+    assert "annotated_expression" in [c.type for c in parser_for("kotlin").parse(source.encode()).root_node.children]
+    assert "NotificationPermissionEffect" in [c.symbol for c in FileChunker(IndexSettings()).chunk("a.kt", source)]
+    typed = source.replace("private fun NotificationPermissionEffect() {", "interface Factory {")
+    assert "Factory" in [c.symbol for c in FileChunker(IndexSettings()).chunk("a.kt", typed)]
 
 
 def test_helm_templates_output_is_a_tools():

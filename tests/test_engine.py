@@ -435,6 +435,15 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
             assert shown == [expected], query
     finally:
         workspace.close()
+    # copies scored alike (their shared markup matched) are shown by the English one, or the one without a
+    # locale: IceCubesApp's extension was shown by its Korean `InfoPlist.strings`; a clear best stays shown
+    from noul_lsp.retrieval.locales import _default_copy
+
+    copies = [locale_of(f"Ext/{code}.lproj/InfoPlist.strings") for code in ("ko", "uk", "en")]
+    assert _default_copy([0, 1, 2], copies, [(1.00, []), (0.99, []), (0.98, [])], 0) == 2
+    assert _default_copy([0, 1, 2], copies, [(1.00, []), (0.99, []), (0.60, [])], 0) == 0
+    copies.append(locale_of("Ext/Base.lproj/InfoPlist.strings"))
+    assert _default_copy([0, 1, 2, 3], copies, [(1.00, []), (0.99, []), (0.98, []), (0.97, [])], 0) == 3
     # three folders named like languages that no one translates into are no family
     assert not is_family({locale_of(f"src/{code}/reader.go")[1] for code in ("io", "os", "gl")})
     assert is_family({"en", "de", "ja"}) and locale_of("lib/string.util.dart") is None

@@ -339,6 +339,24 @@ def test_an_ansible_projects_templates_and_inventories_have_roles():
     assert file_role("templates/index.html") == "other"
 
 
+def test_an_android_apps_flavours_and_a_mobile_apps_settings_have_roles():
+    """nowinandroid's `src/prod/` and `src/demo/` source sets were examples (its package `com/google/samples/...`
+    and a flavour named `demo`), its `src/testDemo/` too; ProGuard's rules, Xcode's schemes and iOS's strings
+    were `other`, and a demo feed `news.json` a changelog."""
+    prod = "core/analytics/src/prod/kotlin/com/google/samples/apps/nia/core/analytics/FirebaseAnalyticsHelper.kt"
+    assert file_role(prod) == "source"
+    assert file_role("core/analytics/src/demo/kotlin/com/google/samples/apps/nia/AnalyticsModule.kt") == "source"
+    assert file_role("core/datastore-proto/src/main/proto/com/google/samples/apps/nia/theme_brand.proto") == "source"
+    assert file_role("app/src/testDemo/kotlin/com/google/samples/apps/nia/ui/Insets.kt") == "test"
+    assert file_role("app/src/androidTest/kotlin/com/example/NavigationTest.kt") == "test"
+    assert file_role("samples/demo/src/main/kotlin/App.kt") == "example"  # an example project stays one
+    assert {file_role(p) for p in ("app/proguard-rules.pro", "App.xcodeproj/xcshareddata/xcschemes/App.xcscheme",
+                                   "Ext/en.lproj/InfoPlist.strings", "App/Localizable.xcstrings",
+                                   "App.xcworkspace/xcshareddata/swiftpm/Package.resolved",
+                                   "core/network/src/main/assets/news.json")} == {"config"}
+    assert file_role("NEWS.md") == "changelog" and file_role("NEWS") == "changelog"
+
+
 def test_a_data_teams_warehouse_and_dags_are_its_code():
     """A data engineer's answers are a dbt project's macros (a generic test's too), its settings, Airflow's DAG
     files, its models' properties when asked for, its runbooks: as tests, config and docs they were buried under

@@ -583,9 +583,25 @@ def _ruby_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str
     return _test_call(node, node.child_by_field_name("method"), has_block=True)
 
 
+#: a Kotlin function or type behind its annotations, as tree-sitter-kotlin 1.1 sometimes reads it in a long file: an
+#: `annotated_expression` (`@Composable` / `@OptIn(X::class)` / `private fun Name(` an infix expression)
+_ANNOTATED_KOTLIN_DEFINITION = re.compile(
+    r"(?:@[\w.:]+(?:\((?:[^()]|\([^()]*\))*\))?\s+)+"
+    r"(?:(?:private|public|internal|protected|inline|suspend|override|operator|infix|tailrec|external|actual|expect"
+    r"|open|abstract|final|data|sealed|enum|value|annotation|fun)\s+)*"
+    r"(?:(fun)\s+(?:<[^<>]*>\s*)?(?:[\w.]+\.)?(\w+)\s*\(|(class|interface|object)\s+(\w+))")
+
+
 def _declared_kind(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """Swift's and Kotlin's one `class_declaration` for every kind of type: the keyword says which (Kingfisher's
-    130 structs, 44 enums and 209 extensions, kotlinpoet's interfaces and enum classes were all `class`)."""
+    130 structs, 44 enums and 209 extensions, kotlinpoet's interfaces and enum classes were all `class`). And a
+    Kotlin definition its grammar read as an annotated expression (`_ANNOTATED_KOTLIN_DEFINITION`: nowinandroid's
+    `NotificationPermissionEffect`, a Composable with two annotations, was named nowhere)."""
+    if node.type == "annotated_expression" and (node.parent is None or node.parent.type != "annotated_expression"):
+        found = _ANNOTATED_KOTLIN_DEFINITION.match(node_text(node))
+        if found is None:
+            return None
+        return (node, "function", found.group(2)) if found.group(1) else (node, found.group(3), found.group(4))
     if node.type != "class_declaration":
         return None
     name = node.child_by_field_name("name")

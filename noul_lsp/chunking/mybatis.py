@@ -16,6 +16,7 @@ import re
 
 from noul_lsp.chunking.blocks import Block, blank, chunk_blocks, comment_start, one_per_row, row_finder
 from noul_lsp.chunking.chunk import Chunk
+from noul_lsp.chunking.properties import named_by_android_names
 
 XML_SUFFIXES = (".xml",)
 #: a mapper file: MyBatis' root element (iBATIS' `<sqlMap>`) with the interface it implements
@@ -59,6 +60,8 @@ def mapper_blocks(text: str) -> list[Block]:
 
 def chunk_xml(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A mapper's statements as chunks (`blocks.chunk_blocks`), its other lines in windows; any other XML file in
-    windows."""
-    return chunk_blocks(path, text.split("\n"), mapper_blocks(text), language="xml",
-                        window_lines=window_lines, overlap=overlap, max_chars=max_chars, pack=True)
+    windows, named by the Android resources and manifest entries they declare (`properties.named_by_android_names`)."""
+    blocks = mapper_blocks(text)
+    chunks = chunk_blocks(path, text.split("\n"), blocks, language="xml",
+                          window_lines=window_lines, overlap=overlap, max_chars=max_chars, pack=True)
+    return chunks if blocks else named_by_android_names(chunks, text)

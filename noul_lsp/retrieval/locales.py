@@ -109,10 +109,29 @@ def asked_locales(terms: Iterable[str]) -> frozenset[str]:
     return frozenset(LANGUAGE_CODES[term] for term in terms if term in LANGUAGE_CODES)
 
 
+#: how near the best member's score the default copy's (or the English one's) is shown instead: translations that
+#: share their markup score alike, and IceCubesApp's extension was shown by its Korean `InfoPlist.strings` for an
+#: English question; a query that matched one copy's own words (a quoted German sentence) keeps that one
+_DEFAULT_COPY_WITHIN = 0.05
+
+
+def _default_copy(family: list[int], located: list, scored: Scored, first: int) -> int:
+    """The family's member shown where the query names no language: the copy without a locale, else the English
+    one, when its score is within `_DEFAULT_COPY_WITHIN` of the best's; else the best."""
+    best = scored[first][0]
+    for wanted in ("", "en"):
+        member = next((p for p in family if (language(located[p][1]) if located[p] is not None else "") == wanted),
+                      None)
+        if member is not None and scored[member][0] >= best - _DEFAULT_COPY_WITHIN * abs(best):
+            return member
+    return first
+
+
 def fold_translations(scored: Scored, candidates: list[Candidates], asked: frozenset[str] = frozenset()) -> Scored:
     """The ranked files with each family of translations once, at its best member's rank and score, as that
     member (the copy the query matched: a file named by its path, a quoted German sentence, sphinx's `ja.py` for
-    TinySegmenter), or as its member in a language the query names ("German strings of ...")."""
+    TinySegmenter), or as its member in a language the query names ("German strings of ..."), or as its copy
+    without a locale (or its English one) when that scores about as well (`_default_copy`)."""
     paths = []
     for _, keys in scored:
         index, row = keys[0]
@@ -133,7 +152,7 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
             continue
         first = family[0]
         shown_at[first] = next((p for p in family if located[p] is not None and language(located[p][1]) in asked),
-                               first)
+                               None) or _default_copy(family, located, scored, first)
         dropped.update(family[1:])
     if not shown_at:
         return scored

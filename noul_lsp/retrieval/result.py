@@ -116,7 +116,10 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          rf"|{C_GUARDS}"
                          # a shader's preamble: every Godot sprite shader's preview was `shader_type canvas_item;` /
                          # `render_mode blend_mix;`, GLSL's `#version 330 core` / `precision mediump float;`
-                         r"|(?:shader_type|render_mode)\s[\w\s,]*;|#version\s.*|precision\s+\w+\s+\w+\s*;)$")
+                         r"|(?:shader_type|render_mode)\s[\w\s,]*;|#version\s.*|precision\s+\w+\s+\w+\s*;"
+                         # an XML file's prolog and a property list's frame: every Info.plist and entitlements hit
+                         # previewed `<?xml version="1.0" ...?>` / `<!DOCTYPE plist ...>`
+                         r"|<\?xml\s[^>]*\?>|<!DOCTYPE\s[^>]*>|</?(?:plist|dict|array|resources)\b[^>]*>)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")

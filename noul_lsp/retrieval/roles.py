@@ -49,7 +49,12 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               # an app's platform settings: iOS's and macOS's property lists, entitlements and Xcode's
                               # build settings (an `Info.plist` was `other`, a `Release.xcconfig` a changelog);
                               # Flutter's translations (`app_en.arb`, JSON under another name)
-                              ".plist", ".entitlements", ".xcconfig", ".arb"})
+                              ".plist", ".entitlements", ".xcconfig", ".arb",
+                              # Xcode's schemes, test plans and Swift Package Manager's pins; iOS's and macOS's
+                              # translations (`InfoPlist.strings`, a String Catalog), as Android's `strings.xml`;
+                              # ProGuard's and R8's rules (`proguard-rules.pro`): they were `other`
+                              ".xcscheme", ".xctestplan", ".resolved", ".strings", ".stringsdict", ".xcstrings",
+                              ".pro", ".xcworkspacedata"})
 #: MyBatis' mappers (`src/main/resources/mapper/UserMapper.xml`): a Java service's SQL, source (as config, first
 #: in both legs, they came 11th to 40th)
 _MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})  # (iBATIS' `<sqlMap>`s)
@@ -140,12 +145,22 @@ _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "m
 #: a Gradle or Maven project's main source set, on the path's own case: `src/main`, Kotlin multiplatform's
 #: `src/commonMain`, `src/jvmMain`, `src/linuxX64Main` (`domain` is none); only for the JVM's languages
 _MAIN_SOURCE_SET = re.compile(r"main|[a-z][A-Za-z0-9]*Main")
+#: what a Gradle source set holds, in the folder below it (`src/prod/kotlin/`, `src/demo/res/`,
+#: `src/main/proto/`): the folder above is a source set whatever its name, an Android app's product flavour or
+#: build type included (nowinandroid's `src/demo/` and `src/prod/` were examples, `demo` being one's name)
+_SOURCE_SET_KINDS = frozenset({"java", "kotlin", "scala", "groovy", "res", "resources", "assets", "proto", "aidl",
+                               "jni", "cpp", "baselineprofiles", "generated"})
+#: a source set of tests (`src/testDemo/`, `src/androidTestProd/`), on the path's own case
+_TEST_SOURCE_SET = re.compile(r"(?:android|unit|integration|screenshot)?[tT]est(?:[A-Z]\w*)?")
 _JVM_SUFFIXES = frozenset({".java", ".kt", ".kts", ".scala", ".groovy"})
 _SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
 #: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
 #: (cobra's man and markdown generators, urfave/cli's `docs`), built and shipped with the rest; Go keeps its
 #: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
 _PACKAGE_FOLDER_SUFFIXES = frozenset({".go"})
+#: a `news` file is release notes as a page (`NEWS`, `NEWS.md`); as data it is an app's (nowinandroid's demo feed,
+#: `assets/news.json`, was a changelog)
+_NEWS_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".adoc"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec|tftest)|^tests?|.*_fuzz)$")
 #: a test runner's set-up module (`test-setup.ts`, `setupTests.js`, `vitest.setup.ts`, `jest.setup.js`), on the
@@ -454,7 +469,8 @@ def file_role(path: str) -> str:
         return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
     # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`); a changelog kept as data
     # (`CHANGELOG.json`, Maven's `changes.xml`) is one
-    changelog = (_CHANGELOG.match(name) and suffix not in _SETTINGS_SUFFIXES) or any(
+    changelog = (_CHANGELOG.match(name) and suffix not in _SETTINGS_SUFFIXES
+                 and not (stem.startswith("news") and suffix not in _NEWS_SUFFIXES)) or any(
         f in _CHANGELOG_FOLDERS for f in folders)
     if not code and not script and changelog:
         return "changelog"  # a document: `history.lua` or `builders/changes.py` is code
@@ -466,11 +482,15 @@ def file_role(path: str) -> str:
     library = next((folder for kind, folder in _LIBRARY_FOLDERS if suffix == kind), None)
     in_library = library in folders and not any(
         f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[: folders.index(library)])
+    source_set = _source_set(folders)
+    if source_set < len(folders) and _TEST_SOURCE_SET.fullmatch(cased[source_set]):
+        return "test"  # `src/testDemo/kotlin/...`, `src/androidTest/res/...`
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
-        # `.../metadata/specs/` is its metadata module's source, not specs
+        # `.../metadata/specs/` is its metadata module's source, not specs; and so below any source set that
+        # holds code by its kind (`src/prod/kotlin/com/google/samples/...` were examples)
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
-                     and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
+                     and _MAIN_SOURCE_SET.fullmatch(f)), source_set)
         if not in_library and (
                 any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
@@ -522,7 +542,7 @@ def file_role(path: str) -> str:
     # (but a tutorial's pages are docs: litgpt's `tutorials/oom.md` and `tutorials/developer-docs/adding-models.md`,
     # its documentation site, were examples, first in both legs and 9th and 10th)
     tutorial_page = suffix in _PAGE_SUFFIXES and any(f in _TUTORIAL_FOLDERS for f in folders)
-    if any(f in _EXAMPLE_FOLDERS for f in folders) and not kept_as_is and not tutorial_page:
+    if any(f in _EXAMPLE_FOLDERS for f in folders[:source_set]) and not kept_as_is and not tutorial_page:
         return "example"
     dag_folder = any(f in _DAG_FOLDERS and (i == 0 or folders[i - 1] == "airflow") for i, f in enumerate(folders))
     if (suffix in _YAML_SUFFIXES and dag_folder) or name == _DBT_PROJECT:
@@ -608,6 +628,13 @@ def _charts_code(path: str, charts: set[str]) -> bool:
     parts = folder.split("/")  # each `templates` folder of the path, under a chart's folder
     return any(part == "templates" and "".join(f"{p}/" for p in parts[:index]) in charts
                for index, part in enumerate(parts))
+
+
+def _source_set(folders: list[str]) -> int:
+    """The index of a Gradle source set's folder among a path's folders (`prod` of `app/src/prod/kotlin/...`,
+    the folder below it one of `_SOURCE_SET_KINDS`), or their count when there is none."""
+    return next((i for i in range(1, len(folders) - 1)
+                 if folders[i - 1] == "src" and folders[i + 1] in _SOURCE_SET_KINDS), len(folders))
 
 
 def query_asks_for(query_terms: Iterable[str], shape: str = "description") -> dict[str, bool]:
