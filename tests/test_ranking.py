@@ -355,6 +355,11 @@ def test_an_android_apps_flavours_and_a_mobile_apps_settings_have_roles():
                                    "App.xcworkspace/xcshareddata/swiftpm/Package.resolved",
                                    "core/network/src/main/assets/news.json")} == {"config"}
     assert file_role("NEWS.md") == "changelog" and file_role("NEWS") == "changelog"
+    # the tools a mobile developer names read their files as source: Xcode's schemes, the version catalog, R8's rules
+    assert asked_tool_terms("Xcode scheme for the notification service extension") == ("xcscheme", "xcschemes")
+    assert asked_tool_terms("what version of Room are we on in the version catalog") == ("versions",)
+    assert asked_tool_terms("R8 keep rules for the release app") == ("proguard", "rules")
+    assert "entitlements" in asked_tool_terms("push notification entitlement of the main app")
 
 
 def test_a_data_teams_warehouse_and_dags_are_its_code():

@@ -396,8 +396,17 @@ _TOOLS = (
     (re.compile(r"\bandroid\s*manifest\b|\bapp\s+manifest\b|\bintent[\s-]filters?\b|\buses-permission\b",
                 re.IGNORECASE), ("androidmanifest", "manifest")),
     (re.compile(r"\binfo\.plist\b|\bxcconfig\b|\bpodfile\b|\bcocoapods\b|\busage\s+descriptions?\b"
-                r"|^(?=.*\b(?:ios|macos|xcode)\b).*\b(?:plists?|entitlements|url\s+schemes?)\b", re.IGNORECASE),
+                r"|^(?=.*\b(?:ios|macos|xcode)\b).*\b(?:plists?|entitlements|url\s+schemes?)\b"
+                # an app's capability by its entitlement ("push notification entitlement and app group"), not a
+                # user's ("the user has the entitlement to download")
+                r"|\bentitlements?\s+files?\b|^(?=.*\b(?:push|aps|app\s+groups?|keychain|icloud)\b).*\bentitlements?\b",
+                re.IGNORECASE),
      ("plist", "entitlements", "xcconfig", "podfile")),
+    # Xcode's schemes, Gradle's version catalog, ProGuard's and R8's rules (nowinandroid's `libs.versions.toml`
+    # was in no find's ten for "what version of Room are we on in the version catalog"; its rules files `other`)
+    (re.compile(r"\bxcode\s+schemes?\b|\bxcschemes?\b", re.IGNORECASE), ("xcscheme", "xcschemes")),
+    (re.compile(r"\bversion\s+catalogs?\b|\blibs\.versions\b", re.IGNORECASE), ("versions",)),
+    (re.compile(r"\bproguard\b|\br8\b|\bkeep\s+rules\b", re.IGNORECASE), ("proguard", "rules")),
     # (and Java's resource bundles, `messages_de.properties`: "German translations of the form labels")
     (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
                 r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b"
