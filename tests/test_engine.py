@@ -359,6 +359,27 @@ def _indexed_workspace(root, files: dict[str, str], settings) -> Workspace:
     return workspace
 
 
+def test_a_pasted_trace_opens_a_file_at_the_line_it_names(tmp_path, settings):
+    """A Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at its best chunk by words, 135-184: a file a
+    trace names with a line opens at its ranked chunk that holds the line (a JVM frame, Python's, a panic's)."""
+    first = "".join(f"    val offline{n} = isOffline && snackbar.show(message = notConnected{n})\n" for n in range(12))
+    second = "".join(f"    val state{n} = rememberNavigationState(offline = isOffline, id = {n})\n" for n in range(12))
+    text = (f"fun OfflineSnackbar(isOffline: Boolean) {{\n{first}}}\n\n"
+            f"fun NiaNavigation(isOffline: Boolean) {{\n{second}}}\n")
+    workspace = _indexed_workspace(tmp_path / "app", {"app/src/main/kotlin/NiaApp.kt": text}, settings)
+    try:
+        trace = ("java.lang.IllegalStateException: snackbar shown while offline\n"
+                 "\tat com.example.NiaAppKt.NiaNavigation(NiaApp.kt:{line})\n\tat androidx.compose.Composer(C.kt:9)")
+        opened = {}
+        for line in (5, 20):
+            hit = workspace.find(trace.format(line=line)).hits[0]
+            opened[line] = (hit.path, hit.symbol, hit.start_line <= line <= hit.end_line)
+        assert opened == {5: ("app/src/main/kotlin/NiaApp.kt", "OfflineSnackbar", True),
+                          20: ("app/src/main/kotlin/NiaApp.kt", "NiaNavigation", True)}
+    finally:
+        workspace.close()
+
+
 def test_an_apps_platform_files_are_found_by_name_and_by_what_they_set(tmp_path, settings):
     """A Flutter app's settings beside its Dart code: a query naming the file (`Info.plist`) finds it first and
     reads it as here (the ranker's first file is the file named: P(here) said 0.04 with the file first), and

@@ -49,7 +49,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
                per_file: bool = True, moved: dict[str, list[str]] | None = None,
                at_definition: bool = False, names: frozenset[str] = frozenset(),
-               wants_tests: bool = True) -> list[Hit]:
+               wants_tests: bool = True, frame_lines: tuple[tuple[str, int], ...] = ()) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
@@ -60,7 +60,9 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     code (no symbol: `settings.py`'s constants) opens at the line that assigns one of the query's `names`
     (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names. Unless the query
     `wants_tests`, a source file's hit opens at its best chunk outside its test module (Rust's `mod tests`):
-    just's in-file test modules were the first chunk of five of forty questions, the code they test second."""
+    just's in-file test modules were the first chunk of five of forty questions, the code they test second.
+    A file a pasted trace names with a line (`frame_lines`) opens at its ranked chunk that holds the line: a
+    Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at 135-184, its best chunk by words."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit, Key | None]] = []  # (the scoring chunk, its hit, a definition beside imports)
     shown: set[tuple] = set()
@@ -72,6 +74,9 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         arrays = candidates[index].arrays
         if per_file and len(keys) > 1:  # the location may move; the evidence stays the scoring chunk's
             opening = _opening(keys, arrays, at_definition=at_definition, wants_tests=wants_tests)
+            traced = _traced_lines(arrays.files[int(arrays.row_file[row])], frame_lines) if frame_lines else ()
+            opening = next((key for key in keys if any(arrays.chunk(key[1]).start_line <= line
+                                                       <= arrays.chunk(key[1]).end_line for line in traced)), opening)
             keys = [opening, *(k for k in keys if k != opening)]
         best = arrays.chunk(keys[0][1])
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
@@ -125,6 +130,20 @@ def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool)
     if not wants_tests and _in_test_module(arrays.chunk(opening[1]).symbol):
         opening = next((k for k in keys if not _in_test_module(arrays.chunk(k[1]).symbol)), opening)
     return opening
+
+
+def _traced_lines(path: str, frame_lines: tuple[tuple[str, int], ...]) -> list[int]:
+    """The lines a trace names in a workspace's file: its frames whose path ends as the file's does, by the last
+    two parts where the frame names a folder (`site-packages/requests/sessions.py` is `src/requests/sessions.py`),
+    by the name where it names none (a JVM frame's `NiaApp.kt`)."""
+    parts = path.lower().split("/")
+    found = []
+    for frame_path, line in frame_lines:
+        frame_parts = frame_path.split("/")
+        tail = min(2, len(frame_parts))
+        if parts[-tail:] == frame_parts[-tail:]:
+            found.append(line)
+    return found
 
 
 def _in_test_module(symbol: str) -> bool:

@@ -56,6 +56,9 @@ def _path_pattern(extensions: set[str]) -> re.Pattern:
 
 
 _PATH = _path_pattern(_CODE_EXTENSIONS)
+#: a code file's path with a line after a colon: a JVM frame's `(NiaApp.kt:227)`, a panic's or a compiler's
+#: `src/lib.rs:42:5`, Go's `main.go:42`, Node's `(src/app.js:10:5)`
+_LINE_REFERENCE = re.compile(_PATH.pattern + r":(\d+)")
 _KIND_PATH = _path_pattern(_KIND_EXTENSIONS)
 #: a dotted name; its parts may be hyphenated, as a Helm chart's named templates are (`kube-prometheus-stack.fullname`:
 #: read as `stack.fullname`, its scope was no chart's). It starts after no word's hyphen (a start after each `-`
@@ -102,6 +105,9 @@ class QueryAnalysis:
     modules: frozenset[str]
     #: how many traceback frames the query carries
     frames: int
+    #: the lines a pasted trace names, by file (the path as written, lower-cased, no leading ./): a Python
+    #: frame's `line 227`, a JVM frame's `(NiaApp.kt:227)`, a compiler's or a panic's `src/lib.rs:42:5`
+    frame_lines: tuple[tuple[str, int], ...] = ()
 
     @property
     def spelled(self) -> tuple[str, ...]:
@@ -117,6 +123,11 @@ class QueryAnalysis:
     @property
     def entity_count(self) -> int:
         return len(self.names) + len(self.paths)
+
+
+def _shown_path(path: str) -> str:
+    """A path the query names as it is matched: slashes, lower case, no leading `~`, `.` or `/`."""
+    return re.sub(r"/{2,}", "/", path.strip().replace("\\", "/")).lstrip("~./").lower()
 
 
 def _shape(text: str, terms: tuple[str, ...], frames: int) -> str:
@@ -140,7 +151,7 @@ def analyse(text: str) -> QueryAnalysis:
     paths: list[str] = []
 
     def add_path(path: str) -> None:
-        path = re.sub(r"/{2,}", "/", path.strip().replace("\\", "/")).lstrip("~./").lower()
+        path = _shown_path(path)
         if path and path not in paths:
             paths.append(path)
             stem = _PATH_SUFFIX.sub("", path.rsplit("/", 1)[-1])
@@ -149,8 +160,11 @@ def analyse(text: str) -> QueryAnalysis:
 
     # Python's, IPython's and pytest's frames: (file, function or Class.method); a Windows path's
     # backslashes are slashes to add_path
-    frames = [(m.group(1), m.group(3)) for pattern in (_FRAME, _IPYTHON_FRAME, _PYTEST_FRAME)
-              for m in pattern.finditer(text)]
+    frame_matches = [m for pattern in (_FRAME, _IPYTHON_FRAME, _PYTEST_FRAME) for m in pattern.finditer(text)]
+    frames = [(m.group(1), m.group(3)) for m in frame_matches]
+    frame_lines = tuple(dict.fromkeys(
+        (_shown_path(m.group(1)), int(m.group(2))) for m in [*frame_matches, *_LINE_REFERENCE.finditer(text)]
+        if len(m.group(2)) <= 7))
     for file, qualified in frames:
         add_path(file)
         if not qualified.startswith("<"):
@@ -192,4 +206,4 @@ def analyse(text: str) -> QueryAnalysis:
     return QueryAnalysis(text=text, terms=terms, shape=shape, term_counts=tuple(counts.values()),
                          names=frozenset(names),
                          scopes=frozenset(scopes - names), paths=tuple(paths), modules=frozenset(modules),
-                         frames=len(frames))
+                         frames=len(frames), frame_lines=frame_lines)

@@ -233,7 +233,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved if level is not False else None,
                       at_definition=analysis.shape == "symbol", names=analysis.names,
-                      wants_tests=asks_for_tests(analysis.terms, analysis.shape, analysis.text))
+                      wants_tests=asks_for_tests(analysis.terms, analysis.shape, analysis.text),
+                      frame_lines=analysis.frame_lines)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True
