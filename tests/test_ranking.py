@@ -359,6 +359,8 @@ def test_an_android_apps_flavours_and_a_mobile_apps_settings_have_roles():
     assert asked_tool_terms("Xcode scheme for the notification service extension") == ("xcscheme", "xcschemes")
     assert asked_tool_terms("what version of Room are we on in the version catalog") == ("versions",)
     assert asked_tool_terms("R8 keep rules for the release app") == ("proguard", "rules")
+    assert asked_tool_terms("how is the release build signed") == ("gradle",)
+    assert asked_tool_terms("signing key for JWT") == ()
     assert "entitlements" in asked_tool_terms("push notification entitlement of the main app")
 
 

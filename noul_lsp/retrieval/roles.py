@@ -390,7 +390,12 @@ _TOOLS = (
     # entitlements, Xcode's settings and CocoaPods; and the app's translations (localsend's `AndroidManifest.xml`
     # was first in both legs and 26th, its `pubspec.yaml` 28th, its `Info.plist` 52nd)
     (re.compile(r"\bgradle\b|\b(?:min|target|compile)Sdk(?:Version)?\b|\b(?:android|release|keystore)\b.*\bsigning\s*"
-                r"configs?\b|\bsigning\s*configs?\b.*\b(?:android|release|keystore)\b", re.IGNORECASE), ("gradle",)),
+                r"configs?\b|\bsigning\s*configs?\b.*\b(?:android|release|keystore)\b"
+                # a build type's signing ("how is the release build signed": the app's `build.gradle.kts` was 6th,
+                # under a release script and a workflow)
+                r"|\b(?:release|debug)\s+builds?\b.*\bsign(?:ed|s|ing)?\b"
+                r"|\bsign(?:ed|s|ing)?\b.*\b(?:release|debug)\s+builds?\b",
+                re.IGNORECASE), ("gradle",)),
     (re.compile(r"\bpubspec\b|\bpub\s+(?:get|dependenc(?:y|ies)|packages?)\b|\bdev_dependencies\b", re.IGNORECASE),
      ("pubspec",)),
     (re.compile(r"\bandroid\s*manifest\b|\bapp\s+manifest\b|\bintent[\s-]filters?\b|\buses-permission\b",
