@@ -1621,6 +1621,19 @@ def test_a_kotlin_definition_read_as_an_annotated_expression_keeps_its_name():
     assert "Factory" in [c.symbol for c in FileChunker(IndexSettings()).chunk("a.kt", typed)]
 
 
+def test_a_phoenix_routers_scopes_and_pipelines_are_its_chunks():
+    """hexpm's router was 13 windows named by the module: `post "/publish"` was in no find's sixty chunks for
+    "which API route handles publishing a package tarball". Its scopes and pipelines are chunks titled by
+    their first argument; a `scope` call without a block is none."""
+    routes = "".join(f'    post "/route{n}", ReleaseController, :action{n}\n' for n in range(40))
+    router = ("defmodule HexpmWeb.Router do\n  use HexpmWeb, :router\n\n  pipeline :api do\n"
+              "    plug :accepts, [\"json\"]\n  end\n\n  scope \"/api\", HexpmWeb.API do\n    pipe_through :api\n"
+              f"{routes}  end\n\n  def helper(x), do: scope(x)\nend\n")
+    symbols = [c.symbol for c in FileChunker(IndexSettings()).chunk("lib/hexpm_web/router.ex", router)]
+    assert 'HexpmWeb.Router.pipeline ":api"' in symbols and 'HexpmWeb.Router.scope "/api"' in symbols
+    assert "HexpmWeb.Router.helper" in symbols
+
+
 def test_helm_templates_output_is_a_tools():
     """`helm template`'s output heads each document with the chart file it came from: a homelab's rendered 900 KB
     of CustomResourceDefinitions were 650 chunks of `config`. A chart's own template is no output."""

@@ -383,6 +383,25 @@ _ELIXIR_DEFINITIONS = {
 }
 
 
+#: a Phoenix router's blocks (`scope "/api", HexpmWeb.API do`, `pipeline :api do`, `live_session :default do`):
+#: as the router module's windows, hexpm's `post "/publish"` route was in no find's sixty chunks for "which API
+#: route handles publishing a package tarball", and `pipeline :api` named nowhere
+_PHOENIX_BLOCKS = {"scope": "scope", "pipeline": "pipeline", "live_session": "scope"}
+
+
+def _phoenix_block(node: tree_sitter.Node, target: tree_sitter.Node | None) -> tuple[tree_sitter.Node, str, str] | None:
+    """A Phoenix router's `scope`, `pipeline` or `live_session` with its `do` block, titled by its first
+    argument as a test is (`scope "/api"`, `pipeline ":api"`: a title, no name the symbol table defines)."""
+    verb = node_text(target) if target is not None and target.type == "identifier" else ""
+    if verb not in _PHOENIX_BLOCKS or not any(c.type == "do_block" for c in node.named_children):
+        return None
+    arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+    head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if head is None or head.type not in ("string", "atom"):
+        return None
+    return node, _PHOENIX_BLOCKS[verb], _test_title(verb, head)
+
+
 def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """`defmodule Name do`, `def name(args) when guard do`, `test "name" do`: a call whose target is one
     of Elixir's defining macros; the name is the first argument's head."""
@@ -391,7 +410,7 @@ def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, s
     target = node.child_by_field_name("target")
     kind = _ELIXIR_DEFINITIONS.get(node_text(target)) if target is not None and target.type == "identifier" else None
     if kind is None:
-        return None
+        return _phoenix_block(node, target)
     arguments = next((c for c in node.named_children if c.type == "arguments"), None)
     head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
     if head is not None and head.type == "binary_operator":  # def name(x) when is_atom(x)

@@ -54,7 +54,9 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               # translations (`InfoPlist.strings`, a String Catalog), as Android's `strings.xml`;
                               # ProGuard's and R8's rules (`proguard-rules.pro`): they were `other`
                               ".xcscheme", ".xctestplan", ".resolved", ".strings", ".stringsdict", ".xcstrings",
-                              ".pro", ".xcworkspacedata"})
+                              ".pro", ".xcworkspacedata",
+                              # Haskell's Cabal packages and Nix's expressions (a build's settings: `other`)
+                              ".cabal", ".nix"})
 #: MyBatis' mappers (`src/main/resources/mapper/UserMapper.xml`): a Java service's SQL, source (as config, first
 #: in both legs, they came 11th to 40th)
 _MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})  # (iBATIS' `<sqlMap>`s)
@@ -71,7 +73,9 @@ _CONFIG_NAMES = frozenset({"makefile", "dockerfile", "justfile", "rakefile", "ge
                            "build.bazel", "workspace.bazel", "module.bazel", "buf.yaml", "buf.work.yaml",
                            "buf.lock", "gnumakefile",
                            # CocoaPods', fastlane's and Homebrew's bundle files beside an app
-                           "podfile", "fastfile", "appfile", "brewfile"})
+                           "podfile", "fastfile", "appfile", "brewfile",
+                           # Cabal's project file beside its packages
+                           "cabal.project", "cabal.project.local", "cabal.project.freeze"})
 #: Bazel's build files without an extension, on the name's own case (a `script/build` is a script)
 _CASED_CONFIG_NAMES = frozenset({"BUILD", "WORKSPACE"})
 #: buf's generation settings (`buf.gen.yaml`, and one module's: grpc-gateway's `examples/.../opaque.buf.gen.yaml`):
@@ -194,7 +198,9 @@ _DJANGO_MIGRATION = re.compile(r"\d{4}_\w+$")
 #: `db/old_migrations/`): the schema's history, a table's columns again as each change made them; they took 32 of
 #: the 200 first-five places of a Rails app's questions, above `db/schema.rb`, the schema itself. EF Core's
 #: (`Migrations/20211231093753_FixShipToAddress.cs`, written by `dotnet ef migrations add`) alike: eShopOnWeb's
-#: took the first five places for the table its fluent configuration maps
+#: took the first five places for the table its fluent configuration maps, and Ecto's
+#: (`priv/repo/migrations/20140623215331_add_package_owners_table.exs`) the first three for "Ecto schema for
+#: package owners", the schema module fifth
 _TIMESTAMPED_MIGRATION = re.compile(r"\d{14}_\w+(?:\.designer)?$")
 #: generators' own names: minifiers, bundlers, protoc (and its gateway), Kubernetes' `zz_generated.*` (and Go's
 #: `*_gen.go`, below: a Python `data_gen.py` is usually the generator, written by hand; `*_generated`, below: not
@@ -472,7 +478,7 @@ def file_role(path: str) -> str:
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix in _C_FAMILY_SUFFIXES and _EXTERNAL_FOLDER in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
-            or (suffix in (".rb", ".cs") and any(f.endswith(("migrate", "migrations")) for f in folders)
+            or (suffix in (".rb", ".cs", ".exs") and any(f.endswith(("migrate", "migrations")) for f in folders)
                 and _TIMESTAMPED_MIGRATION.match(stem))):
         return "generated"
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
@@ -499,6 +505,8 @@ def file_role(path: str) -> str:
     source_set = _source_set(folders)
     if source_set < len(folders) and _TEST_SOURCE_SET.fullmatch(cased[source_set]):
         return "test"  # `src/testDemo/kotlin/...`, `src/androidTest/res/...`
+    if suffix == ".exs" and folders[-1:] == ["config"]:
+        return "config"  # a Mix project's settings, `config/test.exs` the test environment's (not a test)
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs; and so below any source set that
