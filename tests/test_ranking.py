@@ -365,10 +365,11 @@ def test_an_android_apps_flavours_and_a_mobile_apps_settings_have_roles():
 
 
 def test_an_elixir_and_a_haskell_projects_settings_and_migrations_have_roles():
-    """hexpm's `config/*.exs` were source and `config/test.exs` a test; its Ecto migrations took the first three
-    places for "Ecto schema for package owners"; PostgREST's `.cabal` and Nix files were `other`."""
-    assert {file_role(p) for p in ("config/config.exs", "config/test.exs", "apps/web/config/runtime.exs",
-                                   "postgrest.cabal", "cabal.project", "flake.nix", "nix/static.nix")} == {"config"}
+    """hexpm's `config/test.exs` was a test (its siblings, code run at boot, source); its Ecto migrations took the
+    first three places for "Ecto schema for package owners"; PostgREST's `.cabal` and Nix files were `other`."""
+    assert {file_role(p) for p in ("config/config.exs", "config/test.exs", "apps/web/config/runtime.exs")} == {
+        "source"}
+    assert {file_role(p) for p in ("postgrest.cabal", "cabal.project", "flake.nix", "nix/static.nix")} == {"config"}
     assert file_role("priv/repo/migrations/20140623215331_add_package_owners_table.exs") == "generated"
     assert file_role("lib/hexpm/config.ex") == "source" and file_role("test/hexpm/accounts_test.exs") == "test"
 

@@ -506,7 +506,10 @@ def file_role(path: str) -> str:
     if source_set < len(folders) and _TEST_SOURCE_SET.fullmatch(cased[source_set]):
         return "test"  # `src/testDemo/kotlin/...`, `src/androidTest/res/...`
     if suffix == ".exs" and folders[-1:] == ["config"]:
-        return "config"  # a Mix project's settings, `config/test.exs` the test environment's (not a test)
+        # a Mix project's settings are code run at build and boot, asked for as the code is ("where is
+        # secret_key_base read from the environment in production": hexpm's `config/runtime.exs`, first as
+        # source, third as config); `config/test.exs` is the test environment's, no test
+        return "source"
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
         # `.../metadata/specs/` is its metadata module's source, not specs; and so below any source set that
