@@ -512,10 +512,9 @@ def file_role(path: str) -> str:
         return "source"
     if code and name not in _CONFIG_NAMES:
         # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
-        # `.../metadata/specs/` is its metadata module's source, not specs; and so below any source set that
-        # holds code by its kind (`src/prod/kotlin/com/google/samples/...` were examples)
+        # `.../metadata/specs/` is its metadata module's source, not specs
         main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
-                     and _MAIN_SOURCE_SET.fullmatch(f)), source_set)
+                     and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
         if not in_library and (
                 any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
@@ -524,10 +523,11 @@ def file_role(path: str) -> str:
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
         if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
-               for i, f in enumerate(folders[:main])):
+               for i, f in enumerate(folders[:min(main, source_set)])):
             # but com/example/... is a Java package named after a domain, not examples, and so is any package below
             # a main source set: Spring PetClinic's `src/main/java/org/springframework/samples/petclinic/` was 30
-            # files of examples, under the SQL seed data for 11 of its 16 questions
+            # files of examples, under the SQL seed data for 11 of its 16 questions; and below any source set, by
+            # the kind of code it holds (`src/prod/kotlin/com/google/samples/...`, a flavour named `src/demo/`)
             return "example"
         if _CONFIG_CODE.fullmatch(name):  # a tool's configuration as code (a test's or an example's stays theirs)
             return "config"
