@@ -17,8 +17,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from itertools import islice
 
+from noul_lsp.chunking.blocks import row_finder
 from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
-from noul_lsp.chunking.text import chunk_lines
+from noul_lsp.chunking.text import chunk_lines, text_language
 
 PROPERTY_LIST_SUFFIXES = (".plist", ".entitlements")
 TOML_SUFFIXES = (".toml",)
@@ -72,7 +73,7 @@ def chunk_toml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
 
 def chunk_property_list(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A property list's windows, each named by the keys it holds."""
-    windows = chunk_lines(path, text, language="xml", window_lines=window_lines, overlap=overlap,
+    windows = chunk_lines(path, text, language=text_language(path), window_lines=window_lines, overlap=overlap,
                           max_chars=max_chars)
     return named_by(windows, text, _PLIST_KEY)
 
@@ -84,8 +85,8 @@ def named_by_android_names(windows: list[Chunk], text: str) -> list[Chunk]:
 
 def named_by(windows: list[Chunk], text: str, pattern: re.Pattern[str]) -> list[Chunk]:
     """The windows, each with the names `pattern` finds on its lines (its first group), in their order."""
-    return _named_at(windows, [(match.group(1), text.count("\n", 0, match.start()) + 1)
-                               for match in pattern.finditer(text)])
+    row_at = row_finder(text)
+    return _named_at(windows, [(match.group(1), row_at(match.start()) + 1) for match in pattern.finditer(text)])
 
 
 def _named_at(windows: list[Chunk], found: list[tuple[str, int]]) -> list[Chunk]:
