@@ -1143,10 +1143,14 @@ def test_a_head_of_imports_and_the_line_that_assigns_a_name_are_read_as_such():
              ("javascript", "'use strict';\n\nconst { a } = require('b');"),
              ("ruby", "# frozen_string_literal: true\nrequire 'json'\nrequire_relative 'x'"),
              ("php", "<?php\n\nnamespace App;\n\nuse Foo\\Bar;"), ("c", '/*\n Copyright\n*/\n#include <stdio.h>\n// io'),
-             ("rust", "use std::io;\nuse crate::{\n    a,\n};"), ("typescript", "import {\n  x,\n} from 'z';\nimport type { T } from './t'")]
+             ("rust", "use std::io;\nuse crate::{\n    a,\n};"), ("typescript", "import {\n  x,\n} from 'z';\nimport type { T } from './t'"),
+             # Haskell's Haddock, pragmas, exports and imports (PostgREST's `RangeQuery.hs:1-32` above `rangeParse`)
+             ("haskell", "{-|\nModule      : PostgREST.RangeQuery\n-}\n{-# LANGUAGE OverloadedStrings #-}\n"
+                         "module PostgREST.RangeQuery (\n  rangeParse\n, NonnegRange\n) where\n\nimport Protolude")]
     assert all(_imports_only(head, language) for language, head in heads)
     code = [("python", "import os\n\nmain()"), ("bash", 'echo "hello"\nexit'), ("c", "*p = 1;"),
-            ("python", '"""Doc."""\nX = 1'), ("go", "package x\n\nvar x = 1"), ("c", "# define X 1")]
+            ("python", '"""Doc."""\nX = 1'), ("go", "package x\n\nvar x = 1"), ("c", "# define X 1"),
+            ("haskell", "module Main (main) where\nimport X\n\ntype NonnegRange = Range Integer")]
     assert not any(_imports_only(text, language) for language, text in code)
     assigning = _assignment(frozenset({"timeout", "debug", "max_size"}))
     lines = "run(\n    TIMEOUT=5,\n)\nif DEBUG: level = 1\n * MAX_SIZE = 10\nTIMEOUT => 5,\nDEBUG == 1\n"

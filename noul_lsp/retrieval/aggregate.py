@@ -156,11 +156,14 @@ def _in_test_module(symbol: str) -> bool:
 _HEAD_STATEMENT = re.compile(
     r"(?:package\s+[\w.]+;?|import\b.*|from\s+\S+\s+import\b.*|using\s+[\w.]+;|#\s*(?:include|import)\b.*"
     r"|use\s+.*;?|extern\s+crate\s+.*|namespace\s+[\w\\.]+;|<\?php|require(?:_relative)?\b.*"
-    r"|(?:const|let|var|local)\s+[\w{}\s,]+=\s*require\s*\(.*|[\"']use strict[\"'];?)\s*")
+    r"|(?:const|let|var|local)\s+[\w{}\s,]+=\s*require\s*\(.*|[\"']use strict[\"'];?"
+    # Haskell's module head: its pragmas and its `module X (exports) where` (PostgREST's `RangeQuery.hs:1-32`,
+    # Haddock, exports and imports, opened the file above `rangeParse`, the definition that matched)
+    r"|\{-#.*#-\}|module\s+[\w.]+\s*(?:\(.*|where)?)\s*")
 #: the line that opens a group of imports spread over lines (`import (`, `from x import (`, `import {`,
 #: `use a::{`), and the lines that close one
 _GROUP_OPEN = re.compile(r".*(?:\(|\{)\s*$")
-_GROUP_CLOSE = re.compile(r"[)}]\s*(?:from\s+.*)?;?\s*")
+_GROUP_CLOSE = re.compile(r"[)}]\s*(?:from\s+.*|where)?;?\s*")
 
 
 def _imports_only(text: str, language: str) -> bool:
