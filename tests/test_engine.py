@@ -361,7 +361,8 @@ def _indexed_workspace(root, files: dict[str, str], settings) -> Workspace:
 
 def test_a_pasted_trace_opens_a_file_at_the_line_it_names(tmp_path, settings):
     """A Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at its best chunk by words, 135-184: a file a
-    trace names with a line opens at its ranked chunk that holds the line (a JVM frame, Python's, a panic's)."""
+    trace's frame names opens at its ranked chunk that holds the frame's line and defines its function; a line
+    in another function (a trace of another version of the code) moves nothing."""
     first = "".join(f"    val offline{n} = isOffline && snackbar.show(message = notConnected{n})\n" for n in range(12))
     second = "".join(f"    val state{n} = rememberNavigationState(offline = isOffline, id = {n})\n" for n in range(12))
     text = (f"fun OfflineSnackbar(isOffline: Boolean) {{\n{first}}}\n\n"
@@ -369,13 +370,14 @@ def test_a_pasted_trace_opens_a_file_at_the_line_it_names(tmp_path, settings):
     workspace = _indexed_workspace(tmp_path / "app", {"app/src/main/kotlin/NiaApp.kt": text}, settings)
     try:
         trace = ("java.lang.IllegalStateException: snackbar shown while offline\n"
-                 "\tat com.example.NiaAppKt.NiaNavigation(NiaApp.kt:{line})\n\tat androidx.compose.Composer(C.kt:9)")
+                 "\tat com.example.NiaAppKt.{function}(NiaApp.kt:{line})\n\tat androidx.compose.Composer(C.kt:9)")
         opened = {}
-        for line in (5, 20):
-            hit = workspace.find(trace.format(line=line)).hits[0]
-            opened[line] = (hit.path, hit.symbol, hit.start_line <= line <= hit.end_line)
-        assert opened == {5: ("app/src/main/kotlin/NiaApp.kt", "OfflineSnackbar", True),
-                          20: ("app/src/main/kotlin/NiaApp.kt", "NiaNavigation", True)}
+        for function, line in (("OfflineSnackbar", 5), ("NiaNavigation", 20), ("NiaNavigation", 5)):
+            hit = workspace.find(trace.format(function=function, line=line)).hits[0]
+            opened[function, line] = (hit.path, hit.symbol)
+        assert opened[("OfflineSnackbar", 5)] == ("app/src/main/kotlin/NiaApp.kt", "OfflineSnackbar")
+        assert opened[("NiaNavigation", 20)] == ("app/src/main/kotlin/NiaApp.kt", "NiaNavigation")
+        assert opened[("NiaNavigation", 5)] == opened[("NiaNavigation", 20)]  # line 5 is not NiaNavigation's
     finally:
         workspace.close()
 

@@ -502,10 +502,11 @@ def test_analysis_names_entities_and_shape():
     assert analyse("x = len(a)-self.offset").scopes == {"self"}
     # a hyphenated bare name is a name whole too (an entitlement's `aps-environment`, a make target)
     assert {"aps-environment", "aps", "environment"} == analyse("aps-environment").names
-    # a trace's lines, by file: Python's frames, a JVM frame's, a panic's
-    traced = analyse('File "src/pkg/cookies.py", line 14, in extract\n\tat app.Nia.run(NiaApp.kt:227)\n'
-                     "thread 'main' panicked at src/lib.rs:42:5")
-    assert traced.frame_lines == (("src/pkg/cookies.py", 14), ("niaapp.kt", 227), ("src/lib.rs", 42))
+    # a trace's frames: file, line and function, Python's and a JVM's
+    traced = analyse('File "src/pkg/cookies.py", line 14, in extract\n\tat app.NiaAppKt.NiaApp(NiaApp.kt:227)\n'
+                     "\tat app.Nav$1.invoke(Nav.kt:3)")
+    assert traced.frame_lines == (("src/pkg/cookies.py", 14, "extract"), ("niaapp.kt", 227, "niaapp"),
+                                  ("nav.kt", 3, "invoke"))
     dotted = analyse("why does Session.send drop the `max_redirects` setting")
     assert dotted.shape == "description"
     assert {"send", "max_redirects"} <= dotted.names and "session" in dotted.scopes

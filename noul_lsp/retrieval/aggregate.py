@@ -49,7 +49,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
                before_rerank: dict[Key, float] | None = None, static_rank: dict[Key, int] | None = None,
                per_file: bool = True, moved: dict[str, list[str]] | None = None,
                at_definition: bool = False, names: frozenset[str] = frozenset(),
-               wants_tests: bool = True, frame_lines: tuple[tuple[str, int], ...] = ()) -> list[Hit]:
+               wants_tests: bool = True, frame_lines: tuple[tuple[str, int, str], ...] = ()) -> list[Hit]:
     """The first `limit` entries as hits: location of the best chunk, the ranges of the best three, the
     file's role, the score before the cross-encoder (`before_rerank`, by chunk) and a preview read back
     from the store. A file gone from disk since it was indexed (a checkout the index has not caught up
@@ -61,8 +61,11 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     (`PING_BODY_LIMIT = 100_000` on the window's 38th line), which it then names. Unless the query
     `wants_tests`, a source file's hit opens at its best chunk outside its test module (Rust's `mod tests`):
     just's in-file test modules were the first chunk of five of forty questions, the code they test second.
-    A file a pasted trace names with a line (`frame_lines`) opens at its ranked chunk that holds the line: a
-    Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at 135-184, its best chunk by words."""
+    A file a pasted trace's frame names (`frame_lines`) opens at its ranked chunk that holds the frame's line
+    and defines its function: a Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at 135-184, its best
+    chunk by words. The function is the check that the trace's lines are this code's: an issue's traceback
+    names the lines of the version its reporter ran (opened at its lines alone, 6 of SWE-bench's dev issues'
+    files opened off their fix, 1 onto it)."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit, Key | None]] = []  # (the scoring chunk, its hit, a definition beside imports)
     shown: set[tuple] = set()
@@ -75,8 +78,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         if per_file and len(keys) > 1:  # the location may move; the evidence stays the scoring chunk's
             opening = _opening(keys, arrays, at_definition=at_definition, wants_tests=wants_tests)
             traced = _traced_lines(arrays.files[int(arrays.row_file[row])], frame_lines) if frame_lines else ()
-            opening = next((key for key in keys if any(arrays.chunk(key[1]).start_line <= line
-                                                       <= arrays.chunk(key[1]).end_line for line in traced)), opening)
+            opening = next((key for key in keys if _holds_frame(arrays.chunk(key[1]), traced)), opening)
             keys = [opening, *(k for k in keys if k != opening)]
         best = arrays.chunk(keys[0][1])
         # roots nested in one another (a repository opened with one of its packages) index a file twice: it
@@ -132,18 +134,24 @@ def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool)
     return opening
 
 
-def _traced_lines(path: str, frame_lines: tuple[tuple[str, int], ...]) -> list[int]:
-    """The lines a trace names in a workspace's file: its frames whose path ends as the file's does, by the last
-    two parts where the frame names a folder (`site-packages/requests/sessions.py` is `src/requests/sessions.py`),
-    by the name where it names none (a JVM frame's `NiaApp.kt`)."""
+def _traced_lines(path: str, frame_lines: tuple[tuple[str, int, str], ...]) -> list[tuple[int, str]]:
+    """(line, function) of a trace's frames in a workspace's file: those whose path ends as the file's does, by
+    the last two parts where the frame names a folder (`site-packages/requests/sessions.py` is
+    `src/requests/sessions.py`), by the name where it names none (a JVM frame's `NiaApp.kt`)."""
     parts = path.lower().split("/")
     found = []
-    for frame_path, line in frame_lines:
+    for frame_path, line, function in frame_lines:
         frame_parts = frame_path.split("/")
         tail = min(2, len(frame_parts))
         if parts[-tail:] == frame_parts[-tail:]:
-            found.append(line)
+            found.append((line, function))
     return found
+
+
+def _holds_frame(chunk, traced: list[tuple[int, str]]) -> bool:
+    """Whether a chunk holds a frame's line and is its function's (its symbol's last part)."""
+    defined = re.split(r"\.|::", chunk.symbol)[-1].lower() if chunk.symbol else ""
+    return any(chunk.start_line <= line <= chunk.end_line and function == defined for line, function in traced)
 
 
 def _in_test_module(symbol: str) -> bool:

@@ -56,9 +56,8 @@ def _path_pattern(extensions: set[str]) -> re.Pattern:
 
 
 _PATH = _path_pattern(_CODE_EXTENSIONS)
-#: a code file's path with a line after a colon: a JVM frame's `(NiaApp.kt:227)`, a panic's or a compiler's
-#: `src/lib.rs:42:5`, Go's `main.go:42`, Node's `(src/app.js:10:5)`
-_LINE_REFERENCE = re.compile(_PATH.pattern + r":(\d+)")
+#: a JVM frame: `at com.example.NiaAppKt.NiaApp(NiaApp.kt:227)`
+_JVM_FRAME = re.compile(r"\bat\s+([\w$.<>]+)\(([\w.-]+\.(?:kt|kts|java|scala|groovy)):(\d+)\)")
 _KIND_PATH = _path_pattern(_KIND_EXTENSIONS)
 #: a dotted name; its parts may be hyphenated, as a Helm chart's named templates are (`kube-prometheus-stack.fullname`:
 #: read as `stack.fullname`, its scope was no chart's). It starts after no word's hyphen (a start after each `-`
@@ -106,9 +105,9 @@ class QueryAnalysis:
     modules: frozenset[str]
     #: how many traceback frames the query carries
     frames: int
-    #: the lines a pasted trace names, by file (the path as written, lower-cased, no leading ./): a Python
-    #: frame's `line 227`, a JVM frame's `(NiaApp.kt:227)`, a compiler's or a panic's `src/lib.rs:42:5`
-    frame_lines: tuple[tuple[str, int], ...] = ()
+    #: the lines a pasted trace's frames name, with their files (as written, lower-cased, no leading ./) and
+    #: functions (lower-cased): a Python frame's `line 227, in f`, a JVM frame's `NiaAppKt.NiaApp(NiaApp.kt:227)`
+    frame_lines: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def spelled(self) -> tuple[str, ...]:
@@ -164,8 +163,10 @@ def analyse(text: str) -> QueryAnalysis:
     frame_matches = [m for pattern in (_FRAME, _IPYTHON_FRAME, _PYTEST_FRAME) for m in pattern.finditer(text)]
     frames = [(m.group(1), m.group(3)) for m in frame_matches]
     frame_lines = tuple(dict.fromkeys(
-        (_shown_path(m.group(1)), int(m.group(2))) for m in [*frame_matches, *_LINE_REFERENCE.finditer(text)]
-        if len(m.group(2)) <= 7))
+        (_shown_path(file), int(line), re.split(r"[.$]", function)[-1].lower())
+        for file, line, function in [*((m.group(1), m.group(2), m.group(3)) for m in frame_matches),
+                                     *((m.group(2), m.group(3), m.group(1)) for m in _JVM_FRAME.finditer(text))]
+        if len(line) <= 7))
     for file, qualified in frames:
         add_path(file)
         if not qualified.startswith("<"):
