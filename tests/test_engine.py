@@ -467,6 +467,17 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
     assert _default_copy([0, 1, 2], copies, [(1.00, []), (0.99, []), (0.60, [])], 0) == 0
     copies.append(locale_of("Ext/Base.lproj/InfoPlist.strings"))
     assert _default_copy([0, 1, 2, 3], copies, [(1.00, []), (0.99, []), (0.98, []), (0.97, [])], 0) == 3
+    # a language asked for is shown even where its copy is the family's best and the English one is near
+    from types import SimpleNamespace
+
+    from noul_lsp.retrieval.locales import fold_translations
+
+    files = [f"Ext/{code}.lproj/InfoPlist.strings" for code in ("de", "en", "fr", "ja")]
+    arrays = SimpleNamespace(files=files, row_file=list(range(len(files))))
+    scored = [(1.0 - row / 100, [(0, row)]) for row in range(len(files))]
+    shown = fold_translations(scored, [SimpleNamespace(arrays=arrays)], frozenset({"de"}))
+    assert [keys for _, keys in shown] == [[(0, 0)]]
+    assert [keys for _, keys in fold_translations(scored, [SimpleNamespace(arrays=arrays)])] == [[(0, 1)]]
     # three folders named like languages that no one translates into are no family
     assert not is_family({locale_of(f"src/{code}/reader.go")[1] for code in ("io", "os", "gl")})
     assert is_family({"en", "de", "ja"}) and locale_of("lib/string.util.dart") is None

@@ -64,8 +64,8 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     A file a pasted trace's frame names (`frame_lines`) opens at its ranked chunk that holds the frame's line
     and defines its function: a Kotlin trace through `NiaApp.kt:227` opened `NiaApp.kt` at 135-184, its best
     chunk by words. The function is the check that the trace's lines are this code's: an issue's traceback
-    names the lines of the version its reporter ran (opened at its lines alone, 6 of SWE-bench's dev issues'
-    files opened off their fix, 1 onto it)."""
+    names the lines of the version its reporter ran (opened at its lines alone, SWE-bench Verified's located@5
+    fell 0.403 -> 0.374; with the check, four dev lists opened onto their fix and five off it)."""
     before_rerank = before_rerank or {}
     hits: list[tuple[Key, Hit, Key | None]] = []  # (the scoring chunk, its hit, a definition beside imports)
     shown: set[tuple] = set()

@@ -151,8 +151,8 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
         if not is_family({language(located[p][1]) if located[p] is not None else "" for p in family}):
             continue
         first = family[0]
-        shown_at[first] = next((p for p in family if located[p] is not None and language(located[p][1]) in asked),
-                               None) or _default_copy(family, located, scored, first)
+        asked_member = next((p for p in family if located[p] is not None and language(located[p][1]) in asked), None)
+        shown_at[first] = asked_member if asked_member is not None else _default_copy(family, located, scored, first)
         dropped.update(family[1:])
     if not shown_at:
         return scored
