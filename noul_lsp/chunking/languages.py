@@ -389,30 +389,23 @@ _ELIXIR_DEFINITIONS = {
 _PHOENIX_BLOCKS = {"scope": "scope", "pipeline": "pipeline", "live_session": "scope"}
 
 
-def _phoenix_block(node: tree_sitter.Node, target: tree_sitter.Node | None) -> tuple[tree_sitter.Node, str, str] | None:
-    """A Phoenix router's `scope`, `pipeline` or `live_session` with its `do` block, titled by its first
-    argument as a test is (`scope "/api"`, `pipeline ":api"`: a title, no name the symbol table defines)."""
-    verb = node_text(target) if target is not None and target.type == "identifier" else ""
-    if verb not in _PHOENIX_BLOCKS or not any(c.type == "do_block" for c in node.named_children):
-        return None
-    arguments = next((c for c in node.named_children if c.type == "arguments"), None)
-    head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
-    if head is None or head.type not in ("string", "atom"):
-        return None
-    return node, _PHOENIX_BLOCKS[verb], _test_title(verb, head)
-
-
 def _elixir_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """`defmodule Name do`, `def name(args) when guard do`, `test "name" do`: a call whose target is one
-    of Elixir's defining macros; the name is the first argument's head."""
+    of Elixir's defining macros; the name is the first argument's head. And a Phoenix router's `scope`,
+    `pipeline` or `live_session` with its `do` block, titled by its first argument as a test is (`scope "/api"`,
+    `pipeline ":api"`: a title, no name the symbol table defines)."""
     if node.type != "call":
         return None
     target = node.child_by_field_name("target")
-    kind = _ELIXIR_DEFINITIONS.get(node_text(target)) if target is not None and target.type == "identifier" else None
-    if kind is None:
-        return _phoenix_block(node, target)
+    verb = node_text(target) if target is not None and target.type == "identifier" else ""
+    kind = _ELIXIR_DEFINITIONS.get(verb)
+    block = _PHOENIX_BLOCKS.get(verb) if any(c.type == "do_block" for c in node.named_children) else None
+    if kind is None and block is None:
+        return None
     arguments = next((c for c in node.named_children if c.type == "arguments"), None)
     head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if kind is None:
+        return (node, block, _test_title(verb, head)) if head is not None and head.type in ("string", "atom") else None
     if head is not None and head.type == "binary_operator":  # def name(x) when is_atom(x)
         head = head.child_by_field_name("left")
     if head is not None and head.type == "call":  # def name(x): the call's target is the name

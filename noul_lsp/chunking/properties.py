@@ -49,8 +49,7 @@ def chunk_toml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
     lines (an alias, its accessor and a plugin's id are names: a window of 40 would pass `MAX_NAMES`)."""
     catalog = path.endswith(".versions.toml")
     windows = chunk_lines(path, text, language="toml", window_lines=max(window_lines // 2, 1) if catalog
-                          else window_lines, overlap=min(overlap, max(window_lines // 4, 0)) if catalog else overlap,
-                          max_chars=max_chars)
+                          else window_lines, overlap=overlap, max_chars=max_chars)  # (at most a quarter overlaps)
     found: list[tuple[str, int]] = []
     table = ""
     for row, line in enumerate(text.split("\n"), start=1):

@@ -410,8 +410,8 @@ def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes
                 head = handle.read(BINARY_SNIFF_BYTES)
         except OSError:
             head = b""
-        if not head.startswith(UTF16_MARKS) and (nul := head.find(b"\0")) >= 0:
-            raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
+        if not head.startswith(UTF16_MARKS):
+            _refuse_binary(file, head)
         raise SkippedFile(f"{file.path}: {file.size} bytes is over the {cap}-byte cap")
     try:
         with open(file.absolute, "rb") as handle:
@@ -432,12 +432,17 @@ def read_text_file(file: DiscoveredFile, settings: IndexSettings) -> tuple[bytes
             return data, text
     # anywhere, not in the first 8 KB alone (git's test): a PDF or an Illustrator file opens with kilobytes
     # of text metadata, and its compressed streams were indexed as code and ranked (one search of memchr)
-    if (nul := data.find(b"\0")) >= 0:
-        raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
+    _refuse_binary(file, data)
     text = source_text(data)
     if (secret := secret_kind(text)) is not None:
         raise SkippedFile(f"{file.path}: {secret}, never indexed")
     return data, text
+
+
+def _refuse_binary(file: DiscoveredFile, data: bytes) -> None:
+    """Raises SkippedFile where the bytes hold a NUL (outside UTF-16, which the caller has ruled out)."""
+    if (nul := data.find(b"\0")) >= 0:
+        raise SkippedFile(f"{file.path}: binary (a NUL byte at byte {nul})")
 
 
 #: a file that is a private key (PEM: `-----BEGIN PRIVATE KEY-----`, `-----BEGIN OPENSSH PRIVATE KEY-----`, an App
