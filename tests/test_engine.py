@@ -53,6 +53,23 @@ def test_report_shape_and_timings(indexed):
     assert len(report["results"]) == 3
 
 
+
+def test_a_file_the_query_names_that_is_not_indexed_is_said_with_why(indexed):
+    # skipped for its size: the reason, and what raises the cap
+    huge = indexed.find("what is in huge.txt")
+    assert any(note.startswith("named but not indexed: huge.txt: ") and "over the 1000000-byte cap" in note
+               and "maxFileBytes" in note for note in huge.notes)
+    # binary: said so (the fixture's `assets/logo.py` is a PNG)
+    assert any("named but not indexed: assets/logo.py" in note for note in indexed.find("assets/logo.py").notes)
+    # a default exclude: what the excludes would do with a file of that name
+    lock = indexed.find("which versions does package-lock.json pin")
+    assert any("a file named package-lock.json would be left out of the index by the excludes" in note
+               for note in lock.notes)
+    # a file found, or an issue text naming its reproducer's files, gets no such note
+    assert not any("not indexed" in note for note in indexed.find("retry.py backoff").notes)
+    issue = "Uploads are not retried.\n" + " ".join(f"word{i}" for i in range(40)) + "\nsee huge.txt and package-lock.json"
+    assert not any("not indexed" in note for note in indexed.find(issue).notes)
+
 def test_chunk_mode_include_and_exclude(indexed):
     chunks = indexed.find("token bucket refill", mode="chunks", limit=5).hits
     assert chunks[0].symbol.startswith("TokenBucket")

@@ -19,7 +19,7 @@ filled in behind by the background pass) and the static model (`static_key`, fil
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -70,10 +70,20 @@ class CorpusArrays:
     live_base_codes: np.ndarray | None = None
     #: the rows of given vector slots (the base's sorted once per base)
     slot_rows: SlotRows | None = None
+    #: each file the index holds no chunk of for a reason (binary, over the size cap, a secret), with it
+    skipped_reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
         return len(self.row_file)
+
+    @cached_property
+    def skipped_by_name(self) -> dict[str, list[str]]:
+        """The skipped files by their lower-cased names (read once per state, when a query names a file)."""
+        named: dict[str, list[str]] = {}
+        for path in self.skipped_reasons:
+            named.setdefault(path.rsplit("/", 1)[-1].lower(), []).append(path)
+        return named
 
     @cached_property
     def live_rows(self) -> int:
@@ -399,10 +409,10 @@ class Corpus:
                 continue
             has = table.present[row_slot]
             covered[leg] = int((has & live).sum()) if live is not None else int(has.sum())
-        empty_files = sum(1 for why in self._rowless.values() if not why)
+        skipped = {path: why for path, why in self._rowless.items() if why}  # the others are empty files
         return CorpusArrays(base, delta, live, files, row_file, row_slot, bm25, file_bm25, self.tables, covered,
-                            self._vocabulary, live_file_count + empty_files, len(self._rowless) - empty_files,
-                            live_base_codes, self._slot_rows)
+                            self._vocabulary, live_file_count + len(self._rowless) - len(skipped), len(skipped),
+                            live_base_codes, self._slot_rows, skipped)
 
     def pending_keys(self, leg: str) -> list[str]:
         """One chunk key per distinct live text that has no vector of this leg's model yet (caught up with

@@ -36,7 +36,7 @@ from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
-from noul_lsp.retrieval.retrieve import RowFilter, filter_note, retrieve, union_idf
+from noul_lsp.retrieval.retrieve import RowFilter, filter_note, retrieve, union_idf, unindexed_note
 from noul_lsp.retrieval.roles import asks_for_tests
 from noul_lsp.store import ChunkRecord
 
@@ -235,6 +235,8 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       at_definition=analysis.shape == "symbol", names=analysis.names,
                       wants_tests=asks_for_tests(analysis.terms, analysis.shape, analysis.text),
                       frame_lines=analysis.frame_lines)
+    if (unindexed := unindexed_note(candidates, analysis, [hit.path for hit in hits])) is not None:
+        notes.append(unindexed)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True

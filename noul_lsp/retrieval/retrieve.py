@@ -167,6 +167,48 @@ def left_out_by_scan(root: Path, settings: IndexSettings, include: Sequence[str]
     return found
 
 
+#: a file the query may name: a name with a suffix (`Localizable.xcstrings`, `ios/Runner.xcodeproj/project.pbxproj`),
+#: on a word's boundaries
+_NAMED_FILE = re.compile(r"(?<![\w./~-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w-]{0,15})(?![\w/])")
+#: the named files a note lists at most
+NAMED_UNINDEXED = 3
+#: what lets a file over the size cap in
+_RAISE_CAP = " (the `maxFileBytes` setting, `noul index --max-file-bytes`, raises it)"
+
+
+def unindexed_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, hit_paths: Sequence[str]) -> str | None:
+    """The files a short query names that no hit is and the index holds no chunk of, with why: skipped
+    (binary, over the size cap, a secret) or left out by the excludes. A mobile developer's find for the
+    2 MB `Localizable.xcstrings` answered with other files and a low P(here), as if no such file were there;
+    the reason says what to change (the size cap, a `!pattern` line). An issue text is not read: it names its
+    reproducer's files."""
+    if analysis.shape == "long":
+        return None
+    shown = [path.lower() for path in hit_paths]
+    named = [name for name in dict.fromkeys(n.lstrip("./") for n in _NAMED_FILE.findall(analysis.text))
+             if name and not any(path == name.lower() or path.endswith("/" + name.lower()) for path in shown)]
+    reasons: list[str] = []
+    for name in named:
+        lowered = name.lower()
+        for c in candidates:
+            found = [path for path in c.arrays.skipped_by_name.get(lowered.rsplit("/", 1)[-1], ())
+                     if path.lower() == lowered or path.lower().endswith("/" + lowered)]
+            for why in (c.arrays.skipped_reasons[path] for path in found):
+                reasons.append(why + (_RAISE_CAP if why.endswith("-byte cap") else ""))
+            root = getattr(c.root, "root", None)
+            if not found and isinstance(root, Path) and root.is_dir() and \
+                    exclusion_spec(root, c.root.settings.index).match_file(name):
+                # a bare name may be of no file here: what the excludes would do is all that is known
+                held = f"{name} is" if "/" in name and (root / name).is_file() else f"a file named {name} would be"
+                reasons.append(f"{held} left out of the index by the excludes (the defaults, .noulignore or the "
+                               "settings; a `!pattern` line in .noulignore takes a default back)")
+    reasons = list(dict.fromkeys(reasons))
+    if not reasons:
+        return None
+    more = f"; and {len(reasons) - NAMED_UNINDEXED} more" if len(reasons) > NAMED_UNINDEXED else ""
+    return "named but not indexed: " + "; ".join(reasons[:NAMED_UNINDEXED]) + more
+
+
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
              exclude: Sequence[str], query_vectors: dict[str, np.ndarray], stage: Stage, notes: list[str],
              term_idf: dict[str, float] | None = None) -> Candidates:
