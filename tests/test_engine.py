@@ -67,8 +67,10 @@ def test_a_file_the_query_names_that_is_not_indexed_is_said_with_why(indexed):
                for note in lock.notes)
     # a file found, or an issue text naming its reproducer's files, gets no such note
     assert not any("not indexed" in note for note in indexed.find("retry.py backoff").notes)
-    issue = "Uploads are not retried.\n" + " ".join(f"word{i}" for i in range(40)) + "\nsee huge.txt and package-lock.json"
+    words = " ".join(f"word{i}" for i in range(40))
+    issue = f"Uploads are not retried.\n{words}\nsee huge.txt and package-lock.json"
     assert not any("not indexed" in note for note in indexed.find(issue).notes)
+
 
 def test_chunk_mode_include_and_exclude(indexed):
     chunks = indexed.find("token bucket refill", mode="chunks", limit=5).hits
