@@ -746,11 +746,33 @@ def test_lua_functions_held_in_a_tables_fields_are_definitions():
     chunks = FileChunker(IndexSettings(chunk_max_chars=60)).chunk("lua/sources.lua", lua)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.symbol.startswith("M.")] == [
         ("M.sources.nvim_lsp", 3, 5), ("M.sources.coc", 6, 8)]
-    # a table passed to a call holds options, not the module's functions; a key that is no name names nothing
+    # a table passed to a call holds options, not the module's functions: the call at the top level is the chunk
     called = "require('x').setup({\n  on_attach = function(client)\n    return client\n  end,\n})\n"
-    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/init.lua", called)] == [""]
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/init.lua", called)] == ["require('x').setup"]
     assert [c.names for c in FileChunker(IndexSettings()).chunk("lua/f.lua", lua[lua.index("local f"):])][0] \
         == ("f.g",)
+
+
+def test_a_neovim_configurations_plugin_specs_and_setup_calls_are_named_chunks():
+    """LazyVim's plugin specs were windows named nothing, cut across two plugins, and its autocommands one window of
+    70 lines whose first 128 tokens the embedder read."""
+    specs = ('return {\n  {\n    "folke/which-key.nvim",\n    opts = { preset = "helix" },\n  },\n'
+             '  {\n    "gitsigns.nvim",\n    opts = function()\n      return {}\n    end,\n  },\n'
+             '  { "x", opts = {} },\n}\n')
+    chunks = FileChunker(IndexSettings()).chunk("lua/plugins/editor.lua", specs)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if c.kind == "plugin"] == [
+        ("folke/which-key.nvim", "plugin", 2, 5), ("gitsigns.nvim", "plugin", 6, 11)]
+    single = 'return {\n  "stevearc/conform.nvim",\n  opts = {\n    formatters = {},\n  },\n}\n'
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/plugins/conform.lua", single)] == [
+        "stevearc/conform.nvim"]
+    autocmds = ('vim.api.nvim_create_autocmd("TextYankPost", {\n  group = augroup("highlight_yank"),\n'
+                '  callback = function()\n    vim.hl.on_yank()\n  end,\n})\n\n'
+                'vim.api.nvim_create_autocmd("BufReadPost", {\n  desc = "go to last loc",\n'
+                '  callback = function() end,\n})\nvim.opt.number = true\n')
+    cut = FileChunker(IndexSettings()).chunk("lua/autocmds.lua", autocmds)
+    assert [(c.symbol, c.start_line, c.end_line) for c in cut if c.kind == "call"] == [
+        ("vim.api.nvim_create_autocmd highlight_yank", 1, 6),
+        ("vim.api.nvim_create_autocmd go to last loc", 8, 11)]
 
 
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():

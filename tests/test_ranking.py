@@ -873,6 +873,29 @@ def test_a_later_window_of_a_long_definition_previews_its_signature_first():
     assert record_preview(page) == "If a user leaves"
 
 
+def test_a_dotfiles_repositorys_files_are_read_as_what_they_are():
+    """thoughtbot/dotfiles' `zshrc`, `aliases` and zsh functions were windows of `other`, its `history.zsh` a
+    changelog, its git hooks `other` beside `bin/`'s scripts, its `gitconfig` one window named nothing, and 8 of
+    its 15 scripts previewed `#!/bin/sh` / `set -e`."""
+    from noul_lsp.retrieval.result import preview
+
+    shell_and_vim = ("zshrc", ".bashrc", "aliases", "zsh/functions/mcd", "zsh/configs/history.zsh", "vimrc.bundles",
+                     "hooks/post-up", "git_template/hooks/post-checkout")
+    assert [file_role(p) for p in shell_and_vim] == ["source"] * 8
+    assert [file_role(p) for p in ("gitconfig", "psqlrc", "rcrc", ".eslintrc")] == ["config"] * 4
+    assert file_role("bin/src") == "source" and file_role("HISTORY.md") == "changelog"
+    chunker = FileChunker(IndexSettings())
+    shell = "mcd() {\n  mkdir -p \"$1\" && cd \"$1\"\n}\nalias ll='ls -al'\n"
+    assert [(c.symbol, c.language) for c in chunker.chunk("zsh/functions/mcd", shell) if c.symbol] == [("mcd", "bash")]
+    assert {c.language for c in chunker.chunk("zshrc", shell)} == {"bash"}
+    gitconfig = ('[init]\n  defaultBranch = main\n[alias]\n  fp = push --force-with-lease\n'
+                 '[remote "origin"]\n  url = x\n')
+    assert chunker.chunk("gitconfig", gitconfig)[0].names == (
+        "init", "init.defaultBranch", "alias", "alias.fp", "remote.origin", "remote.origin.url")
+    assert preview("#!/bin/sh\n\nset -euo pipefail\n\n# Delete a merged branch\ngit branch -d \"$1\"") == \
+        "# Delete a merged branch\ngit branch -d \"$1\""
+
+
 def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_directives():
     """kotlinpoet's `@JvmStatic public fun classBuilder(...)` previewed as nothing (38 empty previews), and every
     flysystem import chunk as `<?php / declare(strict_types=1);`."""

@@ -429,11 +429,18 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     assigned to a name is no definition: as one (kind `table`), lualine's colour themes came before its
     config in its commit labels."""
     if node.type == "function_call":
-        return _test_call(node, node.child_by_field_name("name"))
+        return _test_call(node, node.child_by_field_name("name")) or _lua_setup_call(node)
     if node.type == "field":
         value = node.child_by_field_name("value")
+        if node.child_by_field_name("name") is None and (plugin := _lua_plugin(value)) is not None:
+            return node, "plugin", plugin
         name = _lua_field_path(node) if value is not None and value.type == "function_definition" else None
         return (node, "function", name) if name else None
+    if node.type == "return_statement":  # a file that returns one plugin's spec
+        values = next((c for c in node.named_children if c.type == "expression_list"), None)
+        plugin = _lua_plugin(values.named_children[0]) if values is not None and len(values.named_children) == 1 \
+            else None
+        return (node, "plugin", plugin) if plugin else None
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
@@ -448,6 +455,63 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     if values.named_children[0].type != "function_definition":
         return None
     return node, "function", node_text(names)
+
+
+#: a plugin spec's first element: the plugin's repository (lazy.nvim's and packer's `"folke/which-key.nvim"`), or
+#: the short name lazy.nvim takes for a plugin specified elsewhere (`"gitsigns.nvim"`)
+_PLUGIN_REPOSITORY = re.compile(r"[\w.-]+/[\w.-]+|[\w-]+(?:\.[\w-]+)*\.(?:nvim|vim|lua)")
+#: the fewest lines of a top-level call that is a chunk of its own
+_SETUP_CALL_LINES = 3
+
+
+def _lua_plugin(table: tree_sitter.Node | None) -> str | None:
+    """The repository a plugin spec names first (`{ "folke/which-key.nvim", opts = ..., keys = ... }`), or None:
+    a Neovim configuration's specs were windows named nothing, cut across two plugins (LazyVim's `editor.lua`
+    held trouble.nvim and the head of todo-comments in one)."""
+    if table is None or table.type != "table_constructor":
+        return None
+    first = next((c for c in table.named_children if c.type == "field"), None)
+    if first is None or first.child_by_field_name("name") is not None:
+        return None
+    value = first.child_by_field_name("value")
+    if value is None or value.type != "string":
+        return None
+    content = value.child_by_field_name("content")
+    text = node_text(content) if content is not None else node_text(value).strip("\"'[]")
+    return text if _PLUGIN_REPOSITORY.fullmatch(text) else None
+
+
+def _lua_setup_call(call: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """A call of a few lines at a file's top level (`vim.api.nvim_create_autocmd(...)` with its callback,
+    `require("x").setup({...})`) as a chunk of its own, named by its callee and the group or description it
+    gives (`augroup("last_loc")`, `desc = "..."`): a Neovim configuration's four autocommands were one window of
+    70 lines, and the embedder reads a window's first 128 tokens."""
+    if call.parent is None or call.parent.type != "chunk" or \
+            call.end_point.row - call.start_point.row + 1 < _SETUP_CALL_LINES:
+        return None
+    callee = call.child_by_field_name("name")
+    if callee is None:
+        return None
+    label = next((node_text(found) for found in _lua_labels(call.child_by_field_name("arguments"))), "")
+    return call, "call", f"{node_text(callee)} {label}" if label else node_text(callee)
+
+
+def _lua_labels(arguments: tree_sitter.Node | None):
+    """The strings that name what a call sets up, in its argument tables: a `group = augroup("x")`'s and a
+    `desc = "x"`'s (not inside the callback's body)."""
+    for table in (arguments.named_children if arguments is not None else ()):
+        if table.type != "table_constructor":
+            continue
+        for field in table.named_children:
+            key, value = field.child_by_field_name("name"), field.child_by_field_name("value")
+            if key is None or value is None or node_text(key) not in ("group", "desc"):
+                continue
+            if value.type == "function_call":
+                held = value.child_by_field_name("arguments")
+                value = held.named_children[0] if held is not None and held.named_children else value
+            if value.type == "string":
+                content = value.child_by_field_name("content")
+                yield content if content is not None else value
 
 
 def _lua_field_path(field: tree_sitter.Node) -> str | None:
@@ -1040,7 +1104,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_scala_definition, bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,
-                     container_kinds=_TEST_GROUPS, members=frozenset({"assignment_statement"})),
+                     container_kinds=_TEST_GROUPS | {"plugin"}, members=frozenset({"assignment_statement"})),
         LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), {},
                      named_definition=_elixir_definition,
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
@@ -1054,7 +1118,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",),
                      {"function_declaration": "function"}, named_definition=_zig_definition,
                      container_kinds=frozenset({"struct", "enum", "union", "opaque"})),
-        LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats"),
+        LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash", ".bats", ".zsh"),
                      {"function_definition": "function"}, named_definition=_bash_definition,
                      before_parse=bats_rewritten, reread=bash_expansions_blanked),
         LanguageSpec("dart", "tree_sitter_dart", "language", (".dart",), {}, frozenset(_DART_TYPES),
@@ -1100,9 +1164,27 @@ _INTERPRETERS = {"bash": "bash", "bats": "bash", "sh": "bash", "zsh": "bash", "d
                  "node": "javascript", "ruby": "ruby", "lua": "lua", "elixir": "elixir", "php": "php"}
 
 
+#: a shell's startup files and a dotfiles repository's shell code, with or without their dot (`zshrc`,
+#: `.bash_profile`, `aliases.local`): shell with no `#!` line and no extension, whose functions and aliases were
+#: windows named nothing (thoughtbot/dotfiles' `zshrc`, `aliases`)
+_SHELL_STARTUP = re.compile(r"\.?(?:zshrc|zshenv|zprofile|zlogin|zlogout|bashrc|bash_profile|bash_login|bash_logout"
+                            r"|bash_aliases|aliases|functions|exports)(?:\.local)?")
+
+
+def shell_startup_file(path: str) -> bool:
+    """Whether a path is a shell's startup file or a zsh function of a dotfiles repository (`zsh/functions/mcd`:
+    a file with no extension in a `functions` folder below one named for zsh)."""
+    folders = path.lower().split("/")
+    name = folders.pop()
+    return bool(_SHELL_STARTUP.fullmatch(name)) or (
+        "." not in name and folders[-1:] == ["functions"] and any("zsh" in folder for folder in folders[:-1]))
+
+
 def language_for_script(path: str, text: str) -> LanguageSpec | None:
     """The grammar of a file with no extension by its `#!` line (`bin/bats`, `libexec/rbenv-init`):
-    command-line tools are often scripts named like commands."""
+    command-line tools are often scripts named like commands; a shell's startup file by its name."""
+    if shell_startup_file(path):
+        return LANGUAGES["bash"]
     name = path.rsplit("/", 1)[-1]
     if "." in name or not text.startswith("#!"):
         return None

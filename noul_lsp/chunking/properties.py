@@ -70,6 +70,35 @@ def chunk_toml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
     return _named_at(windows, found)
 
 
+#: an INI file's section (`[alias]`, git's `[remote "origin"]`, setup.cfg's `[tool:pytest]`) and key (`fp = ...`,
+#: `addopts: -q`), read on a line's stripped text and from its indent
+_INI_SECTION = re.compile(r"\[\s*([^\]\s\"]+)(?:\s+\"([^\"]*)\")?\s*\]\s*(?:[#;].*)?")
+_INI_KEY = re.compile(r"\s*([A-Za-z0-9_][\w.-]*)\s*[=:]")
+#: git's config (`.gitconfig`, a dotfiles repository's `gitconfig`) and submodules, EditorConfig's, and the INI files
+#: of Python's tools (`setup.cfg`, `tox.ini`)
+INI_SUFFIXES = (".ini", ".cfg", "gitconfig", ".gitmodules", ".editorconfig")
+
+
+def chunk_ini(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """An INI file's windows, each named by its sections and their keys (`alias.fp`, `tool:pytest.addopts`): a
+    dotfiles repository's `gitconfig` was one window named nothing, previewed `[init]`, for its force-push
+    alias."""
+    windows = chunk_lines(path, text, language=text_language(path), window_lines=window_lines, overlap=overlap,
+                          max_chars=max_chars)
+    found: list[tuple[str, int]] = []
+    section = ""
+    for row, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if (header := _INI_SECTION.fullmatch(stripped)) is not None:
+            section = ".".join(part for part in header.groups() if part)
+            found.append((section, row))
+        elif (key := _INI_KEY.match(line)) is not None:
+            found.append((f"{section}.{key.group(1)}" if section else key.group(1), row))
+    return _named_at(windows, found)
+
+
 def chunk_property_list(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A property list's windows, each named by the keys it holds."""
     windows = chunk_lines(path, text, language=text_language(path), window_lines=window_lines, overlap=overlap,

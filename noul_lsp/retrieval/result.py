@@ -119,7 +119,10 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          r"|(?:shader_type|render_mode)\s[\w\s,]*;|#version\s.*|precision\s+\w+\s+\w+\s*;"
                          # an XML file's prolog and a property list's frame: every Info.plist and entitlements hit
                          # previewed `<?xml version="1.0" ...?>` / `<!DOCTYPE plist ...>`
-                         r"|<\?xml\s[^>]*\?>|<!DOCTYPE\s[^>]*>|</?(?:plist|dict|array|resources)\b[^>]*>)$")
+                         r"|<\?xml\s[^>]*\?>|<!DOCTYPE\s[^>]*>|</?(?:plist|dict|array|resources)\b[^>]*>"
+                         # a script's interpreter line and its shell options: 8 of a dotfiles repository's 15 `bin/`
+                         # scripts previewed `#!/bin/sh` / `set -e`, siblings told apart by their paths alone
+                         r"|#!\s*/.*|set(?:\s+[-+][A-Za-z]+(?:\s+pipefail)?|\s+[-+]o\s+\w+)+)$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from noul_lsp.chunking.languages import shell_startup_file
+
 ROLES = ("source", "test", "docs", "example", "changelog", "config", "generated", "notebook", "other")
 ROLE_INDEX = {role: index for index, role in enumerate(ROLES)}
 
@@ -41,6 +43,8 @@ _CODE_SUFFIXES = frozenset({
     # chunks, took a quarter of the first ten places)
     ".gd", ".gdshader", ".gdshaderinc", ".shader", ".glsl", ".vert", ".frag", ".geom", ".comp", ".tesc", ".tese",
     ".hlsl", ".fx", ".wgsl", ".metal",
+    # a dotfiles repository's zsh and Vim script (`zsh/configs/history.zsh` was a changelog, by its stem)
+    ".zsh", ".vim",
 })
 _DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
@@ -157,7 +161,13 @@ _SOURCE_SET_KINDS = frozenset({"java", "kotlin", "scala", "groovy", "res", "reso
 #: a source set of tests (`src/testDemo/`, `src/androidTestProd/`), on the path's own case
 _TEST_SOURCE_SET = re.compile(r"(?:android|unit|integration|screenshot)?[tT]est(?:[A-Z]\w*)?")
 _JVM_SUFFIXES = frozenset({".java", ".kt", ".kts", ".scala", ".groovy"})
-_SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack"})
+#: (git's hooks too: `hooks/post-up`, `git_template/hooks/pre-commit`, husky's, were `other` beside `bin/`'s source)
+_SCRIPT_FOLDERS = frozenset({"bin", "libexec", "sbin", "script", "scripts", "hack", "hooks", ".githooks", ".husky"})
+#: a dotfiles repository's settings kept without their dot (`gitconfig`, `gitmessage`, `psqlrc`, `rcrc`): config, as
+#: `.gitconfig` is (they were `other`)
+_DOTFILE = re.compile(r"git(?:config|ignore|message|attributes)(?:\.[\w-]+)?|[a-z]+rc(?:\.local)?")
+#: Vim's startup files, with or without their dot (`vimrc`, `.gvimrc`, `vimrc.bundles`): Vim script
+_VIMRC = re.compile(r"\.?g?vimrc(?:[._-][\w.-]*)?")
 #: languages whose folders of code are packages of the module: a Go file under `doc/` is the package `doc`
 #: (cobra's man and markdown generators, urfave/cli's `docs`), built and shipped with the rest; Go keeps its
 #: documentation in comments and markdown, never in code under a docs folder (as Python's conf.py is)
@@ -484,7 +494,9 @@ def file_role(path: str) -> str:
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
     # (not scripts/README or LICENSE: a command is not named in capitals)
     script = not suffix and not cased[-1].isupper() and any(f in _SCRIPT_FOLDERS for f in folders)
-    code = suffix in _CODE_SUFFIXES
+    # a shell's startup files and zsh functions (read by the shell grammar), Vim's: code, not a dot file's config
+    startup = shell_startup_file(path) or bool(_VIMRC.fullmatch(name))
+    code = suffix in _CODE_SUFFIXES or startup
     if any(f in (".github", ".circleci") for f in folders) and not code and suffix not in (".md", ".rst"):
         return "config"  # a workflow named `release.yml` releases; it is no release's notes (a page is docs)
     # not a settings file named so (`Release.xcconfig`, cargo-release's `release.toml`); a changelog kept as data
@@ -529,7 +541,8 @@ def file_role(path: str) -> str:
             # files of examples, under the SQL seed data for 11 of its 16 questions; and below any source set, by
             # the kind of code it holds (`src/prod/kotlin/com/google/samples/...`, a flavour named `src/demo/`)
             return "example"
-        if _CONFIG_CODE.fullmatch(name):  # a tool's configuration as code (a test's or an example's stays theirs)
+        if _CONFIG_CODE.fullmatch(name) and not startup:  # a tool's configuration as code (a test's or an example's
+            # stays theirs; `.bashrc` is a shell's code, no `.eslintrc`)
             return "config"
         if name.startswith("package@swift"):  # `Package@swift-5.9.swift`: the manifest for one Swift version
             return "config"
@@ -546,6 +559,7 @@ def file_role(path: str) -> str:
     # a manifest or a dot file is config wherever it is (`fuzz/Cargo.toml`, `tests/package.json`, a test folder's
     # `.eslintrc.yml`)
     if name in _CONFIG_NAMES or cased[-1] in _CASED_CONFIG_NAMES or name.startswith(".") \
+            or (_DOTFILE.fullmatch(name) and not script) \
             or _CONFIG_CODE.fullmatch(name) \
             or (name.startswith("dockerfile.") and suffix not in _DOC_SUFFIXES) or suffix == ".dockerfile" \
             or _REQUIREMENTS.fullmatch(name) \
