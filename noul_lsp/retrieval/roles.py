@@ -428,6 +428,12 @@ _TOOLS = (
     (re.compile(r"\bxcode\s+schemes?\b|\bxcschemes?\b", re.IGNORECASE), ("xcscheme", "xcschemes")),
     (re.compile(r"\bversion\s+catalogs?\b|\blibs\.versions\b", re.IGNORECASE), ("versions",)),
     (re.compile(r"\bproguard\b|\br8\b|\bkeep\s+rules\b", re.IGNORECASE), ("proguard", "rules")),
+    # a dotfiles repository's tools: rcm's settings (which files `rcup` links: thoughtbot/dotfiles' `rcrc`, as config,
+    # came 9th under the shell's files for "which files are excluded from being symlinked into home by rcm"), git's
+    # and tmux's
+    (re.compile(r"\brc(?:m|up|rc)\b", re.IGNORECASE), ("rcrc",)),
+    (re.compile(r"\bgit\s+(?:alias(?:es)?|config(?:uration)?)\b|\bgitconfig\b", re.IGNORECASE), ("gitconfig",)),
+    (re.compile(r"\btmux\b", re.IGNORECASE), ("tmux",)),
     # (and Java's resource bundles, `messages_de.properties`: "German translations of the form labels")
     (re.compile(r"\blocali[sz](?:ed|ation)\s+(?:strings?|texts?|labels?|messages?|files?)\b|\bl10n\b"
                 r"|\barb\s+files?\b|\btranslat(?:ion|ed)\s+(?:strings?|files?|keys?)\b"
