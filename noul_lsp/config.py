@@ -28,6 +28,9 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     # what a game engine writes beside the assets (Godot's import settings and `.uid` files, its cache folder) and
     # 3D models exported as text: a quarter of godot-demo-projects' chunks, numbers and paths, every one embedded
     ".godot/", "*.import", "*.uid", "*.obj", "*.mtl", "*.dae", "*.gltf", "*.fbx", "*.ply", "*.stl",
+    # and Unity's importer settings, a `.meta` beside every asset (a GUID and numbers: a quarter of two Unity projects'
+    # chunks, and a texture's `.meta` first for the material that uses the texture)
+    "*.meta",
     # IDE project files: Visual Studio's and Xcode's generated lists of sources and build settings (a fifth of
     # raylib's chunks)
     "*.vcxproj", "*.vcxproj.filters", "*.vcxproj.user", "*.sln", "*.pbxproj", "*.xcworkspacedata",

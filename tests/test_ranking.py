@@ -896,6 +896,27 @@ def test_a_dotfiles_repositorys_files_are_read_as_what_they_are():
         "# Delete a merged branch\ngit branch -d \"$1\""
 
 
+def test_a_unity_projects_assets_are_named_and_its_settings_and_imports_read_as_such():
+    """Two Unity projects' scenes and prefabs were windows named nothing, previewed `%YAML 1.1` / `%TAG !u! ...`;
+    `ProjectVersion.txt` was docs, `InputManager.asset` other, TextMesh Pro's shaders the project's source, and a
+    `.meta` beside every asset a quarter of the index."""
+    from noul_lsp.config import DEFAULT_EXCLUDES
+    from noul_lsp.retrieval.result import preview
+
+    prefab = ("%YAML 1.1\n%TAG !u! tag:unity3d.com,2011:\n--- !u!1 &1000010562469388\nGameObject:\n"
+              "  m_ObjectHideFlags: 0\n  m_PrefabInternal: {fileID: 100100000}\n  serializedVersion: 4\n"
+              "  m_Layer: 5\n  m_Name: ResourceItem\n--- !u!114 &114000011141895080\nMonoBehaviour:\n  m_Name: \n")
+    chunk = FileChunker(IndexSettings()).chunk("Assets/Prefabs/ResourceItem.prefab", prefab)[0]
+    assert (chunk.symbol, chunk.names) == ("ResourceItem", ("ResourceItem",))
+    assert preview(chunk.text) == "GameObject:\nm_Layer: 5"
+    assert [file_role(p) for p in ("ProjectSettings/ProjectVersion.txt", "ProjectSettings/InputManager.asset",
+                                   "Assets/Input.inputactions")] == ["config"] * 3
+    assert file_role("Assets/TextMesh Pro/Shaders/TMP_SDF.shader") == "generated"
+    assert file_role("lua/lazyvim/plugins/ui.lua") == "source"  # a plugins folder elsewhere is the project's
+    assert file_role("Assets/Resources/FloorGeneration/grammarList.txt") == "other"
+    assert "*.meta" in DEFAULT_EXCLUDES
+
+
 def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_directives():
     """kotlinpoet's `@JvmStatic public fun classBuilder(...)` previewed as nothing (38 empty previews), and every
     flysystem import chunk as `<?php / declare(strict_types=1);`."""

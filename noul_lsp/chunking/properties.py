@@ -99,6 +99,25 @@ def chunk_ini(path: str, text: str, *, window_lines: int, overlap: int, max_char
     return _named_at(windows, found)
 
 
+#: the files Unity serialises as YAML (scenes, prefabs, ScriptableObject and settings assets, materials,
+#: animations, animator controllers, physics materials, presets)
+UNITY_SUFFIXES = (".unity", ".prefab", ".asset", ".mat", ".anim", ".controller", ".overridecontroller",
+                  ".physicmaterial", ".physicsmaterial2d", ".preset", ".mixer", ".lighting", ".playable", ".mask",
+                  ".spriteatlas", ".guiskin", ".fontsettings", ".terrainlayer", ".brush", ".flare", ".rendertexture")
+#: the name a Unity object is serialised with (a GameObject's, a material's, an asset's: `m_Name: Agent`)
+_UNITY_NAME = re.compile(r"^\s*m_Name:[ \t]*(\S[^\n]*?)[ \t]*$", re.M)
+
+
+def chunk_unity(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
+    """A Unity scene's, prefab's or asset's windows, each named by the objects it serialises (`m_Name`), the
+    first its symbol: they were windows named nothing, previewed `%YAML 1.1` / `%TAG !u! ...`, and a question
+    about the agent's prefab found `Agent.prefab`'s best chunk 110th in the dense leg."""
+    windows = named_by(chunk_lines(path, text, language=text_language(path), window_lines=window_lines,
+                                   overlap=overlap, max_chars=max_chars), text, _UNITY_NAME)
+    return [replace(window, symbol=window.names[0]) if window.names and not window.symbol else window
+            for window in windows]
+
+
 def chunk_property_list(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
     """A property list's windows, each named by the keys it holds."""
     windows = chunk_lines(path, text, language=text_language(path), window_lines=window_lines, overlap=overlap,

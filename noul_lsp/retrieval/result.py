@@ -122,7 +122,12 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          r"|<\?xml\s[^>]*\?>|<!DOCTYPE\s[^>]*>|</?(?:plist|dict|array|resources)\b[^>]*>"
                          # a script's interpreter line and its shell options: 8 of a dotfiles repository's 15 `bin/`
                          # scripts previewed `#!/bin/sh` / `set -e`, siblings told apart by their paths alone
-                         r"|#!\s*/.*|set(?:\s+[-+][A-Za-z]+(?:\s+pipefail)?|\s+[-+]o\s+\w+)+)$")
+                         r"|#!\s*/.*|set(?:\s+[-+][A-Za-z]+(?:\s+pipefail)?|\s+[-+]o\s+\w+)+"
+                         # Unity's serialisation frame: a scene's and a prefab's hits previewed `%YAML 1.1` / `%TAG !u!
+                         # tag:unity3d.com,2011:`, then `m_ObjectHideFlags: 0`
+                         r"|%(?:YAML|TAG)\s.*|--- !u!\d+ &-?\d+(?: stripped)?|(?:m_ObjectHideFlags|serializedVersion):\s*\d+"
+                         r"|m_(?:PrefabParentObject|PrefabInternal|CorrespondingSourceObject|PrefabInstance|PrefabAsset)"
+                         r":\s*\{.*\})$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")

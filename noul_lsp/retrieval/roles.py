@@ -60,7 +60,9 @@ _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
                               ".xcscheme", ".xctestplan", ".resolved", ".strings", ".stringsdict", ".xcstrings",
                               ".pro", ".xcworkspacedata",
                               # Haskell's Cabal packages and Nix's expressions (a build's settings: `other`)
-                              ".cabal", ".nix"})
+                              ".cabal", ".nix",
+                              # Unity's assembly definitions and input actions (JSON under their own names)
+                              ".asmdef", ".asmref", ".inputactions"})
 #: MyBatis' mappers (`src/main/resources/mapper/UserMapper.xml`): a Java service's SQL, source (as config, first
 #: in both legs, they came 11th to 40th)
 _MAPPER_FOLDERS = frozenset({"mapper", "mappers", "mybatis", "sqlmap", "sqlmaps"})  # (iBATIS' `<sqlMap>`s)
@@ -144,6 +146,10 @@ _EXAMPLE_FOLDERS = frozenset({"example", "examples", "sample", "samples", "demo"
 _GENERATED_FOLDERS = frozenset({"dist", "build", "out", "vendor", "vendored", "_vendor", "third_party",
                                 "thirdparty", "generated", "gen", "node_modules", "bundle",
                                 "__generated__", "umd", ".hydra", "multirun", "lightning_logs"})
+#: what a Unity project imports into its `Assets/` folder from others: TextMesh Pro (its shaders, scripts and fonts
+#: were the project's source, a TMP shader third for the project's render pipeline settings) and native or managed
+#: plugins
+_UNITY_IMPORTED = frozenset({"textmesh pro", "plugins"})
 #: `external/` holds copied libraries in C and C++ projects (raylib's GLFW, miniaudio, stb); elsewhere it is the
 #: project's own code about outside services (a homelab's Terraform, Makefile and playbook were `generated`)
 _EXTERNAL_FOLDER = "external"
@@ -495,8 +501,11 @@ def file_role(path: str) -> str:
             or (suffix in _C_FAMILY_SUFFIXES and _EXTERNAL_FOLDER in folders)
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
             or (suffix in (".rb", ".cs", ".exs") and any(f.endswith(("migrate", "migrations")) for f in folders)
-                and _TIMESTAMPED_MIGRATION.match(stem))):
+                and _TIMESTAMPED_MIGRATION.match(stem))
+            or any(f in _UNITY_IMPORTED and i and folders[i - 1] == "assets" for i, f in enumerate(folders))):
         return "generated"
+    if "projectsettings" in folders:  # a Unity project's settings (`ProjectVersion.txt` was docs, `InputManager.asset`
+        return "config"  # other)
     # bin/bats, libexec/rbenv-init, scripts/manage, hack/release: commands are scripts with no extension
     # (not scripts/README or LICENSE: a command is not named in capitals)
     script = not suffix and not cased[-1].isupper() and any(f in _SCRIPT_FOLDERS for f in folders)
@@ -598,6 +607,8 @@ def file_role(path: str) -> str:
         return "config"  # an Ansible inventory in INI (`inventories/vagrant/inventory`, `hosts`)
     if suffix in _CONFIG_SUFFIXES:
         return "config"
+    if suffix == ".txt" and "resources" in folders and not in_docs:
+        return "other"  # data a program loads (Unity's and Java's resources: a level generator's grammar was docs)
     if suffix in _DOC_SUFFIXES or in_docs:
         return "docs"
     return "source" if script else "other"
