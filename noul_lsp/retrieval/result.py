@@ -125,9 +125,9 @@ _EMPTY_LINE = re.compile(r"^(@.*|#!?\[.*\]|\{-#.*#-\}|[\"'`]{3}|[(){}\[\];,:]+|/
                          r"|#!\s*/.*|set(?:\s+[-+][A-Za-z]+(?:\s+pipefail)?|\s+[-+]o\s+\w+)+"
                          # Unity's serialisation frame: a scene's and a prefab's hits previewed `%YAML 1.1` / `%TAG !u!
                          # tag:unity3d.com,2011:`, then `m_ObjectHideFlags: 0`
-                         r"|%(?:YAML|TAG)\s.*|--- !u!\d+ &-?\d+(?: stripped)?|(?:m_ObjectHideFlags|serializedVersion):\s*\d+"
-                         r"|m_(?:PrefabParentObject|PrefabInternal|CorrespondingSourceObject|PrefabInstance|PrefabAsset)"
-                         r":\s*\{.*\})$")
+                         r"|%(?:YAML|TAG)\s.*|--- !u!\d+ &-?\d+(?: stripped)?"
+                         r"|(?:m_ObjectHideFlags|serializedVersion):\s*\d+|m_(?:PrefabParentObject|PrefabInternal"
+                         r"|CorrespondingSourceObject|PrefabInstance|PrefabAsset):\s*\{.*\})$")
 #: annotations opening a line (`@JvmStatic`, `@objc`, `@Deprecated("x")`), each with its arguments when they close
 #: on the line
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^()\n]*\))?\s*)+")
