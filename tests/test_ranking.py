@@ -902,6 +902,7 @@ def test_a_unity_projects_assets_are_named_and_its_settings_and_imports_read_as_
     `.meta` beside every asset a quarter of the index."""
     from noul_lsp.config import DEFAULT_EXCLUDES
     from noul_lsp.retrieval.result import preview
+    from noul_lsp.retrieval.symbols import declaration_twins
 
     prefab = ("%YAML 1.1\n%TAG !u! tag:unity3d.com,2011:\n--- !u!1 &1000010562469388\nGameObject:\n"
               "  m_ObjectHideFlags: 0\n  m_PrefabInternal: {fileID: 100100000}\n  serializedVersion: 4\n"
@@ -915,6 +916,10 @@ def test_a_unity_projects_assets_are_named_and_its_settings_and_imports_read_as_
     assert file_role("lua/lazyvim/plugins/ui.lua") == "source"  # a plugins folder elsewhere is the project's
     assert file_role("Assets/Resources/FloorGeneration/grammarList.txt") == "other"
     assert "*.meta" in DEFAULT_EXCLUDES
+    # a custom inspector stands beside the component it edits, as a header beside its implementation
+    paths = ["Assets/Scripts/Patrol.cs", "Assets/Scripts/Editor/PatrolInspector.cs", "Assets/Editor/BuildTool.cs",
+             "src/editor/TextEditor.cs", "src/Text.cs"]
+    assert declaration_twins(paths).tolist() == [False, True, False, False, False]
 
 
 def test_a_preview_keeps_a_signature_written_after_an_annotation_and_skips_php_directives():

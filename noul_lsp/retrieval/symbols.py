@@ -29,10 +29,15 @@ _TERMLESS_SUFFIX = re.compile(r"\.(?!(?:env|bazel|dockerfile|gradle|plist|entitl
                               re.IGNORECASE)
 
 
-#: a file that declares what another implements: a C or C++ header, a Python stub, a TypeScript declaration file
-_DECLARATION = re.compile(r"\.(?:h|hh|hpp|hxx|pyi|d\.ts)$", re.IGNORECASE)
+#: a file that declares what another implements: a C or C++ header, a Python stub, a TypeScript declaration file;
+#: and one that stands beside it in a Unity project's editor: a custom inspector (`Editor/PatrolInspector.cs` for
+#: `Patrol.cs`, its help text in plain English above the terse component in both legs for seven questions)
+_DECLARATION = re.compile(r"\.(?i:h|hh|hpp|hxx|pyi|d\.ts)$"
+                          r"|(?:^|/)Editor/(?:[^/]+/)*\w+?(?:Inspector|Editor|Drawer)\.cs$")
 #: the files that implement what a declaration file of the same name declares
-_IMPLEMENTATION = re.compile(r"\.(?:c|cc|cpp|cxx|m|mm|py|js|mjs|cjs|ts)$", re.IGNORECASE)
+_IMPLEMENTATION = re.compile(r"\.(?:c|cc|cpp|cxx|m|mm|py|js|mjs|cjs|ts|cs)$", re.IGNORECASE)
+#: what a Unity inspector's name adds to its component's (on the lower-cased name)
+_INSPECTOR_SUFFIX = re.compile(r"(?:inspector|editor|drawer)$")
 
 
 #: the prefix of a definition key that keeps one spelling of a name the corpus spells more than one way
@@ -127,6 +132,8 @@ def _twin_name(path: str) -> str:
     """A file's name without folder, suffix and plural `s`: FreeRTOS declares `tasks.c` in `task.h`."""
     name = path.rsplit("/", 1)[-1].lower()
     name = name[:-5] if name.endswith(".d.ts") else _SUFFIX.sub("", name)
+    if path.lower().endswith(".cs") and _DECLARATION.search(path):  # `PatrolInspector.cs` stands beside `Patrol.cs`
+        name = _INSPECTOR_SUFFIX.sub("", name)
     return name[:-1] if name.endswith("s") and len(name) > 2 else name
 
 
