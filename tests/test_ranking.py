@@ -888,6 +888,7 @@ def test_a_dotfiles_repositorys_files_are_read_as_what_they_are():
     shell = "mcd() {\n  mkdir -p \"$1\" && cd \"$1\"\n}\nalias ll='ls -al'\n"
     assert [(c.symbol, c.language) for c in chunker.chunk("zsh/functions/mcd", shell) if c.symbol] == [("mcd", "bash")]
     assert {c.language for c in chunker.chunk("zshrc", shell)} == {"bash"}
+    assert "ll" in chunker.chunk("aliases", "# Unix\nalias ll='ls -al'\nalias -g G='| grep'\n")[0].names
     gitconfig = ('[init]\n  defaultBranch = main\n[alias]\n  fp = push --force-with-lease\n'
                  '[remote "origin"]\n  url = x\n')
     assert chunker.chunk("gitconfig", gitconfig)[0].names == (

@@ -31,6 +31,7 @@ from noul_lsp.chunking.properties import (
     chunk_property_list,
     chunk_toml,
     chunk_unity,
+    named_by,
 )
 from noul_lsp.chunking.notebook import chunk_notebook
 from noul_lsp.chunking.proto import PROTO_SUFFIXES, chunk_proto
@@ -54,6 +55,9 @@ from noul_lsp.chunking.yaml_keys import JSON_SUFFIXES, YAML_SUFFIXES, chunk_json
 from noul_lsp.config import IndexSettings
 
 __all__ = ["CHUNKING_IDENTITY", "GENERATED_KIND", "Chunk", "FileChunker", "hash_text"]
+
+#: a shell alias's name (`alias gst='git status'`, zsh's global `alias -g G='| grep'`)
+_SHELL_ALIAS = re.compile(r"^[ \t]*alias[ \t]+(?:-g[ \t]+)?([\w.:-]+)=", re.M)
 
 #: what decides how files are cut besides the settings: the grammars and a version of the rules. A new
 #: grammar or rule changes it, and an index made before it looks at every file again once (its vectors
@@ -232,7 +236,9 @@ class FileChunker:
             chunker = self._code_chunker(spec.name)
             if chunker is not None:
                 try:
-                    return chunker.chunk(path, text)
+                    chunks = chunker.chunk(path, text)
+                    # a shell's aliases are names (a dotfiles repository's `aliases`: `alias ll="ls -al"`)
+                    return named_by(chunks, text, _SHELL_ALIAS) if spec.name == "bash" else chunks
                 except Exception as error:  # a definition reader's slip on one file: its lines stay findable
                     self.warnings.append(f"{path}: {spec.name} definitions unreadable ({type(error).__name__}: "
                                          f"{error}); cut into line windows")
