@@ -138,6 +138,9 @@ def scoped_globs(include: Sequence[str], relative: str, *, is_file: bool) -> lis
 
 
 NO_FILE_PASSES = "no indexed file passes the filter"
+#: what the excludes did with a file, and what takes it back
+LEFT_OUT = ("left out of the index by the excludes (the defaults, .noulignore or the settings; a `!pattern` line in "
+            ".noulignore takes a default back)")
 
 
 def filter_note(candidates: Sequence[Candidates], include: Sequence[str], exclude: Sequence[str]) -> str | None:
@@ -150,8 +153,7 @@ def filter_note(candidates: Sequence[Candidates], include: Sequence[str], exclud
     readings = "; ".join(dict.fromkeys(c.root.row_filter.PATTERNS_ARE for c in candidates if c.arrays.rows))
     left_out = list(dict.fromkeys(pattern for c in candidates if c.arrays.rows
                                   for pattern in left_out_by_scan(c.root.root, c.root.settings.index, include)))
-    why = (f"; {', '.join(left_out)}: left out of the index by the excludes (the defaults, .noulignore or "
-           "the settings; a `!pattern` line in .noulignore takes a default back)") if left_out else ""
+    why = f"; {', '.join(left_out)}: {LEFT_OUT}" if left_out else ""
     return f"{NO_FILE_PASSES} (include {list(include)}, exclude {list(exclude)}; {readings}){why}"
 
 
@@ -200,8 +202,7 @@ def unindexed_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, hi
                     exclusion_spec(root, c.root.settings.index).match_file(name):
                 # a bare name may be of no file here: what the excludes would do is all that is known
                 held = f"{name} is" if "/" in name and (root / name).is_file() else f"a file named {name} would be"
-                reasons.append(f"{held} left out of the index by the excludes (the defaults, .noulignore or the "
-                               "settings; a `!pattern` line in .noulignore takes a default back)")
+                reasons.append(f"{held} {LEFT_OUT}")
     reasons = list(dict.fromkeys(reasons))
     if not reasons:
         return None
