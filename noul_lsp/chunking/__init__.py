@@ -217,7 +217,7 @@ class FileChunker:
                                     (XML_SUFFIXES, chunk_xml, "statements"),  # MyBatis' mappers' SQL
                                     (PROPERTY_LIST_SUFFIXES, chunk_property_list, "keys"),  # an Info.plist's
                                     (TOML_SUFFIXES, chunk_toml, "keys"),  # a version catalog's aliases
-                                    (INI_SUFFIXES, chunk_ini, "keys"),  # git's aliases, setup.cfg's sections
+                                    (INI_SUFFIXES, chunk_ini, "keys"),  # git's aliases, its remotes
                                     (UNITY_SUFFIXES, chunk_unity, "objects"),  # a scene's, a prefab's objects
                                     (DOC_BLOCK_SUFFIXES, chunk_doc_blocks, "doc blocks"),  # dbt's `{% docs %}`
                                     (ASSEMBLY_SUFFIXES, chunk_assembly, "labels"),  # a reset handler, a port's

@@ -70,17 +70,18 @@ def chunk_toml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
     return _named_at(windows, found)
 
 
-#: an INI file's section (`[alias]`, git's `[remote "origin"]`, setup.cfg's `[tool:pytest]`) and key (`fp = ...`,
+#: an INI file's section (`[alias]`, git's `[remote "origin"]`, EditorConfig's `[*.py]`) and key (`fp = ...`,
 #: `addopts: -q`), read on a line's stripped text and from its indent
 _INI_SECTION = re.compile(r"\[\s*([^\]\s\"]+)(?:\s+\"([^\"]*)\")?\s*\]\s*(?:[#;].*)?")
 _INI_KEY = re.compile(r"\s*([A-Za-z0-9_][\w.-]*)\s*[=:]")
-#: git's config (`.gitconfig`, a dotfiles repository's `gitconfig`) and submodules, EditorConfig's, and the INI files
-#: of Python's tools (`setup.cfg`, `tox.ini`)
-INI_SUFFIXES = (".ini", ".cfg", "gitconfig", ".gitmodules", ".editorconfig")
+#: git's config (`.gitconfig`, a dotfiles repository's `gitconfig`) and submodules, EditorConfig's. Not the INI files
+#: of Python's tools: named by their keys (`xfail_strict`, `addopts`), `setup.cfg` and `tox.ini` defined the options
+#: an issue text names, and came above the code that reads them (pytest's 7490, 2nd to 3rd)
+INI_SUFFIXES = ("gitconfig", ".gitmodules", ".editorconfig")
 
 
 def chunk_ini(path: str, text: str, *, window_lines: int, overlap: int, max_chars: int) -> list[Chunk]:
-    """An INI file's windows, each named by its sections and their keys (`alias.fp`, `tool:pytest.addopts`): a
+    """An INI file's windows, each named by its sections and their keys (`alias.fp`, `remote.origin.url`): a
     dotfiles repository's `gitconfig` was one window named nothing, previewed `[init]`, for its force-push
     alias."""
     windows = chunk_lines(path, text, language=text_language(path), window_lines=window_lines, overlap=overlap,
