@@ -71,7 +71,7 @@ def chunk_toml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
 
 
 #: an INI file's section (`[alias]`, git's `[remote "origin"]`, EditorConfig's `[*.py]`) and key (`fp = ...`,
-#: `addopts: -q`), read on a line's stripped text and from its indent
+#: `indent_style = space`), read on a line's stripped text and from its indent
 _INI_SECTION = re.compile(r"\[\s*([^\]\s\"]+)(?:\s+\"([^\"]*)\")?\s*\]\s*(?:[#;].*)?")
 _INI_KEY = re.compile(r"\s*([A-Za-z0-9_][\w.-]*)\s*[=:]")
 #: git's config (`.gitconfig`, a dotfiles repository's `gitconfig`) and submodules, EditorConfig's. Not the INI files
