@@ -822,6 +822,11 @@ def test_rank_fit_trains_on_extra_records_but_scores_only_its_own(tmp_path):
     provenance = json.loads(written.read_text())["provenance"]
     assert provenance["extra_queries"] == 300 and provenance["extra_repositories"] == 2
     assert provenance["extra_weight"] == 1.0
+    # extra records of the fitted repositories themselves (their commits) train every fold but their own
+    own = tmp_path / "own.jsonl"
+    _candidate_records(own, ("a/one", "b/two", "c/three"), 100, rng, label_file="commit-train")
+    _, beside = rank_fit([dev], out_dir=tmp_path / "beside", ablation=False, extra_paths=[own])
+    assert beside["held_out"]["all"]["acc@1"] > alone["held_out"]["all"]["acc@1"]
     items, _ = load_candidates([dev])
     others, _ = load_candidates([extra])
     for weight in (0.5, 2.0):  # the extra queries together weigh `weight` times the fitted ones

@@ -116,15 +116,17 @@ def accuracy_table(rankings: list[tuple[LabeledCandidates, list[str]]]) -> dict:
 def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str, ...], *, l2: float,
                              embedder: str, extra: list[LabeledCandidates] = (), extra_weight: float = 1.0,
                              columns: list[int] | None = None) -> dict:
-    """Each repository of `items` ranked by a fit on the others (and on every `extra` query, whose
-    repositories are never held out nor scored). `columns`: where each of `features` lies in the items'
-    matrices (default: its place in FEATURES; a probe's derived columns lie past them)."""
+    """Each repository of `items` ranked by a fit on the others (and on the `extra` queries, which are never
+    scored) but its own: a held-out repository's queries never train its fold, its extra ones (its commits) no
+    more than its labels. `columns`: where each of `features` lies in the items' matrices (default: its place in
+    FEATURES; a probe's derived columns lie past them)."""
     columns = [FEATURES.index(f) for f in features] if columns is None else columns
     rankings = []
-    held_out = {i.repo for i in items}
-    extra = [i for i in extra if i.repo not in held_out]  # a held-out repository's queries never train
-    for repo in sorted(held_out):
-        train = _training([i for i in items if i.repo != repo], extra, columns, extra_weight)
+    for repo in sorted({i.repo for i in items}):
+        # (every extra query of a repository among the items was dropped from every fold before: the commits of
+        # the walkthroughs' repositories trained nothing)
+        train = _training([i for i in items if i.repo != repo], [i for i in extra if i.repo != repo], columns,
+                          extra_weight)
         model = fit_rank_model(train, features, embedder=embedder, l2=l2)
         rankings.extend((i, _ranked(model, i, columns)) for i in items if i.repo == repo)
     return accuracy_table(rankings)
