@@ -53,7 +53,6 @@ def test_report_shape_and_timings(indexed):
     assert len(report["results"]) == 3
 
 
-
 def test_a_file_the_query_names_that_is_not_indexed_is_said_with_why(indexed):
     # skipped for its size: the reason, and what raises the cap
     huge = indexed.find("what is in huge.txt")
