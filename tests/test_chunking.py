@@ -748,7 +748,7 @@ def test_lua_functions_held_in_a_tables_fields_are_definitions():
         ("M.sources.nvim_lsp", 3, 5), ("M.sources.coc", 6, 8)]
     # a table passed to a call holds options, not the module's functions: the call at the top level is the chunk
     called = "require('x').setup({\n  on_attach = function(client)\n    return client\n  end,\n})\n"
-    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/init.lua", called)] == ["require('x').setup"]
+    assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/init.lua", called)] == ['require(\'x\').setup ""']
     assert [c.names for c in FileChunker(IndexSettings()).chunk("lua/f.lua", lua[lua.index("local f"):])][0] \
         == ("f.g",)
 
@@ -761,18 +761,18 @@ def test_a_neovim_configurations_plugin_specs_and_setup_calls_are_named_chunks()
              '  { "x", opts = {} },\n}\n')
     chunks = FileChunker(IndexSettings()).chunk("lua/plugins/editor.lua", specs)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if c.kind == "plugin"] == [
-        ("folke/which-key.nvim", "plugin", 2, 5), ("gitsigns.nvim", "plugin", 6, 11)]
+        ('plugin "folke/which-key.nvim"', "plugin", 2, 5), ('plugin "gitsigns.nvim"', "plugin", 6, 11)]
     single = 'return {\n  "stevearc/conform.nvim",\n  opts = {\n    formatters = {},\n  },\n}\n'
     assert [c.symbol for c in FileChunker(IndexSettings()).chunk("lua/plugins/conform.lua", single)] == [
-        "stevearc/conform.nvim"]
+        'plugin "stevearc/conform.nvim"']
     autocmds = ('vim.api.nvim_create_autocmd("TextYankPost", {\n  group = augroup("highlight_yank"),\n'
                 '  callback = function()\n    vim.hl.on_yank()\n  end,\n})\n\n'
                 'vim.api.nvim_create_autocmd("BufReadPost", {\n  desc = "go to last loc",\n'
                 '  callback = function() end,\n})\nvim.opt.number = true\n')
     cut = FileChunker(IndexSettings()).chunk("lua/autocmds.lua", autocmds)
     assert [(c.symbol, c.start_line, c.end_line) for c in cut if c.kind == "call"] == [
-        ("vim.api.nvim_create_autocmd highlight_yank", 1, 6),
-        ("vim.api.nvim_create_autocmd go to last loc", 8, 11)]
+        ('vim.api.nvim_create_autocmd "highlight_yank"', 1, 6),
+        ('vim.api.nvim_create_autocmd "go to last loc"', 8, 11)]
 
 
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():

@@ -433,14 +433,14 @@ def _lua_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
     if node.type == "field":
         value = node.child_by_field_name("value")
         if node.child_by_field_name("name") is None and (plugin := _lua_plugin(value)) is not None:
-            return node, "plugin", plugin
+            return node, "plugin", _quoted_title("plugin", plugin)
         name = _lua_field_path(node) if value is not None and value.type == "function_definition" else None
         return (node, "function", name) if name else None
     if node.type == "return_statement":  # a file that returns one plugin's spec
         values = next((c for c in node.named_children if c.type == "expression_list"), None)
         plugin = _lua_plugin(values.named_children[0]) if values is not None and len(values.named_children) == 1 \
             else None
-        return (node, "plugin", plugin) if plugin else None
+        return (node, "plugin", _quoted_title("plugin", plugin)) if plugin else None
     assignment = node
     if node.type == "variable_declaration":
         assignment = next((c for c in node.named_children if c.type == "assignment_statement"), None)
@@ -473,27 +473,31 @@ def _lua_plugin(table: tree_sitter.Node | None) -> str | None:
     first = next((c for c in table.named_children if c.type == "field"), None)
     if first is None or first.child_by_field_name("name") is not None:
         return None
-    value = first.child_by_field_name("value")
-    if value is None or value.type != "string":
+    text = _lua_string(first.child_by_field_name("value"))
+    return text if text is not None and _PLUGIN_REPOSITORY.fullmatch(text) else None
+
+
+def _lua_string(node: tree_sitter.Node | None) -> str | None:
+    """A Lua string's content (quotes or long brackets off), None for anything else."""
+    if node is None or node.type != "string":
         return None
-    content = value.child_by_field_name("content")
-    text = node_text(content) if content is not None else node_text(value).strip("\"'[]")
-    return text if _PLUGIN_REPOSITORY.fullmatch(text) else None
+    content = node.child_by_field_name("content")
+    return node_text(content) if content is not None else node_text(node).strip("\"'[]")
 
 
 def _lua_setup_call(call: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """A call of a few lines at a file's top level (`vim.api.nvim_create_autocmd(...)` with its callback,
-    `require("x").setup({...})`) as a chunk of its own, named by its callee and the group or description it
-    gives (`augroup("last_loc")`, `desc = "..."`): a Neovim configuration's four autocommands were one window of
-    70 lines, and the embedder reads a window's first 128 tokens."""
+    `require("x").setup({...})`) as a chunk of its own, titled by its callee and the group or description it
+    gives (`augroup("last_loc")`, `desc = "..."`), as a test is: a title defines nothing (the callee is
+    another's). A Neovim configuration's four autocommands were one window of 70 lines, and the embedder reads a
+    window's first 128 tokens."""
     if call.parent is None or call.parent.type != "chunk" or \
             call.end_point.row - call.start_point.row + 1 < _SETUP_CALL_LINES:
         return None
     callee = call.child_by_field_name("name")
     if callee is None:
         return None
-    label = next((node_text(found) for found in _lua_labels(call.child_by_field_name("arguments"))), "")
-    return call, "call", f"{node_text(callee)} {label}" if label else node_text(callee)
+    return call, "call", _quoted_title(node_text(callee), next(_lua_labels(call.child_by_field_name("arguments")), ""))
 
 
 def _lua_labels(arguments: tree_sitter.Node | None):
@@ -509,9 +513,8 @@ def _lua_labels(arguments: tree_sitter.Node | None):
             if value.type == "function_call":
                 held = value.child_by_field_name("arguments")
                 value = held.named_children[0] if held is not None and held.named_children else value
-            if value.type == "string":
-                content = value.child_by_field_name("content")
-                yield content if content is not None else value
+            if (label := _lua_string(value)) is not None:
+                yield label
 
 
 def _lua_field_path(field: tree_sitter.Node) -> str | None:
@@ -522,8 +525,7 @@ def _lua_field_path(field: tree_sitter.Node) -> str | None:
     node: tree_sitter.Node | None = field
     while node is not None and node.type == "field":
         key = node.child_by_field_name("name")
-        text = node_text(key.child_by_field_name("content") or key) if key is not None and key.type == "string" \
-            else node_text(key) if key is not None and key.type == "identifier" else ""
+        text = _lua_string(key) or (node_text(key) if key is not None and key.type == "identifier" else "")
         if not text.isidentifier():
             return None
         parts.append(text)
