@@ -1,4 +1,5 @@
-"""Apple's property lists, Android's XML resources and TOML: windows named by the keys they set.
+"""Apple's property lists, Android's XML resources, TOML, git's config and Unity's assets: windows named by the
+keys they set.
 
 An app's settings live in these files, and a mobile developer asks for them by their keys: `aps-environment`
 (push notifications' entitlement), `UIBackgroundModes`, `CFBundleURLSchemes` in an `Info.plist`; a string
@@ -6,8 +7,9 @@ resource's `feature_bookmarks_removed`; a permission the manifest asks for. As w
 asked for by name was "probably not here" (P(here) 0.00 for `aps-environment`, its file second) while every
 Swift or Kotlin symbol was 0.99. A Gradle version catalog (`gradle/libs.versions.toml`) is asked for by its
 aliases and by the accessors the build scripts write (`androidxComposeBom`, `libs.plugins.nowinandroid.hilt`), a
-TOML file elsewhere by its keys' paths (`tool.ruff.line-length`). The windows stay (these files are flat
-enough); each is named by the keys in it.
+TOML file elsewhere by its keys' paths (`tool.ruff.line-length`); git's config by its sections' keys
+(`alias.fp`); a Unity scene, prefab or asset by the objects it serialises (`m_Name`). The windows stay (these
+files are flat enough); each is named by the keys in it.
 """
 
 from __future__ import annotations

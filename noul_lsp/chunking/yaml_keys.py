@@ -139,7 +139,7 @@ class _Section:
 
 class _YamlCutter:
     def __init__(self, path: str, lines: list[str], *, window_lines: int, overlap: int, max_chars: int,
-                 language: str = "yaml") -> None:
+                 language: str = "yaml", ansible: bool = False) -> None:
         self.path, self.lines, self.max_chars, self.language = path, lines, max_chars, language
         #: the characters before each row (a section's size is read at every level it is cut at, not summed again)
         self.ends = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
@@ -159,7 +159,7 @@ class _YamlCutter:
         #: an Ansible variables file (`variables`)
         self.variables_file = _VARIABLES_FOLDERS.search(path) is not None
         #: an Ansible playbook or a role's tasks (`is_ansible`): cut at its plays and tasks (`_TASK_LISTS`)
-        self.ansible = False
+        self.ansible = ansible
 
     def size(self, first: int, last: int) -> int:
         """The characters of rows `first` to `last` (their line breaks counted)."""
@@ -410,10 +410,9 @@ def chunk_yaml(path: str, text: str, *, window_lines: int, overlap: int, max_cha
     `objects` where the file builds objects (`_BUILDS_OBJECTS`: an ML project's Hydra configs and training
     recipes, which its engineers ask for as they ask for code) or is Ansible's code (`is_ansible`)."""
     lines = text.split("\n")
-    cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars,
-                         language=language)
     ansible = language == "yaml" and is_ansible(path, text)
-    cutter.ansible = ansible
+    cutter = _YamlCutter(path, lines, window_lines=window_lines, overlap=overlap, max_chars=max_chars,
+                         language=language, ansible=ansible)
     start = 0
     for index in range(len(lines) + 1):
         if index == len(lines) or _DOCUMENT.fullmatch(lines[index].rstrip("\r")):

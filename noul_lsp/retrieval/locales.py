@@ -115,13 +115,12 @@ def asked_locales(terms: Iterable[str]) -> frozenset[str]:
 _DEFAULT_COPY_WITHIN = 0.05
 
 
-def _default_copy(family: list[int], located: list, scored: Scored, first: int) -> int:
+def _default_copy(family: list[int], languages: list[str], scored: Scored, first: int) -> int:
     """The family's member shown where the query names no language: the copy without a locale, else the English
     one, when its score is within `_DEFAULT_COPY_WITHIN` of the best's; else the best."""
     best = scored[first][0]
     for wanted in ("", "en"):
-        member = next((p for p in family if (language(located[p][1]) if located[p] is not None else "") == wanted),
-                      None)
+        member = next((p for p in family if languages[p] == wanted), None)
         if member is not None and scored[member][0] >= best - _DEFAULT_COPY_WITHIN * abs(best):
             return member
     return first
@@ -138,6 +137,7 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
         arrays = candidates[index].arrays
         paths.append((index, arrays.files[int(arrays.row_file[row])]))
     located = [locale_of(path) for _, path in paths]
+    languages = [language(found[1]) if found is not None else "" for found in located]  # "" for no locale
     members: dict[tuple[int, str], list[int]] = {}
     for position, ((index, _), found) in enumerate(zip(paths, located, strict=True)):
         if found is not None:
@@ -148,11 +148,11 @@ def fold_translations(scored: Scored, candidates: list[Candidates], asked: froze
     for (index, _), positions in members.items():
         default = by_path.get((index, located[positions[0]][2]))  # the copy without a locale, where ranked
         family = sorted([*positions, *([default] if default is not None else [])])
-        if not is_family({language(located[p][1]) if located[p] is not None else "" for p in family}):
+        if not is_family({languages[p] for p in family}):
             continue
         first = family[0]
-        asked_member = next((p for p in family if located[p] is not None and language(located[p][1]) in asked), None)
-        shown_at[first] = asked_member if asked_member is not None else _default_copy(family, located, scored, first)
+        asked_member = next((p for p in family if languages[p] in asked), None)
+        shown_at[first] = asked_member if asked_member is not None else _default_copy(family, languages, scored, first)
         dropped.update(family[1:])
     if not shown_at:
         return scored
