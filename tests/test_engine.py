@@ -478,13 +478,16 @@ def test_a_files_translations_are_one_hit_in_the_language_asked(tmp_path, settin
         workspace.close()
     # copies scored alike (their shared markup matched) are shown by the English one, or the one without a
     # locale: IceCubesApp's extension was shown by its Korean `InfoPlist.strings`; a clear best stays shown
-    from noul_lsp.retrieval.locales import _default_copy
+    from noul_lsp.retrieval.locales import _default_copy, language
 
-    copies = [locale_of(f"Ext/{code}.lproj/InfoPlist.strings") for code in ("ko", "uk", "en")]
-    assert _default_copy([0, 1, 2], copies, [(1.00, []), (0.99, []), (0.98, [])], 0) == 2
-    assert _default_copy([0, 1, 2], copies, [(1.00, []), (0.99, []), (0.60, [])], 0) == 0
-    copies.append(locale_of("Ext/Base.lproj/InfoPlist.strings"))
-    assert _default_copy([0, 1, 2, 3], copies, [(1.00, []), (0.99, []), (0.98, []), (0.97, [])], 0) == 3
+    def languages(paths):  # as fold_translations reads each copy's language ("" for no locale)
+        return [language(found[1]) if (found := locale_of(path)) is not None else "" for path in paths]
+
+    copies = [f"Ext/{code}.lproj/InfoPlist.strings" for code in ("ko", "uk", "en")]
+    assert _default_copy([0, 1, 2], languages(copies), [(1.00, []), (0.99, []), (0.98, [])], 0) == 2
+    assert _default_copy([0, 1, 2], languages(copies), [(1.00, []), (0.99, []), (0.60, [])], 0) == 0
+    copies.append("Ext/Base.lproj/InfoPlist.strings")
+    assert _default_copy([0, 1, 2, 3], languages(copies), [(1.00, []), (0.99, []), (0.98, []), (0.97, [])], 0) == 3
     # a language asked for is shown even where its copy is the family's best and the English one is near
     from types import SimpleNamespace
 
