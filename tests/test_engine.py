@@ -550,3 +550,19 @@ def test_a_shared_imports_header_is_no_copy_and_a_tools_migrations_are_generated
         assert roles["Migrations/20211231093753_FixShipToAddress.Designer.cs"] == "generated"
     finally:
         workspace.close()
+
+
+def test_a_query_for_tests_in_a_workspace_without_tests_is_told_so(indexed, polyglot_git):
+    """The fixture holds no test file: a one-line query for one is told so, an issue text and a query for
+    code are not; once a test is there the note goes."""
+    asked = "the test that checks the retry delays"
+    assert any(note.startswith("no test here:") for note in indexed.find(asked).notes)
+    assert not any(note.startswith("no test here:") for note in indexed.find("retry failed uploads").notes)
+    words = " ".join(f"word{i}" for i in range(40))
+    issue = f"The test that checks the retry delays fails.\n{words}\nTraceback in the test run"
+    assert not any(note.startswith("no test here:") for note in indexed.find(issue).notes)
+    (polyglot_git / "src" / "net" / "test_retry.py").write_text(
+        "from net.retry import retry\n\n\ndef test_retry_delays_grow():\n    assert retry(lambda: 1) == 1\n")
+    indexed.indexer.update()
+    notes = indexed.find(asked).notes
+    assert not any(note.startswith("no test here:") for note in notes)

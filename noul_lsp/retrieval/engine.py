@@ -36,7 +36,7 @@ from noul_lsp.retrieval.rank import RankModel, rank_candidates, untrained_model
 from noul_lsp.retrieval.reference import WorkspaceLevel
 from noul_lsp.retrieval.rerank import rerank_stage, with_reranked
 from noul_lsp.retrieval.result import FindCancelled, FindResult, IndexState, QueryError
-from noul_lsp.retrieval.retrieve import RowFilter, filter_note, retrieve, union_idf, unindexed_note
+from noul_lsp.retrieval.retrieve import RowFilter, filter_note, no_tests_note, retrieve, union_idf, unindexed_note
 from noul_lsp.retrieval.roles import asks_for_tests
 from noul_lsp.store import ChunkRecord
 
@@ -58,6 +58,7 @@ class SearchRoot(Protocol):
     reranker_problem: str | None
     choice_problem: str | None
     project_names: frozenset[str]
+    whole_corpus: bool
 
     def loaded(self) -> CorpusArrays: ...
     def chunk_records(self, keys) -> list[ChunkRecord]: ...
@@ -224,6 +225,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
         stage("aggregate", started)
 
     started = time.perf_counter()
+    wants_tests = asks_for_tests(analysis.terms, analysis.shape, analysis.text)
     # files gone or changed on disk since indexed; not looked at by a reference find measuring the level
     # (level False), whose hits nobody sees
     moved: dict[str, list[str]] = {"gone": [], "changed": []}
@@ -233,10 +235,11 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       logits=logits, before_rerank=before_rerank, static_rank=fused.static_rank,
                       per_file=mode == "files", moved=moved if level is not False else None,
                       at_definition=analysis.shape == "symbol", names=analysis.names,
-                      wants_tests=asks_for_tests(analysis.terms, analysis.shape, analysis.text),
-                      frame_lines=analysis.frame_lines)
+                      wants_tests=wants_tests, frame_lines=analysis.frame_lines)
     if (unindexed := unindexed_note(candidates, analysis, [hit.path for hit in hits])) is not None:
         notes.append(unindexed)
+    if (no_tests := no_tests_note(candidates, analysis, wants_tests)) is not None:
+        notes.append(no_tests)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with
         stale = True

@@ -26,6 +26,7 @@ from noul_lsp.retrieval.corpus import CorpusArrays
 from noul_lsp.retrieval.dense import LegScores
 from noul_lsp.retrieval.dense import search as vector_search
 from noul_lsp.retrieval.fusion import top_k
+from noul_lsp.retrieval.roles import ROLE_INDEX
 from noul_lsp.text.terms import query_terms
 from noul_lsp.workspace.discovery import exclusion_spec, gitignore_spec
 
@@ -208,6 +209,20 @@ def unindexed_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, hi
         return None
     more = f"; and {len(reasons) - NAMED_UNINDEXED} more" if len(reasons) > NAMED_UNINDEXED else ""
     return "named but not indexed: " + "; ".join(reasons[:NAMED_UNINDEXED]) + more
+
+
+def no_tests_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, wants_tests: bool) -> str | None:
+    """Says that a one-line query asking for tests ("the test that checks the retry delays") is asked of a
+    workspace with no test file: its hits are then the code itself, and a walkthrough of a project without
+    tests read them as the tests not found. P(here) does not read it (no labelled find of its kind to fit
+    on). An issue text is not read: it mentions tests in passing; nor an organisation search's candidates,
+    a few files of each repository."""
+    if not wants_tests or analysis.shape == "long" or not all(c.root.whole_corpus for c in candidates):
+        return None
+    test = ROLE_INDEX["test"]
+    if any(np.any(c.arrays.symbols.roles == test) for c in candidates):
+        return None
+    return "no test here: the query asks for tests and no file of this workspace is one (by its path or content)"
 
 
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],

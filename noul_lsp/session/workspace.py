@@ -47,6 +47,9 @@ LEVELS_FILE = "here-levels.json"
 class Workspace:
     """One workspace root: its store, indexer, embedder (loaded on first need) and corpus."""
 
+    #: the corpus holds every file of the root (an organisation search's candidates are a few of its files)
+    whole_corpus = True
+
     def __init__(self, root: Path, settings: Settings, *, index_dir: Path | None = None) -> None:
         """`index_dir` puts the index elsewhere than under the cache (a scratch root's); models are still
         found in the cache."""

@@ -337,6 +337,8 @@ class CandidateRoot(Workspace):
     memory (`Corpus.adopt`): nothing is written to its store, and the chunk texts the pipeline reads back
     (previews, the reranker) come from the rows the database returned."""
 
+    whole_corpus = False
+
     def __init__(self, root: Path, settings: Settings, index_dir: Path) -> None:
         super().__init__(root, settings, index_dir=index_dir)  # the user's cache: its pulled models load
         self.row_filter = RepositoryRowFilter()
