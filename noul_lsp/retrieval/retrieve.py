@@ -222,7 +222,7 @@ def no_tests_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, wan
     test = ROLE_INDEX["test"]
     if any(np.any(c.arrays.symbols.roles == test) for c in candidates):
         return None
-    return "no test here: the query asks for tests and no file of this workspace is one (by its path or content)"
+    return "no test here: no file of this workspace is a test (by its path or content), so a test asked for is not"
 
 
 def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Sequence[str], include: Sequence[str],
