@@ -775,6 +775,28 @@ def test_a_neovim_configurations_plugin_specs_and_setup_calls_are_named_chunks()
         ('vim.api.nvim_create_autocmd "go to last loc"', 8, 11)]
 
 
+def test_a_lua_window_that_starts_inside_a_named_table_is_headed_by_its_key_path():
+    """LazyVim's `defaults` was cut at line 80 inside `icons.kinds`, and the window of every completion kind's
+    icon said "icons" nowhere."""
+    kinds = "".join(f'      Kind{i} = "x{i}",\n' for i in range(40))
+    lua = ('local M = {}\n\nlocal defaults = {\n  colorscheme = "tokyonight",\n  icons = {\n'
+           f'    misc = {{ dots = "o" }},\n    kinds = {{\n{kinds}    }},\n  }},\n}}\n\nreturn M\n')
+    chunks = FileChunker(IndexSettings(chunk_max_chars=400)).chunk("lua/config/init.lua", lua)
+    assert [(c.start_line, c.header) for c in chunks] == [
+        (1, ""), (21, "defaults.icons.kinds"), (39, "defaults.icons.kinds")]  # the first begins outside any table
+    assert chunks[1].embed_text.startswith("defaults.icons.kinds\n")
+    # a table a plugin spec holds is named from its plugin; a key that is no name ends the path
+    from noul_lsp.chunking.languages import LANGUAGES, parser_for
+
+    spec = ('return {\n  {\n    "folke/snacks.nvim",\n    opts = {\n      dashboard = {\n        preset = {\n'
+            '          keys = {},\n        },\n      },\n      ["<leader>"] = {\n        x = {\n        },\n      },\n'
+            '    },\n  },\n}\n')
+    root = parser_for("lua").parse(spec.encode()).root_node
+    paths = {name for _, _, name in LANGUAGES["lua"].table_paths(root)}
+    assert paths == {'"folke/snacks.nvim".opts', '"folke/snacks.nvim".opts.dashboard',
+                     '"folke/snacks.nvim".opts.dashboard.preset', "x"}
+
+
 def test_xcodes_file_header_above_a_licence_goes_with_the_licence():
     """Kingfisher's files open with Xcode's header (the file's name, the project, "Created by"), then the MIT
     notice: the cut stopped at the header, and 145 of 211 files kept a licence chunk."""

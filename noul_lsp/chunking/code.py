@@ -229,6 +229,8 @@ class CodeChunker:
         self.parser = parser_for(spec.name)
         #: the name of the module being chunked's anonymous default export (`module_name`)
         self._default_export = "default"
+        #: the file being chunked's tables under a name (LanguageSpec.table_paths), for its windows' headers
+        self._table_paths: list[tuple[int, int, str]] = []
 
     def _definition(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
         """(the inner definition node, its kind, its name) when `node` is or wraps a definition."""
@@ -491,6 +493,7 @@ class CodeChunker:
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         root, segments = self._segments(path, text)
+        self._table_paths = self.spec.table_paths(root) if self.spec.table_paths is not None else []
         lines = text.split("\n")
         segments.sort(key=lambda s: (s.start, s.end))
         if self.spec.clauses:
@@ -585,7 +588,8 @@ class CodeChunker:
                                                       or carries_nothing(lines[start : end + 1], self.spec.name)):
             return []  # a lone brace, a magic comment, `namespace X;` between definitions: nothing to find
         if len(body) <= self.max_chars and end - start < self.window_lines * 3:
-            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, segment.header,
+            header = segment.header or self._inside_table(segment, start)
+            return [Chunk(path, start + 1, end + 1, body, segment.symbol, self.spec.name, segment.kind, header,
                           _listed(name for name, _ in segment.names))]
         parts = []  # (first row, last row, text): a long line is a window of its own, cut into pieces
         for part_start, part_end in _windows_by_size(lines, start, end, self.max_chars, self.window_lines * 3):
@@ -600,7 +604,7 @@ class CodeChunker:
         title = segment.symbol if not segment.header else segment.header if own in segment.header \
             else f"{segment.header} {own}"
         for index, (part_start, part_end, part_text) in enumerate(parts, 1):
-            header = segment.header
+            header = segment.header or self._inside_table(segment, part_start)
             if len(parts) > 1 and segment.kind != "module":
                 header = with_sections(f"{title} (part {index} of {len(parts)})", lines[part_start : part_end + 1],
                                        self.spec.name)
@@ -610,6 +614,15 @@ class CodeChunker:
             chunks.append(Chunk(path, part_start + 1, part_end + 1, part_text, segment.symbol, self.spec.name,
                                 segment.kind, header, names))
         return chunks
+
+
+    def _inside_table(self, segment: _Segment, row: int) -> str:
+        """The key path of the innermost table a module window starts inside of (begun above its first row),
+        or "" (LanguageSpec.table_paths)."""
+        if segment.kind != "module":
+            return ""
+        inside = [(first, name) for first, last, name in self._table_paths if first < row <= last]
+        return max(inside)[1] if inside else ""
 
 
 def _listed(names) -> tuple[str, ...]:

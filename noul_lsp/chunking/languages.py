@@ -82,6 +82,9 @@ class LanguageSpec:
     #: a definition's body that the grammar puts beside its head, not in it (tree-sitter-dart's
     #: `method_signature` then `function_body`): it belongs to the definition before it
     detached_bodies: frozenset[str] = frozenset()
+    #: the key paths of a file's nested tables as (first row, last row, `defaults.icons.kinds`): a window that
+    #: starts inside one is headed by it (code.py), as a definition's windows are by its name
+    table_paths: Callable[[tree_sitter.Node], list[tuple[int, int, str]]] | None = None
 
 
 #: a Django management command's module (`hc/api/management/commands/sendalerts.py`; `_private.py` helpers
@@ -475,6 +478,43 @@ def _lua_plugin(table: tree_sitter.Node | None) -> str | None:
         return None
     text = _lua_string(first.child_by_field_name("value"))
     return text if text is not None and _PLUGIN_REPOSITORY.fullmatch(text) else None
+
+
+def _lua_table_paths(root: tree_sitter.Node) -> list[tuple[int, int, str]]:
+    """Every table field under a name whose value is a table, with its key path: from the name the outermost
+    table is assigned to (`defaults.icons.kinds` in `local defaults = { icons = { kinds = {` ), from the
+    plugin a spec names (`"folke/snacks.nvim".opts.dashboard`), or from the keys alone in a table a file
+    returns. LazyVim's `defaults` was cut at line 80 inside `icons.kinds`, and the window of every completion
+    kind's icon said "icons" nowhere. A key that is no name (`["<leader>"]` is) ends the path there."""
+    found: list[tuple[int, int, str]] = []
+    stack = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        for child in node.named_children:
+            inner = path
+            if child.type == "table_constructor":
+                holder = child.parent.parent if child.parent is not None and child.parent.type == "expression_list" \
+                    else child.parent
+                if holder is not None and holder.type == "assignment_statement":
+                    names = next((c for c in holder.named_children if c.type == "variable_list"), None)
+                    inner = node_text(names) if names is not None and len(names.named_children) == 1 else ""
+                    if inner and child.end_point.row > holder.start_point.row:
+                        found.append((holder.start_point.row, child.end_point.row, inner))
+            elif child.type == "field":
+                key, value = child.child_by_field_name("name"), child.child_by_field_name("value")
+                if key is None:
+                    plugin = _lua_plugin(value)
+                    inner = f'"{plugin}"' if plugin else ""
+                else:
+                    text = _lua_string(key) or (node_text(key) if key.type == "identifier" else "")
+                    inner = f"{path}.{text}" if path and text.isidentifier() else text if text.isidentifier() else ""
+                    if inner and value is not None and value.type == "table_constructor" \
+                            and child.end_point.row > child.start_point.row:
+                        found.append((child.start_point.row, child.end_point.row, inner))
+            elif child.type in ("function_definition", "function_declaration", "block"):
+                inner = ""  # a function's body: its tables are its own
+            stack.append((child, inner))
+    return found
 
 
 def _lua_string(node: tree_sitter.Node | None) -> str | None:
@@ -1106,7 +1146,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      named_definition=_scala_definition, bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,
-                     container_kinds=_TEST_GROUPS | {"plugin"}, members=frozenset({"assignment_statement"})),
+                     container_kinds=_TEST_GROUPS | {"plugin"}, members=frozenset({"assignment_statement"}),
+                     table_paths=_lua_table_paths),
         LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), {},
                      named_definition=_elixir_definition,
                      container_kinds=frozenset({"module", "protocol", "impl", "describe"}),
