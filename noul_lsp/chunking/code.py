@@ -615,7 +615,6 @@ class CodeChunker:
                                 segment.kind, header, names))
         return chunks
 
-
     def _inside_table(self, segment: _Segment, row: int) -> str:
         """The key path of the innermost table a module window starts inside of (begun above its first row),
         or "" (LanguageSpec.table_paths)."""

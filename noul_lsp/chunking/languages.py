@@ -481,11 +481,12 @@ def _lua_plugin(table: tree_sitter.Node | None) -> str | None:
 
 
 def _lua_table_paths(root: tree_sitter.Node) -> list[tuple[int, int, str]]:
-    """Every table field under a name whose value is a table, with its key path: from the name the outermost
-    table is assigned to (`defaults.icons.kinds` in `local defaults = { icons = { kinds = {` ), from the
-    plugin a spec names (`"folke/snacks.nvim".opts.dashboard`), or from the keys alone in a table a file
-    returns. LazyVim's `defaults` was cut at line 80 inside `icons.kinds`, and the window of every completion
-    kind's icon said "icons" nowhere. A key that is no name (`["<leader>"]` is) ends the path there."""
+    """Every table of more than a line assigned to a name or held under a key, with its key path: from the name
+    the outermost table is assigned to (`defaults.icons.kinds` in `local defaults = { icons = { kinds = {` ),
+    from the plugin a spec names (`"folke/snacks.nvim".opts.dashboard`), or from the keys alone in a table a
+    file returns. LazyVim's `defaults` was cut at line 80 inside `icons.kinds`, and the window of every
+    completion kind's icon said "icons" nowhere. A key that is no name (`["<leader>"]` is) ends the path
+    there. A function's body is not read: its windows are the function's, headed by its name."""
     found: list[tuple[int, int, str]] = []
     stack = [(root, "")]
     while stack:
@@ -507,12 +508,12 @@ def _lua_table_paths(root: tree_sitter.Node) -> list[tuple[int, int, str]]:
                     inner = f'"{plugin}"' if plugin else ""
                 else:
                     text = _lua_string(key) or (node_text(key) if key.type == "identifier" else "")
-                    inner = f"{path}.{text}" if path and text.isidentifier() else text if text.isidentifier() else ""
+                    inner = (f"{path}.{text}" if path else text) if text.isidentifier() else ""
                     if inner and value is not None and value.type == "table_constructor" \
                             and child.end_point.row > child.start_point.row:
                         found.append((child.start_point.row, child.end_point.row, inner))
-            elif child.type in ("function_definition", "function_declaration", "block"):
-                inner = ""  # a function's body: its tables are its own
+            elif child.type in ("function_definition", "function_declaration"):
+                continue
             stack.append((child, inner))
     return found
 
