@@ -123,8 +123,6 @@ def leave_one_repository_out(items: list[LabeledCandidates], features: tuple[str
     columns = [FEATURES.index(f) for f in features] if columns is None else columns
     rankings = []
     for repo in sorted({i.repo for i in items}):
-        # (every extra query of a repository among the items was dropped from every fold before: the commits of
-        # the walkthroughs' repositories trained nothing)
         train = _training([i for i in items if i.repo != repo], [i for i in extra if i.repo != repo], columns,
                           extra_weight)
         model = fit_rank_model(train, features, embedder=embedder, l2=l2)

@@ -507,7 +507,7 @@ def _lua_table_paths(root: tree_sitter.Node) -> list[tuple[int, int, str]]:
                     plugin = _lua_plugin(value)
                     inner = f'"{plugin}"' if plugin else ""
                 else:
-                    text = _lua_string(key) or (node_text(key) if key.type == "identifier" else "")
+                    text = _lua_key(key)
                     inner = (f"{path}.{text}" if path else text) if text.isidentifier() else ""
                     if inner and value is not None and value.type == "table_constructor" \
                             and child.end_point.row > child.start_point.row:
@@ -516,6 +516,12 @@ def _lua_table_paths(root: tree_sitter.Node) -> list[tuple[int, int, str]]:
                 continue
             stack.append((child, inner))
     return found
+
+
+def _lua_key(key: tree_sitter.Node | None) -> str:
+    """A table field's key as written (`icons`, `["coc"]`'s `coc`, `["<leader>"]`'s `<leader>`), "" for an
+    expression or none: the caller keeps it in a path only where it is a name."""
+    return _lua_string(key) or (node_text(key) if key is not None and key.type == "identifier" else "")
 
 
 def _lua_string(node: tree_sitter.Node | None) -> str | None:
@@ -565,8 +571,7 @@ def _lua_field_path(field: tree_sitter.Node) -> str | None:
     parts: list[str] = []
     node: tree_sitter.Node | None = field
     while node is not None and node.type == "field":
-        key = node.child_by_field_name("name")
-        text = _lua_string(key) or (node_text(key) if key is not None and key.type == "identifier" else "")
+        text = _lua_key(node.child_by_field_name("name"))
         if not text.isidentifier():
             return None
         parts.append(text)
