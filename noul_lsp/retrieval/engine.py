@@ -238,7 +238,7 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
                       wants_tests=wants_tests, frame_lines=analysis.frame_lines)
     if (unindexed := unindexed_note(candidates, analysis, [hit.path for hit in hits])) is not None:
         notes.append(unindexed)
-    if (no_tests := no_tests_note(candidates, analysis, wants_tests)) is not None:
+    if (no_tests := no_tests_note(candidates, wants_tests)) is not None:
         notes.append(no_tests)
     stage("aggregate", started)
     if (catching_up := moved_note(moved)) is not None:  # a checkout the index has not caught up with

@@ -211,13 +211,13 @@ def unindexed_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, hi
     return "named but not indexed: " + "; ".join(reasons[:NAMED_UNINDEXED]) + more
 
 
-def no_tests_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, wants_tests: bool) -> str | None:
+def no_tests_note(candidates: Sequence[Candidates], wants_tests: bool) -> str | None:
     """Says that a one-line query asking for tests ("the test that checks the retry delays") is asked of a
     workspace with no test file: its hits are then the code itself, and a walkthrough of a project without
     tests read them as the tests not found. P(here) does not read it (no labelled find of its kind to fit
-    on). An issue text is not read: it mentions tests in passing; nor an organisation search's candidates,
-    a few files of each repository."""
-    if not wants_tests or analysis.shape == "long" or not all(c.root.whole_corpus for c in candidates):
+    on). An issue text never asks for tests (`roles.asks_for_tests`: it mentions them in passing), and an
+    organisation search's candidates are a few files of each repository, so neither is told."""
+    if not wants_tests or not all(c.root.whole_corpus for c in candidates):
         return None
     test = ROLE_INDEX["test"]
     if any(np.any(c.arrays.symbols.roles == test) for c in candidates):
