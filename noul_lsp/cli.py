@@ -80,6 +80,11 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise CliError(f"--cache-dir {cache_dir}: cannot be created ({error.strerror or error})", EXIT_USAGE) from None
         if not os.access(folder, os.W_OK | os.X_OK):
             raise CliError(f"--cache-dir {cache_dir}: not writable", EXIT_USAGE)
+    given = getattr(args, "path_option", None)
+    if given is not None:  # `noul status --path X`, as `noul find --path X` (it printed the usage of every command)
+        if getattr(args, "path", ".") not in (".", given):
+            raise CliError(f"two folders given: {args.path} and --path {given}", EXIT_USAGE)
+        args.path = given
     path = getattr(args, "path", None)
     if isinstance(path, str) and not path.strip():
         # Path("") is the current folder: an empty variable in a script would index wherever it ran
@@ -1091,6 +1096,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     index = sub.add_parser("index", parents=[common], help="build or update the index of a folder")
     index.add_argument("path", nargs="?", default=".")
+    index.add_argument("--path", dest="path_option", metavar="PATH", help="the same as PATH (as `noul find --path`)")
     index.add_argument("--rebuild", action="store_true", help="delete the index and build it again")
     index.add_argument("--no-embed", action="store_true", help="update files and BM25 only")
     index.add_argument("--wait", action="store_true",
@@ -1156,6 +1162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", parents=[common], help="show what the index holds")
     status.add_argument("path", nargs="?", default=".")
+    status.add_argument("--path", dest="path_option", metavar="PATH", help="the same as PATH (as `noul find --path`)")
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=cmd_status)
     bench = sub.add_parser("bench", parents=[common], help="measure quality and speed on labeled queries")

@@ -74,6 +74,10 @@ def test_index_then_status(polyglot, tmp_path):
     assert (Path(status["location"]) / "corpus-snapshot" / "meta.json").is_file()
     assert status["openedFromSnapshot"] is not None
     assert status["excludedByDefault"] == {}  # the fixture's excludes are its .gitignore's and .noulignore's
+    # `--path` as `noul find` takes it (it printed every command's usage); two folders are an error, not a guess
+    assert json.loads(noul("status", "--path", str(polyglot), "--json", cache=tmp_path / "c").stdout)["indexed"] is True
+    both = noul("status", str(tmp_path), "--path", str(polyglot), cache=tmp_path / "c")
+    assert both.returncode == 2 and "two folders given" in both.stderr
 
 
 def test_a_find_after_a_save_answers_from_the_edit(polyglot, tmp_path):

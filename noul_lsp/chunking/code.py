@@ -470,6 +470,13 @@ class CodeChunker:
                 pending.extend((grandchild, owner, not body, False) for grandchild in reversed(child.named_children))
                 continue
             if definition is not None:
+                if members_only and definition[0].type == "namespace_definition":  # C++'s namespace is a scope,
+                    # never a chunk: its left-over lines are the file's, and name what it declares
+                    # (`leveldb.config.kNumLevels` was "probably not here")
+                    scoped = f"{owner}.{definition[2]}" if owner and definition[2] else owner or definition[2]
+                    pending.extend((grandchild, scoped, in_function, False)
+                                   for grandchild in reversed(definition[0].named_children))
+                    continue
                 if members_only:  # another chunk's lines, or its own left-over lines list them
                     continue
                 name = _member_name(definition[1], definition[2], owner) or definition[1]

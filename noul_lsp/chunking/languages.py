@@ -198,6 +198,7 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
                             "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
                             "interface_body", "enum_body_declarations",
+                            "field_declaration_list",  # a C++ class's body (its fields and method prototypes)
                             "source",  # a GDScript file's (its script's members: `var`, `const`, `signal`)
                             "chunk"})  # a Lua file's (its globals)
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
@@ -305,6 +306,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     if node.type == "call":  # Ruby's `has_many :stories`, `attr_reader :name`
         return _ruby_defined(node)
+    if node.type in _C_DECLARATIONS and _c_declarators(node):
+        return [name for name in map(_c_declared, _c_declarators(node)) if name]
     if node.type == "field_declaration" and node.child_by_field_name("declarator") is not None:
         # Java's: a constant (`static final String VIEWS_PETS_CREATE_OR_UPDATE_FORM = ...`, asked for by name, opened
         # at a method using it at P(here) 0.31), not an instance's field (`private final OwnerRepository owners`)
@@ -351,6 +354,45 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         if text.isidentifier() and text != "_":  # Go's `B, _ = 1, 2`
             names.append(text)
     return names
+
+
+#: C's and C++'s declarations that name what they declare: a class's fields and method prototypes (C++'s
+#: `field_declaration`), a file's or a namespace's constants, variables and function prototypes (`declaration`);
+#: without them leveldb's `kL0_SlowdownWritesTrigger` was "probably not here" and `class DB`'s virtual `Put` and
+#: `Get` were defined nowhere
+_C_DECLARATIONS = frozenset({"field_declaration", "declaration"})
+#: what a C declarator is written as, down to the name it declares (`*name`, `&name`, `name[4]`, `name(...)`,
+#: `name = 1`); a qualified name (`int Foo::count = 0;`) defines what a class declared elsewhere
+_C_DECLARATOR_NODES = frozenset({"identifier", "field_identifier", "init_declarator", "function_declarator",
+                                 "pointer_declarator", "reference_declarator", "array_declarator",
+                                 "parenthesized_declarator", "qualified_identifier", "destructor_name",
+                                 "operator_name"})
+
+
+def _c_declarators(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """A C or C++ declaration's declarators, or none where the node is another language's (Java's
+    `field_declaration` holds a `variable_declarator`) or declares no name (`struct x;`)."""
+    held = node.children_by_field_name("declarator")
+    if node.child_by_field_name("type") is None or not held or any(d.type not in _C_DECLARATOR_NODES for d in held):
+        return []
+    return held
+
+
+def _c_declared(declarator: tree_sitter.Node) -> str:
+    """The name a C declarator declares (`static const int kNumLevels = 7` declares `kNumLevels`, `virtual
+    Status Put(...) = 0` `Put`); none for a qualified name (defined here, declared in its class), a destructor
+    or an operator, which no one asks for by a name of their own."""
+    for _ in range(8):
+        if declarator.type in ("identifier", "field_identifier"):
+            return node_text(declarator)
+        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name"):
+            return ""
+        inner = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type in _C_DECLARATOR_NODES), None)
+        if inner is None:
+            return ""
+        declarator = inner
+    return ""
 
 
 #: the nodes of a destructuring pattern that bind a name (`{ a, b: c, ...rest }`, `[first, second]`)
@@ -739,12 +781,40 @@ def _declared_kind(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] 
     return node, kind, node_text(name) if name is not None else ""
 
 
-_GOOGLE_TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
+_GOOGLE_TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P", "BOOST_AUTO_TEST_CASE"})
+#: Catch2's and doctest's tests, titled by their first string (`TEST_CASE("dequeue-empty-nowait", "[mpmc]")`,
+#: `TEST_CASE_METHOD(Fixture, "reads", "[io]")`)
+_TITLED_TEST_MACROS = frozenset({"TEST_CASE", "SCENARIO", "TEST_CASE_METHOD", "TEMPLATE_TEST_CASE",
+                                 "TEMPLATE_TEST_CASE_SIG", "TEMPLATE_PRODUCT_TEST_CASE", "TEMPLATE_LIST_TEST_CASE",
+                                 "TEMPLATE_TEST_CASE_METHOD", "TEST_CASE_FIXTURE", "TEST_CASE_TEMPLATE"})
+
+
+def _titled_test(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
+    """`TEST_CASE("title", "[tag]") { ... }` at a file's or a namespace's level, which tree-sitter-cpp reads as
+    a call without its semicolon beside a block (its body, `LanguageSpec.detached_bodies`): a test titled
+    `TEST_CASE "title"`. Read as code, spdlog's 166 tests were 40-line windows named nothing, and a helper of
+    another test file came first for "the rotating file logger's tests"."""
+    if node.parent is None or node.parent.type not in ("translation_unit", "declaration_list"):
+        return None
+    call = node.named_children[0] if node.named_children else None
+    if call is None or call.type != "call_expression":
+        return None
+    macro = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if macro is None or arguments is None or node_text(macro) not in _TITLED_TEST_MACROS:
+        return None
+    title = next((a for a in arguments.named_children if a.type in ("string_literal", "raw_string_literal")), None)
+    if title is None:
+        return None
+    return node, "test", _quoted_title(node_text(macro), node_text(title).strip('"'))
 
 
 def _google_test_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """`TEST(SkipTest, InsertAndLookup) { ... }`: a test named `SkipTest.InsertAndLookup`. As a function its
-    name was the macro's: leveldb's 219 tests were all `leveldb.TEST` or `leveldb.TEST_F`."""
+    name was the macro's: leveldb's 219 tests were all `leveldb.TEST` or `leveldb.TEST_F`. Catch2's and doctest's
+    (`_titled_test`) by their titles."""
+    if node.type == "expression_statement":
+        return _titled_test(node)
     if node.type != "function_definition":
         return None
     declarator = node.child_by_field_name("declarator")
@@ -1061,7 +1131,8 @@ _JS_MEMBERS = frozenset({"lexical_declaration", "variable_declaration"})
 #: curl's `CURLE_OK`), of the enum's in C++'s `enum class`; without them such a name was defined nowhere.
 #: And a macro with a value (`#define JV_PRINT_PRETTY 1`, not an include guard's bare `#define JV_H`) at the
 #: file's level, in or out of its conditionals (`member_names`)
-_C_MEMBERS = frozenset({"enumerator", "preproc_def"})
+#: And the names a declaration declares in a file's, a namespace's or a class's scope (`_C_DECLARATIONS`)
+_C_MEMBERS = frozenset({"enumerator", "preproc_def"}) | _C_DECLARATIONS
 
 LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
@@ -1114,7 +1185,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "type_definition": "type", "preproc_function_def": "macro"},
                      frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
                      {"template_declaration": None}, named_definition=_google_test_definition, template_names=True,
-                     before_parse=c_macros_blanked, reread=one_branch_each, members=_C_MEMBERS),
+                     before_parse=c_macros_blanked, reread=one_branch_each, members=_C_MEMBERS,
+                     detached_bodies=frozenset({"compound_statement"})),  # a Catch2 test's (`_titled_test`)
         LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake", ".ru", ".builder", ".jbuilder"),
                      {"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
                      frozenset({"class", "module"}), named_definition=_ruby_definition,

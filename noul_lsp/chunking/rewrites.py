@@ -77,12 +77,53 @@ _TRAILING_MACRO = re.compile(r"(\)[ \t]*(?:(?:const|override|noexcept|final)[ \t
                              r"(?=[ \t]*(?:[{;:]|$))", re.MULTILINE)
 
 
+#: an all-capitals macro with an underscore that heads a declaration, after a line's indentation, a template's
+#: head and specifiers (`SPDLOG_INLINE void logger::flush()`, `SPDLOG_API void set_level(...)`, `template <typename
+#: T> SPDLOG_CONSTEXPR_FUNC T f()`), followed by a type and a name or by a qualified name (a constructor:
+#: `SPDLOG_INLINE logger::logger(...)`); not a type's use (`CRITICAL_SECTION mutex_;`, `LARGE_INTEGER Now()`): its
+#: type was the macro, and the real type was read as the name (`spdlog.std::shared_ptr get`). A type blanked
+#: where two names follow (`ULONG_PTR WINAPI Now()`) leaves a declaration of the same name
+_LEADING_MACRO = re.compile(
+    r"^([ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?(?:(?:static|inline|explicit|constexpr|virtual|friend|extern)[ \t]+)*)"
+    r"([A-Z][A-Z0-9]*_[A-Z0-9_]*)"
+    r"(?=[ \t]+(?:(?:const|unsigned|signed|struct|class|typename)[ \t]+)*[A-Za-z_][\w:]*(?:<[^\n;]*>)?[ \t*&]+~?[A-Za-z_]"
+    r"|[ \t]+[A-Za-z_][\w:]*(?:<[^\n;()]*>)?::~?[A-Za-z_]\w*[ \t]*\()", re.MULTILINE)
+#: the same between a declaration's type and its name (`size_t SPDLOG_INLINE thread_pool::queue_size()`)
+_INFIX_MACRO = re.compile(r"([\w>*&][ \t]+)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]+~?[A-Za-z_][\w:]*(?:<[^\n;()]*>)?(?:::~?[A-Za-z_]\w*)?[ \t]*\()",
+                          re.MULTILINE)
+#: an all-capitals macro that stands for a keyword before a block, a statement's first word (`SPDLOG_TRY {`)
+_BLOCK_MACRO = re.compile(r"^([ \t]*)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*(?:\{|$))", re.MULTILINE)
+#: a line that is a macro alone, or a macro's call without its semicolon (`SPDLOG_CATCH_STD`,
+#: `SPDLOG_LOGGER_CATCH(msg.source)`)
+_LONE_MACRO = re.compile(r"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*")
+
+
+def _lone_macros_blanked(text: str) -> str:
+    """`_LONE_MACRO` lines after a block's closing brace blanked, and a `_BLOCK_MACRO` before one's opening:
+    `SPDLOG_TRY { ... } SPDLOG_CATCH_STD` stands for `try { ... } catch (...) {}`, and read as calls without
+    their semicolons they made the rest of spdlog's `thread_pool-inl.h` one error, its functions defined
+    nowhere. Not a test's head on its own line (`TEST(A, B)` above its `{`)."""
+    lines = text.split("\n")
+    filled = [row for row, line in enumerate(lines) if line.strip()]
+    for at, row in enumerate(filled):
+        line = lines[row]
+        before = lines[filled[at - 1]].rstrip() if at else ""
+        after = lines[filled[at + 1]].lstrip() if at + 1 < len(filled) else ""
+        if _LONE_MACRO.fullmatch(line) and before.endswith("}") and not after.startswith("{"):
+            lines[row] = " " * len(line)
+        elif (block := _BLOCK_MACRO.match(line)) is not None and (line[block.end():].strip() or after.startswith("{")):
+            lines[row] = block.group(1) + " " * len(block.group(2)) + line[block.end():]
+    return "\n".join(lines)
+
+
 def c_macros_blanked(text: str) -> str:
-    """C and C++ with the export and annotation macros blanked: `class LEVELDB_EXPORT DB {` was a function
-    named DB, `void Unlock() UNLOCK_FUNCTION();` a function named UNLOCK_FUNCTION."""
-    for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
+    """C and C++ with the export, annotation and specifier macros blanked, and those that stand for `try` and
+    `catch`: `class LEVELDB_EXPORT DB {` was a function named DB, `void Unlock() UNLOCK_FUNCTION();` a function
+    named UNLOCK_FUNCTION, 51 of spdlog's 546 functions were named by their return types
+    (`spdlog.SPDLOG_INLINE wincolor_sink::log`)."""
+    for macro in (_EXPORT_MACRO, _TRAILING_MACRO, _LEADING_MACRO, _INFIX_MACRO):
         text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
-    return text
+    return _lone_macros_blanked(text) if "_" in text else text
 
 
 _CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
