@@ -503,6 +503,9 @@ def test_analysis_names_entities_and_shape():
     helper = analyse("kube-prometheus-stack.imagePullSecrets")
     assert helper.names == {"imagepullsecrets"} and helper.scopes == {"kube-prometheus-stack"}
     assert analyse("x = len(a)-self.offset").scopes == {"self"}
+    # a C++ template's arguments are no part of its scope (`SkipList<Key,Comparator>::Insert` lost `Insert`)
+    template = analyse("SkipList<Key, Comparator>::Insert")
+    assert template.names == {"insert", "skiplist"} and template.modules == {"skiplist"}
     # a hyphenated bare name is a name whole too (an entitlement's `aps-environment`, a make target)
     assert {"aps-environment", "aps", "environment"} == analyse("aps-environment").names
     # a trace's frames: file, line and function, Python's and a JVM's

@@ -64,6 +64,9 @@ _KIND_PATH = _path_pattern(_KIND_EXTENSIONS)
 #: of a long chain of them made the search quadratic), but after a minus (`len(a)-self.offset`)
 _DOTTED = re.compile(r"(?<![\w.])(?<!\w-)([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"
                      r"(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)+)(?![\w(])?")
+#: a C++ template's arguments before a scope's `::` (`SkipList<Key, Comparator>::Insert` is SkipList's Insert: read
+#: whole, the name was `skiplist` and `Insert` was lost, `rotating_file_sink<Mutex>::rotate_` named `mutex`)
+_TEMPLATE_ARGUMENTS = re.compile(r"(?<=\w)<[\w\s,:*&]*(?:<[\w\s,:*&]*>[\w\s,:*&]*)*>(?=::)")
 _INLINE_CODE = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
 _QUOTED = re.compile(r"(?<![\w])['\"]([^'\"\n]{2,80})['\"]")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -181,7 +184,7 @@ def analyse(text: str) -> QueryAnalysis:
         for path in [*_KIND_PATH.findall(text), *_CONVENTIONAL_FILE.findall(text)]:
             add_path(path)
     snippets = [text] + _INLINE_CODE.findall(text) + _QUOTED.findall(text)
-    dotted_names = _DOTTED.findall(text)
+    dotted_names = _DOTTED.findall(_TEMPLATE_ARGUMENTS.sub("", text) if "<" in text else text)
     for dotted in dotted_names:
         parts = [p for p in re.split(r"\.|::", dotted) if p]
         if len(parts) < 2 or _PATH_SUFFIX.search(dotted) and dotted.lower() in code_paths:
