@@ -300,6 +300,9 @@ def test_roles_come_from_paths():
     # and their other names for it: spdlog's copy of fmt was 55% of its chunks, first for its own colour codes
     assert [file_role(p) for p in ("include/spdlog/fmt/bundled/color.h", "deps/lua/src/lapi.c", "3rdparty/stb.h",
                                    "extern/pybind11/include/pybind11.h", "deps/tool.py")] == ["generated"] * 4 + ["source"]
+    # a copied release by its folder's version (yaml-cpp's `test/googletest-1.16.0/`: 10.9k of its 11.4k chunks)
+    assert [file_role(p) for p in ("test/googletest-1.16.0/src/gtest.cc", "zlib-1.3.1/inflate.c", "src/v2-1.0/a.py",
+                                   "test/parser_test.cpp")] == ["generated", "generated", "source", "test"]
     # a game's scripts and shaders are its code (a C# demo of the same project outranked them as `other`)
     assert [file_role(p) for p in ("player/player.gd", "shaders/dissolve.gdshader", "crt.frag", "water.glsl")] == [
         "source"] * 4
@@ -314,6 +317,7 @@ def test_roles_come_from_paths():
                     "tokenize each example that is longer than the context", "drop any training example that has no label"):
         assert roles_read_as_source(analyse(passing).terms, "description", passing) == [], passing
     assert query_asks_for(analyse("the test that checks cookie expiry").terms)["test"]
+    assert query_asks_for(analyse("fuzz target that parses random input").terms)["test"]
     assert not query_asks_for(analyse("where are cookies persisted").terms)["test"]
     # an MVC app's tests asked for by their framework, its settings files by what they set
     for asking in ("rspec tests for story model validations", "request specs for logging in",

@@ -356,10 +356,9 @@ def member_names(node: tree_sitter.Node) -> list[str]:
     return names
 
 
-#: C's and C++'s declarations that name what they declare: a class's fields and method prototypes (C++'s
-#: `field_declaration`), a file's or a namespace's constants, variables and function prototypes (`declaration`);
-#: without them leveldb's `kL0_SlowdownWritesTrigger` was "probably not here" and `class DB`'s virtual `Put` and
-#: `Get` were defined nowhere
+#: C's and C++'s declarations that name what they declare: a class's fields (C++'s `field_declaration`), a file's
+#: or a namespace's constants and variables (`declaration`); without them leveldb's `kL0_SlowdownWritesTrigger`
+#: was "probably not here" and `Options::write_buffer_size` opened at the C API's setter
 _C_DECLARATIONS = frozenset({"field_declaration", "declaration"})
 #: what a C declarator is written as, down to the name it declares (`*name`, `&name`, `name[4]`, `name(...)`,
 #: `name = 1`); a qualified name (`int Foo::count = 0;`) defines what a class declared elsewhere
@@ -379,13 +378,14 @@ def _c_declarators(node: tree_sitter.Node) -> list[tree_sitter.Node]:
 
 
 def _c_declared(declarator: tree_sitter.Node) -> str:
-    """The name a C declarator declares (`static const int kNumLevels = 7` declares `kNumLevels`, `virtual
-    Status Put(...) = 0` `Put`); none for a qualified name (defined here, declared in its class), a destructor
-    or an operator, which no one asks for by a name of their own."""
+    """The name a C declarator declares (`static const int kNumLevels = 7` declares `kNumLevels`, `size_t
+    write_buffer_size` a field); none for a function's prototype, whose body defines it (named in a class, a
+    header's prototype came above the definition in CLI11's `impl/App_inl.hpp` for "the implementation of
+    App::add_subcommand"), a qualified name (defined here, declared in its class), a destructor or an operator."""
     for _ in range(8):
         if declarator.type in ("identifier", "field_identifier"):
             return node_text(declarator)
-        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name"):
+        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name", "function_declarator"):
             return ""
         inner = declarator.child_by_field_name("declarator") or next(
             (c for c in declarator.named_children if c.type in _C_DECLARATOR_NODES), None)
@@ -1179,7 +1179,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
                       "type_definition": "type", "union_specifier": "union", "preproc_function_def": "macro"},
                      template_names=True, before_parse=c_macros_blanked, reread=one_branch_each,
                      members=_C_MEMBERS),
-        LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
+        # and a template's or a module's files (`.tpp`, `.tcc`, `.inl`; C++20's `.cppm`, `.ixx`, `.mpp`)
+        LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++",
+                                                            ".ipp", ".tpp", ".tcc", ".inl", ".cppm", ".ixx", ".mpp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},

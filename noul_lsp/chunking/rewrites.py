@@ -86,7 +86,8 @@ _TRAILING_MACRO = re.compile(r"(\)[ \t]*(?:(?:const|override|noexcept|final)[ \t
 _LEADING_MACRO = re.compile(
     r"^([ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?(?:(?:static|inline|explicit|constexpr|virtual|friend|extern)[ \t]+)*)"
     r"([A-Z][A-Z0-9]*_[A-Z0-9_]*)"
-    r"(?=[ \t]+(?:(?:const|unsigned|signed|struct|class|typename)[ \t]+)*[A-Za-z_][\w:]*(?:<[^\n;]*>)?[ \t*&]+~?[A-Za-z_]"
+    r"(?=[ \t]+(?:(?:const|unsigned|signed|struct|class|typename)[ \t]+)*[A-Za-z_][\w:]*(?:<[^\n;]*>)?"
+    r"(?:[ \t*&]+|[ \t*&]*\n[ \t]*)~?[A-Za-z_]"
     r"|[ \t]+[A-Za-z_][\w:]*(?:<[^\n;()]*>)?::~?[A-Za-z_]\w*[ \t]*\()", re.MULTILINE)
 #: the same between a declaration's type and its name (`size_t SPDLOG_INLINE thread_pool::queue_size()`)
 _INFIX_MACRO = re.compile(r"([\w>*&][ \t]+)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]+~?[A-Za-z_][\w:]*(?:<[^\n;()]*>)?(?:::~?[A-Za-z_]\w*)?[ \t]*\()",
@@ -95,21 +96,28 @@ _INFIX_MACRO = re.compile(r"([\w>*&][ \t]+)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]+~
 _BLOCK_MACRO = re.compile(r"^([ \t]*)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*(?:\{|$))", re.MULTILINE)
 #: a line that is a macro alone, or a macro's call without its semicolon (`SPDLOG_CATCH_STD`,
 #: `SPDLOG_LOGGER_CATCH(msg.source)`)
-_LONE_MACRO = re.compile(r"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*")
+_LONE_MACRO = re.compile(r"[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)(\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*")
+#: how a line ends that a statement, a declaration or a directive ended: a lone macro after it stands alone
+_ENDED = ("}", ";", "{", "*/")
 
 
 def _lone_macros_blanked(text: str) -> str:
     """`_LONE_MACRO` lines after a block's closing brace blanked, and a `_BLOCK_MACRO` before one's opening:
     `SPDLOG_TRY { ... } SPDLOG_CATCH_STD` stands for `try { ... } catch (...) {}`, and read as calls without
     their semicolons they made the rest of spdlog's `thread_pool-inl.h` one error, its functions defined
-    nowhere. Not a test's head on its own line (`TEST(A, B)` above its `{`)."""
+    nowhere. Not a test's head on its own line (`TEST(A, B)` above its `{`). And a bare macro alone between
+    statements or declarations (`CLI11_DIAGNOSTIC_PUSH` above a definition was read as its type, `narrow_impl`
+    defined nowhere); not an enum's last value (`FOO_LAST` above its `};`) nor an expression's continued line."""
     lines = text.split("\n")
     filled = [row for row, line in enumerate(lines) if line.strip()]
     for at, row in enumerate(filled):
         line = lines[row]
         before = lines[filled[at - 1]].rstrip() if at else ""
         after = lines[filled[at + 1]].lstrip() if at + 1 < len(filled) else ""
-        if _LONE_MACRO.fullmatch(line) and before.endswith("}") and not after.startswith("{"):
+        lone = _LONE_MACRO.fullmatch(line)
+        if lone is not None and not after.startswith("{") and (before.endswith("}") or lone.group(2) is None and (
+                not before or before.endswith(_ENDED) or before.lstrip().startswith(("#", "//")))
+                and not after.startswith("}")):
             lines[row] = " " * len(line)
         elif (block := _BLOCK_MACRO.match(line)) is not None and (line[block.end():].strip() or after.startswith("{")):
             lines[row] = block.group(1) + " " * len(block.group(2)) + line[block.end():]
@@ -121,8 +129,8 @@ def c_macros_blanked(text: str) -> str:
     `catch`: `class LEVELDB_EXPORT DB {` was a function named DB, `void Unlock() UNLOCK_FUNCTION();` a function
     named UNLOCK_FUNCTION, 51 of spdlog's 546 functions were named by their return types
     (`spdlog.SPDLOG_INLINE wincolor_sink::log`)."""
-    for macro in (_EXPORT_MACRO, _TRAILING_MACRO, _LEADING_MACRO, _INFIX_MACRO):
-        text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+    for macro in (_EXPORT_MACRO, _TRAILING_MACRO, _LEADING_MACRO, _LEADING_MACRO, _INFIX_MACRO):  # two in a row:
+        text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)  # `CLI11_NODISCARD CLI11_INLINE`
     return _lone_macros_blanked(text) if "_" in text else text
 
 

@@ -154,7 +154,11 @@ _UNITY_IMPORTED = frozenset({"textmesh pro", "plugins"})
 #: `deps/`, and `bundled/`, spdlog's copy of fmt: 55% of its chunks, first for its own colour codes); elsewhere it is
 #: the project's own code about outside services (a homelab's Terraform, Makefile and playbook were `generated`)
 _EXTERNAL_FOLDERS = frozenset({"external", "extern", "3rdparty", "deps", "bundled"})
-_C_FAMILY_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl", ".m", ".mm"})
+_C_FAMILY_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl", ".ipp", ".tpp",
+                                ".tcc", ".cppm", ".ixx", ".m", ".mm"})
+#: a copied release of another project, by its folder's version (yaml-cpp's `test/googletest-1.16.0/`: 10.9k of its
+#: 11.4k chunks, its test framework's files in the first ten of its own test and build questions; `zlib-1.3.1/`)
+_RELEASE_FOLDER = re.compile(r"[a-z][\w+.]*?-v?\d+(?:\.\d+)+")
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
 #: a Gradle or Maven project's main source set, on the path's own case: `src/main`, Kotlin multiplatform's
@@ -231,7 +235,9 @@ _DART_GENERATED = re.compile(r".*\.(g|freezed|mocks)$")
 
 #: query words that ask for a role (a query about tests wants tests; one about docs wants docs)
 _ASKS = {
-    "test": frozenset({"test", "tests", "testing", "spec", "fixture", "fixtures", "testcase"}),
+    # a fuzz target is a test (`fuzz/` is one's folder): "the fuzz target that parses random input" found none
+    "test": frozenset({"test", "tests", "testing", "spec", "fixture", "fixtures", "testcase", "fuzz", "fuzzer",
+                       "fuzzers", "fuzzing"}),
     "docs": frozenset({"doc", "docs", "documentation", "documented", "readme", "tutorial", "guide"}),
     "example": frozenset({"example", "examples", "demo", "sample"}),
     "changelog": frozenset({"changelog", "release", "releases", "news"}),
@@ -500,7 +506,8 @@ def file_role(path: str) -> str:
             or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
-            or (suffix in _C_FAMILY_SUFFIXES and not _EXTERNAL_FOLDERS.isdisjoint(folders))
+            or (suffix in _C_FAMILY_SUFFIXES and (not _EXTERNAL_FOLDERS.isdisjoint(folders)
+                                                  or any(_RELEASE_FOLDER.fullmatch(f) for f in folders)))
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
             or (suffix in (".rb", ".cs", ".exs") and any(f.endswith(("migrate", "migrations")) for f in folders)
                 and _TIMESTAMPED_MIGRATION.match(stem))
