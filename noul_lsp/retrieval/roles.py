@@ -156,8 +156,9 @@ _UNITY_IMPORTED = frozenset({"textmesh pro", "plugins"})
 _EXTERNAL_FOLDERS = frozenset({"external", "extern", "3rdparty", "deps", "bundled"})
 _C_FAMILY_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl", ".ipp", ".tpp",
                                 ".tcc", ".cppm", ".ixx", ".m", ".mm"})
-#: a copied release of another project, by its folder's version (yaml-cpp's `test/googletest-1.16.0/`: 10.9k of its
-#: 11.4k chunks, its test framework's files in the first ten of its own test and build questions; `zlib-1.3.1/`)
+#: a copied release of another project, by its folder's version (`zlib-1.3.1/`, `lua-5.4.6/`); not below a test
+#: folder, whose role (`test`) the ranker weighs down twice as much: yaml-cpp's `test/googletest-1.16.0/` as
+#: `generated` came first for a mutex that yaml-cpp does not have
 _RELEASE_FOLDER = re.compile(r"[a-z][\w+.]*?-v?\d+(?:\.\d+)+")
 #: reverse-domain package roots (Java, Kotlin, Scala): com/example/app is a package, not an example folder
 _DOMAIN_PREFIXES = frozenset({"com", "org", "net", "io", "dev", "edu", "gov", "me", "co"})
@@ -507,7 +508,8 @@ def file_role(path: str) -> str:
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
             or any(f in _GENERATED_FOLDERS for f in folders)
             or (suffix in _C_FAMILY_SUFFIXES and (not _EXTERNAL_FOLDERS.isdisjoint(folders)
-                                                  or any(_RELEASE_FOLDER.fullmatch(f) for f in folders)))
+                                                  or any(_RELEASE_FOLDER.fullmatch(f) and _TEST_FOLDERS.isdisjoint(
+                                                      folders[:i]) for i, f in enumerate(folders))))
             or (suffix == ".py" and folders[-1:] == ["migrations"] and _DJANGO_MIGRATION.match(stem))
             or (suffix in (".rb", ".cs", ".exs") and any(f.endswith(("migrate", "migrations")) for f in folders)
                 and _TIMESTAMPED_MIGRATION.match(stem))
