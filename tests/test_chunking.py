@@ -905,8 +905,8 @@ def test_c_enumerators_macros_and_function_pointer_typedefs_are_named():
     assert [(c.symbol, c.names) for c in chunker.chunk("src/jv.h", guarded)] == [
         ("", ("JV_PRINT_PRETTY", "JV_PRINT_ASCII")), ("JV_MAX", ()), ("", ())]  # a prototype: its body names it
     # a constant or a variable of the file's is a name (a C++ namespace's too)
-    assert [c.names for c in chunker.chunk("src/jv.c", "static const int jv_limit = 4;\nchar *jv_name, jv_buf[8];\n")] == [
-        ("jv_limit", "jv_name", "jv_buf")]
+    constants = "static const int jv_limit = 4;\nchar *jv_name, jv_buf[8];\n"
+    assert [c.names for c in chunker.chunk("src/jv.c", constants)] == [("jv_limit", "jv_name", "jv_buf")]
     inside = "static int f(void) {\n#define LOCAL 3\n  return LOCAL;\n}\n#define TOP 3\n"
     assert [(c.symbol, c.names) for c in chunker.chunk("src/f.c", inside)] == [("f", ()), ("", ("TOP",))]
     # a function's local enum: its enumerators are defined there, and nowhere else
@@ -976,7 +976,8 @@ def test_what_a_cpp_developer_met_in_leveldb_and_spdlog():
     chunker = FileChunker(IndexSettings())
     header = ("namespace leveldb {\nnamespace config {\nstatic const int kNumLevels = 7;\n}\n"
               "class DB {\n public:\n  virtual ~DB();\n  static Status Open(const Options& options, DB** dbptr);\n"
-              "  virtual Status Put(const Slice& key) = 0;\n private:\n  std::string* name_;\n  CRITICAL_SECTION mutex_;\n};\n"
+              "  virtual Status Put(const Slice& key) = 0;\n private:\n  std::string* name_;\n"
+              "  CRITICAL_SECTION mutex_;\n};\n"
               "Status DestroyDB(const std::string& name);\nint Stats::count_ = 0;\n}\n")
     named = {name for c in chunker.chunk("include/leveldb/db.h", header) for name in c.names}
     assert {"leveldb.config.kNumLevels", "leveldb.DB.name_", "leveldb.DB.mutex_"} <= named
@@ -987,20 +988,23 @@ def test_what_a_cpp_developer_met_in_leveldb_and_spdlog():
               "SPDLOG_INLINE std::shared_ptr<logger> get(const std::string &name) {\n  return nullptr;\n}\n\n"
               "template <typename Mutex>\nvoid SPDLOG_INLINE base_sink<Mutex>::log(const log_msg &msg) {\n"
               "  SPDLOG_TRY { sink->log(msg); }\n  SPDLOG_LOGGER_CATCH(msg.source)\n}\n\n"
-              "SPDLOG_INLINE void logger::flush_() {\n  SPDLOG_TRY {\n    sink->flush();\n  }\n  SPDLOG_CATCH_STD\n}\n}\n")
+              "SPDLOG_INLINE void logger::flush_() {\n  SPDLOG_TRY {\n    sink->flush();\n  }\n"
+              "  SPDLOG_CATCH_STD\n}\n}\n")
     chunks = chunker.chunk("include/spdlog/logger-inl.h", inline)
     assert [(c.symbol, c.start_line) for c in chunks if c.symbol] == [
         ("spdlog.logger::logger", 2), ("spdlog.get", 4), ("spdlog.base_sink::log", 8), ("spdlog.logger::flush_", 14)]
     # two in a row, the return type on a line of its own, a bare one above a definition (CLI11's)
     cli = ("namespace CLI {\nCLI11_NODISCARD CLI11_INLINE std::string App::help() const {\n  return {};\n}\n"
            "CLI11_INLINE std::string\nConfig::to_config(const App *app) const {\n  return {};\n}\n"
-           "CLI11_DIAGNOSTIC_PUSH\nCLI11_DIAGNOSTIC_IGNORE_DEPRECATED\nCLI11_INLINE std::string narrow_impl(const wchar_t *s) {\n"
+           "CLI11_DIAGNOSTIC_PUSH\nCLI11_DIAGNOSTIC_IGNORE_DEPRECATED\n"
+           "CLI11_INLINE std::string narrow_impl(const wchar_t *s) {\n"
            "  return {};\n}\nenum class Kind {\n  KIND_A,\n  KIND_LAST\n};\n}\n")
     chunks = chunker.chunk("include/CLI/impl/App_inl.hpp", cli)
     assert [c.symbol for c in chunks if c.symbol] == ["CLI.App::help", "CLI.Config::to_config", "CLI.narrow_impl",
                                                      "CLI.Kind"]
     assert {"CLI.Kind.KIND_A", "CLI.Kind.KIND_LAST"} <= {name for c in chunks for name in c.names}
-    tests = ('#include "includes.h"\nTEST_CASE("dequeue-empty-nowait", "[mpmc_blocking_q]") {\n  REQUIRE(q.size() == 0);\n}\n'
+    tests = ('#include "includes.h"\nTEST_CASE("dequeue-empty-nowait", "[mpmc_blocking_q]") {\n'
+             "  REQUIRE(q.size() == 0);\n}\n"
              'TEST_CASE_METHOD(Fixture, "reads a file", "[io]")\n{\n  REQUIRE(read());\n}\n'
              "TEST(SkipTest, Empty)\n{\n  ASSERT_TRUE(true);\n}\n")
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunker.chunk("tests/test_mpmc_q.cpp", tests)

@@ -198,7 +198,7 @@ MEMBER_HOLDERS = frozenset({"declaration_list", "enum_member_declaration_list", 
                             "const_declaration", "export_statement", "var_declaration", "var_spec_list",
                             "enum_variant_list", "body", "declaration", "enum_body", "body_statement",
                             "interface_body", "enum_body_declarations",
-                            "field_declaration_list",  # a C++ class's body (its fields and method prototypes)
+                            "field_declaration_list",  # a C++ class's body (its fields)
                             "source",  # a GDScript file's (its script's members: `var`, `const`, `signal`)
                             "chunk"})  # a Lua file's (its globals)
 #: a constant's name in Python and JavaScript (`DEFAULT_TIMEOUT`, `REDIRECT_STATI`), the one assignment that is a
@@ -1180,8 +1180,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
                      template_names=True, before_parse=c_macros_blanked, reread=one_branch_each,
                      members=_C_MEMBERS),
         # and a template's or a module's files (`.tpp`, `.tcc`, `.inl`; C++20's `.cppm`, `.ixx`, `.mpp`)
-        LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++",
-                                                            ".ipp", ".tpp", ".tcc", ".inl", ".cppm", ".ixx", ".mpp"),
+        LanguageSpec("cpp", "tree_sitter_cpp", "language",
+                     (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp", ".tcc", ".inl",
+                      ".cppm", ".ixx", ".mpp"),
                      {"function_definition": "function", "class_specifier": "class", "struct_specifier": "struct",
                       "namespace_definition": "namespace", "enum_specifier": "enum", "union_specifier": "union",
                       "type_definition": "type", "preproc_function_def": "macro"},

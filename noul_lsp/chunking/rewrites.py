@@ -90,8 +90,8 @@ _LEADING_MACRO = re.compile(
     r"(?:[ \t*&]+|[ \t*&]*\n[ \t]*)~?[A-Za-z_]"
     r"|[ \t]+[A-Za-z_][\w:]*(?:<[^\n;()]*>)?::~?[A-Za-z_]\w*[ \t]*\()", re.MULTILINE)
 #: the same between a declaration's type and its name (`size_t SPDLOG_INLINE thread_pool::queue_size()`)
-_INFIX_MACRO = re.compile(r"([\w>*&][ \t]+)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]+~?[A-Za-z_][\w:]*(?:<[^\n;()]*>)?(?:::~?[A-Za-z_]\w*)?[ \t]*\()",
-                          re.MULTILINE)
+_INFIX_MACRO = re.compile(r"([\w>*&][ \t]+)([A-Z][A-Z0-9]*_[A-Z0-9_]*)"
+                          r"(?=[ \t]+~?[A-Za-z_][\w:]*(?:<[^\n;()]*>)?(?:::~?[A-Za-z_]\w*)?[ \t]*\()", re.MULTILINE)
 #: an all-capitals macro that stands for a keyword before a block, a statement's first word (`SPDLOG_TRY {`)
 _BLOCK_MACRO = re.compile(r"^([ \t]*)([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*(?:\{|$))", re.MULTILINE)
 #: a line that is a macro alone, or a macro's call without its semicolon (`SPDLOG_CATCH_STD`,
@@ -115,9 +115,10 @@ def _lone_macros_blanked(text: str) -> str:
         before = lines[filled[at - 1]].rstrip() if at else ""
         after = lines[filled[at + 1]].lstrip() if at + 1 < len(filled) else ""
         lone = _LONE_MACRO.fullmatch(line)
-        if lone is not None and not after.startswith("{") and (before.endswith("}") or lone.group(2) is None and (
-                not before or before.endswith(_ENDED) or before.lstrip().startswith(("#", "//")))
-                and not after.startswith("}")):
+        after_a_block = before.endswith("}")  # `} SPDLOG_CATCH_STD`, `} SPDLOG_LOGGER_CATCH(msg.source)`
+        bare_between = lone is not None and lone.group(2) is None and not after.startswith("}") and (
+            not before or before.endswith(_ENDED) or before.lstrip().startswith(("#", "//")))
+        if lone is not None and not after.startswith("{") and (after_a_block or bare_between):
             lines[row] = " " * len(line)
         elif (block := _BLOCK_MACRO.match(line)) is not None and (line[block.end():].strip() or after.startswith("{")):
             lines[row] = block.group(1) + " " * len(block.group(2)) + line[block.end():]
