@@ -969,10 +969,10 @@ def test_what_a_cpp_user_met_in_leveldb_and_jq():
 
 
 def test_what_a_cpp_developer_met_in_leveldb_and_spdlog():
-    """A C++ walkthrough's findings: a class's fields and method prototypes and a namespace's constants were
-    named nothing (`kL0_SlowdownWritesTrigger` "probably not here"); `SPDLOG_INLINE` before a definition was
-    read as its return type and the real one as its name, `SPDLOG_TRY { } SPDLOG_CATCH_STD` made the rest of
-    a file one error; Catch2's `TEST_CASE("title")` was no test."""
+    """A C++ walkthrough's findings: a class's fields and a namespace's constants were named nothing
+    (`kL0_SlowdownWritesTrigger` "probably not here"); `SPDLOG_INLINE` before a definition was read as its return
+    type and the real one as its name, `SPDLOG_TRY { } SPDLOG_CATCH_STD` made the rest of a file one error;
+    Catch2's `TEST_CASE("title")` was no test."""
     chunker = FileChunker(IndexSettings())
     header = ("namespace leveldb {\nnamespace config {\nstatic const int kNumLevels = 7;\n}\n"
               "class DB {\n public:\n  virtual ~DB();\n  static Status Open(const Options& options, DB** dbptr);\n"

@@ -259,6 +259,7 @@ def test_roles_come_from_paths():
     assert file_role("examples/cross-platform.just") == "example" and file_role("examples/README.md") == "docs"
     # a role no label asks for is read as source by a query that names it (the ranker has no asking weight)
     assert roles_read_as_source(analyse("the vendored werkzeug safe_join").terms) == ["generated"]
+    assert roles_read_as_source(analyse("shortest float to string in the bundled fmt").terms) == ["generated"]
     assert roles_read_as_source(analyse("the notebook that plots monthly revenue").terms) == ["notebook"]
     assert roles_read_as_source(analyse("where are CSRF tokens generated").terms) == []
     assert roles_read_as_source(analyse("the migration that adds the grace field").terms) == ["generated"]
