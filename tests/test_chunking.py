@@ -1006,10 +1006,11 @@ def test_what_a_cpp_developer_met_in_leveldb_and_spdlog():
     tests = ('#include "includes.h"\nTEST_CASE("dequeue-empty-nowait", "[mpmc_blocking_q]") {\n'
              "  REQUIRE(q.size() == 0);\n}\n"
              'TEST_CASE_METHOD(Fixture, "reads a file", "[io]")\n{\n  REQUIRE(read());\n}\n'
-             "TEST(SkipTest, Empty)\n{\n  ASSERT_TRUE(true);\n}\n")
+             "TEST(SkipTest, Empty)\n{\n  ASSERT_TRUE(true);\n}\nBOOST_AUTO_TEST_CASE(parses_empty) {\n}\n")
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunker.chunk("tests/test_mpmc_q.cpp", tests)
             if c.symbol] == [('TEST_CASE "dequeue-empty-nowait"', "test", 2, 4),
-                             ('TEST_CASE_METHOD "reads a file"', "test", 5, 8), ("SkipTest.Empty", "test", 9, 12)]
+                             ('TEST_CASE_METHOD "reads a file"', "test", 5, 8), ("SkipTest.Empty", "test", 9, 12),
+                             ("parses_empty", "test", 13, 14)]
 
 
 def test_the_windows_of_a_definition_under_a_scope_carry_its_name():

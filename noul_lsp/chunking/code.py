@@ -19,8 +19,9 @@ import tree_sitter
 
 from noul_lsp.chunking.boilerplate import carries_nothing, leading_licence
 from noul_lsp.chunking.chunk import MAX_NAMES, Chunk
-from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, dart_test_body, go_type_body,
-                                         holds_a_class_body, member_names, node_text, parser_for)
+from noul_lsp.chunking.languages import (GO_TYPE_NODES, MEMBER_HOLDERS, LanguageSpec, dart_test_body,
+                                         declarator_chain, go_type_body, holds_a_class_body, member_names,
+                                         node_text, parser_for)
 from noul_lsp.chunking.rewrites import error_rows, shown_head
 from noul_lsp.chunking.sections import with_sections
 from noul_lsp.chunking.text import is_long, line_pieces
@@ -86,12 +87,9 @@ def _name(node: tree_sitter.Node) -> str:
                 return node_text(inner)
     if node.type == "type_definition":  # c: typedef ... Name;
         declarator = node.child_by_field_name("declarator")
-        named = declarator
         # `typedef void (*jv_nomem_handler_f)(void *)`: the name is inside the function, parentheses and pointer
         # (the whole declarator was the name: `(*jv_nomem_handler_f)(void *)` defined nothing findable)
-        while named is not None and named.type not in _IDENTIFIER_TYPES:
-            named = named.child_by_field_name("declarator") or next(
-                (c for c in named.named_children if c.type.endswith("declarator") or c.type in _IDENTIFIER_TYPES), None)
+        named = next((held for held in declarator_chain(declarator) if held.type in _IDENTIFIER_TYPES), None)
         if declarator is not None:
             return node_text(named if named is not None else declarator)
     declarator = node.child_by_field_name("declarator")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -306,8 +306,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
         return []  # Kotlin's `class A(y: Int)`: a parameter; `class A(val x: Int)` declares a property
     if node.type == "call":  # Ruby's `has_many :stories`, `attr_reader :name`
         return _ruby_defined(node)
-    if node.type in _C_DECLARATIONS and _c_declarators(node):
-        return [name for name in map(_c_declared, _c_declarators(node)) if name]
+    if node.type in _C_DECLARATIONS and (declarators := _c_declarators(node)):
+        return [name for name in map(_c_declared, declarators) if name]
     if node.type == "field_declaration" and node.child_by_field_name("declarator") is not None:
         # Java's: a constant (`static final String VIEWS_PETS_CREATE_OR_UPDATE_FORM = ...`, asked for by name, opened
         # at a method using it at P(here) 0.31), not an instance's field (`private final OwnerRepository owners`)
@@ -360,8 +360,8 @@ def member_names(node: tree_sitter.Node) -> list[str]:
 #: or a namespace's constants and variables (`declaration`); without them leveldb's `kL0_SlowdownWritesTrigger`
 #: was "probably not here" and `Options::write_buffer_size` opened at the C API's setter
 _C_DECLARATIONS = frozenset({"field_declaration", "declaration"})
-#: what a C declarator is written as, down to the name it declares (`*name`, `&name`, `name[4]`, `name(...)`,
-#: `name = 1`); a qualified name (`int Foo::count = 0;`) defines what a class declared elsewhere
+#: what a C declaration's declarators are written as (`*name`, `&name`, `name[4]`, `name(...)`, `name = 1`); a
+#: qualified name (`int Foo::count = 0;`) defines what a class declared elsewhere
 _C_DECLARATOR_NODES = frozenset({"identifier", "field_identifier", "init_declarator", "function_declarator",
                                  "pointer_declarator", "reference_declarator", "array_declarator",
                                  "parenthesized_declarator", "qualified_identifier", "destructor_name",
@@ -377,21 +377,26 @@ def _c_declarators(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     return held
 
 
+def declarator_chain(declarator: tree_sitter.Node | None) -> Iterator[tree_sitter.Node]:
+    """A C declarator and the declarators it holds, outermost first, down to the name it declares: `*name`,
+    `&name` (a reference holds its declarator in no field), `name[4]`, `(*name)(void *)`, `name = 1`."""
+    while declarator is not None:
+        yield declarator
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith(("declarator", "identifier"))
+             or c.type in ("destructor_name", "operator_name")), None)
+
+
 def _c_declared(declarator: tree_sitter.Node) -> str:
     """The name a C declarator declares (`static const int kNumLevels = 7` declares `kNumLevels`, `size_t
     write_buffer_size` a field); none for a function's prototype, whose body defines it (named in a class, a
     header's prototype came above the definition in CLI11's `impl/App_inl.hpp` for "the implementation of
     App::add_subcommand"), a qualified name (defined here, declared in its class), a destructor or an operator."""
-    for _ in range(8):
-        if declarator.type in ("identifier", "field_identifier"):
-            return node_text(declarator)
-        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name", "function_declarator"):
+    for held in declarator_chain(declarator):
+        if held.type in ("identifier", "field_identifier"):
+            return node_text(held)
+        if held.type in ("qualified_identifier", "destructor_name", "operator_name", "function_declarator"):
             return ""
-        inner = declarator.child_by_field_name("declarator") or next(
-            (c for c in declarator.named_children if c.type in _C_DECLARATOR_NODES), None)
-        if inner is None:
-            return ""
-        declarator = inner
     return ""
 
 

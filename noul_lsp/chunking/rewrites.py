@@ -132,7 +132,7 @@ def c_macros_blanked(text: str) -> str:
     (`spdlog.SPDLOG_INLINE wincolor_sink::log`)."""
     for macro in (_EXPORT_MACRO, _TRAILING_MACRO, _LEADING_MACRO, _LEADING_MACRO, _INFIX_MACRO):  # two in a row:
         text = macro.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)  # `CLI11_NODISCARD CLI11_INLINE`
-    return _lone_macros_blanked(text) if "_" in text else text
+    return _lone_macros_blanked(text)
 
 
 _CONDITIONAL = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
