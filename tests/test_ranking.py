@@ -566,6 +566,41 @@ def test_analysis_reads_ipython_and_pytest_frames_absolute_paths_and_links():
     assert _PATH.search("src/pkg/cookies.py", 3) is None and _PATH.search("x src/pkg/cookies.py", 1)
 
 
+def test_a_word_written_in_one_piece_is_read_whole_where_the_code_writes_it_whole(tmp_path):
+    """"GraphQL type for the Checkout object" read `graph` and `ql` too: rare words, but frequent in the few files
+    that call graphql-core's `GraphQLObjectType`, and those came first in saleor, over `checkout/types.py`."""
+    described = analyse("GraphQL type for the Checkout object")
+    assert described.joined == (("graphql", ("graph", "ql")),)
+    vocabulary = {"graphql": 0, "graph": 1, "ql": 2, "type": 3, "checkout": 4, "object": 5}
+    assert list(described.lexical_counts(vocabulary)) == ["graphql", "type", "checkout", "object"]
+    # a word the code never writes whole keeps its parts (`connection_pool` is read `connection`, `pool`)
+    assert {"connection", "pool"} <= set(analyse("where is the ConnectionPool closed").lexical_counts(
+        {"connection_pool": 0, "connection": 1, "pool": 2, "closed": 3}))
+    # and so does a part the query writes on its own, and a bare name or an issue text (their parts are code's)
+    assert "graph" in analyse("draw the graph of GraphQL types").lexical_counts(vocabulary)
+    assert analyse("GraphQLObjectType").joined == ()
+    root = tmp_path / "shop"
+    (root / "graphql" / "checkout").mkdir(parents=True)
+    (root / "graphql" / "checkout" / "types.py").write_text(
+        "import graphene\n\nfrom ..core import graphql_type\n\n\n@graphql_type\n"
+        "class Checkout(graphene.ObjectType):\n    \"\"\"A checkout: its lines, its total and its customer.\"\"\"\n\n"
+        "    token = graphene.UUID()\n")
+    (root / "graphql" / "printer.py").write_text(
+        "from graphql import GraphQLObjectType, GraphQLField, GraphQLSchema, GraphQLList\n\n\n"
+        "def print_type(graph_type: GraphQLObjectType) -> str:\n"
+        "    fields = [f for f in graph_type.fields if isinstance(f, GraphQLField)]\n"
+        "    return GraphQLSchema(GraphQLList(fields)).object_type\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    try:
+        rows = candidate_rows(workspace, "GraphQL type for the Checkout object")
+    finally:
+        workspace.close()
+    assert rows["graphql/checkout/types.py"]["file_bm25"] == pytest.approx(1.0)
+    assert rows["graphql/printer.py"]["file_bm25"] < 1.0
+
+
 def test_a_defining_chunk_outranks_a_mentioning_one_in_its_features(cookie_workspace):
     rows = candidate_rows(cookie_workspace, "where is extract_cookies implemented")
     source, tests = rows["src/pkg/cookies.py"], rows["tests/test_cookies.py"]

@@ -12,10 +12,11 @@ mentions it. Plain English words are not entities: they are BM25's and the embed
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from noul_lsp.chunking.languages import LANGUAGES
-from noul_lsp.text.terms import STOP_WORDS, term_counts
+from noul_lsp.text.terms import STOP_WORDS, identifier_terms, term_counts
 
 SHAPES = ("symbol", "description", "long")
 #: more distinct terms than this: an issue text or an agent's prompt, not a one-line description
@@ -111,6 +112,9 @@ class QueryAnalysis:
     #: the lines a pasted trace's frames name, with their files (as written, lower-cased, no leading ./) and
     #: functions (lower-cased): a Python frame's `line 227, in f`, a JVM frame's `NiaAppKt.NiaApp(NiaApp.kt:227)`
     frame_lines: tuple[tuple[str, int, str], ...] = ()
+    #: a description's words written in one piece with inner capitals (`GraphQL`, `GitHub`, `WriteBatch`), each
+    #: lower-cased with the camel parts BM25 would also read for it (`graph`, `ql`)
+    joined: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def spelled(self) -> tuple[str, ...]:
@@ -122,6 +126,20 @@ class QueryAnalysis:
     def counts(self) -> dict[str, int]:
         """Each term's count in the query."""
         return dict(zip(self.terms, self.term_counts, strict=True))
+
+    def lexical_counts(self, vocabulary: Mapping[str, int]) -> dict[str, int]:
+        """`counts` as BM25 reads them in a corpus of `vocabulary`: a word written in one piece that the code
+        writes whole too is read whole, without its camel parts. "GraphQL type for the Checkout object" read
+        `graph` and `ql`, rare in saleor but in the few files that call graphql-core's `GraphQLObjectType`, and
+        those came first; `checkout/types.py` was not in the first ten (typed "graphql", first). A word the code
+        never writes whole (`ConnectionPool` for `connection_pool`) keeps its parts, and so does a part the query
+        also writes on its own."""
+        counts = self.counts
+        if not self.joined:
+            return counts
+        own = {word.lower() for word in _WORD.findall(self.text)}
+        parts = {part for whole, split in self.joined if whole in vocabulary for part in split if part not in own}
+        return {term: count for term, count in counts.items() if term not in parts}
 
     @property
     def entity_count(self) -> int:
@@ -211,7 +229,11 @@ def analyse(text: str) -> QueryAnalysis:
         # and a hyphenated one whole, as settings and targets are named (`aps-environment`, `post-install`): its
         # parts alone define nothing, and an entitlement asked for by its key was P(here) 0.01, its file first
         names.update(w.lower() for w in _HYPHENATED.findall(text))
+    joined = tuple(dict.fromkeys(
+        (split[0], tuple(split[1:])) for word in _WORD.findall(text)
+        if "_" not in word and not any(c.isdigit() for c in word) and len(split := identifier_terms(word)) > 2
+    )) if shape == "description" else ()
     return QueryAnalysis(text=text, terms=terms, shape=shape, term_counts=tuple(counts.values()),
                          names=frozenset(names),
                          scopes=frozenset(scopes - names), paths=tuple(paths), modules=frozenset(modules),
-                         frames=len(frames), frame_lines=frame_lines)
+                         frames=len(frames), frame_lines=frame_lines, joined=joined)

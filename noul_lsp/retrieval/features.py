@@ -261,13 +261,14 @@ def root_features(*, analysis: QueryAnalysis, table: SymbolTable, row_file: np.n
     the terms of given rows (None: no `references` features), `lexical_best` the best allowed BM25 score (the
     lexical leg's first hit; None: taken from `lexical`)."""
     file_count = len(table.file_rows)
-    ids = {t: term_ids.get(t) for t in analysis.terms}
-    known = [t for t in analysis.terms if ids[t] is not None and ids[t] < len(idf)]
+    counts = analysis.lexical_counts(term_ids)  # the terms BM25 read (a word written whole, read whole)
+    ids = {t: term_ids.get(t) for t in counts}
+    known = [t for t in counts if ids[t] is not None and ids[t] < len(idf)]
     query_ids = np.array([ids[t] for t in known], dtype=np.int64)
     # one gather for every term: a corpus with a delta computes its idf when asked, per call
     weighted = WeightedTerms.of(known, idf[query_ids] if known else np.zeros(0))
 
-    file_lexical = table.file_bm25.scores(query_ids, query_weights=repeated_term_weights(known, analysis.counts)) \
+    file_lexical = table.file_bm25.scores(query_ids, query_weights=repeated_term_weights(known, counts)) \
         if len(query_ids) else np.zeros(file_count, dtype=np.float32)
     if allowed_files is not None and file_count:
         file_lexical = np.where(allowed_files, file_lexical, 0.0)

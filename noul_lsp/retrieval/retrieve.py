@@ -232,7 +232,7 @@ def retrieve(root, analysis: QueryAnalysis, arrays: CorpusArrays, *, legs: Seque
     BM25 terms and how often it repeats each, counted once per find; the vector legs embed its text).
     `term_idf` overrides this root's BM25 idf per query term (multi-root search); `query_vectors` holds one
     query embedding per model, shared by the roots of one find."""
-    query, term_counts = analysis.text, analysis.counts
+    query, term_counts = analysis.text, analysis.lexical_counts(arrays.vocabulary)
     search = root.settings.search
     allowed, allowed_files = root.row_filter.masks(arrays, include, exclude)
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
