@@ -611,9 +611,14 @@ def test_a_defining_chunk_outranks_a_mentioning_one_in_its_features(cookie_works
     named = candidate_rows(cookie_workspace, "extract_cookies in a fixture")  # tests named in passing
     assert named["tests/test_cookies.py"]["asks_test_is_test"] == 1.0
     # asked for outright, a test is read as source: no prior against it (the fitted weight for a query
-    # naming tests is against them, and "tests for the bloom filter" put bloom_test.cc 22nd)
+    # naming tests is against them, and "tests for the bloom filter" put bloom_test.cc 22nd), and it keeps the
+    # lift of asking (the code it tests came first: 37 of 71 walkthrough questions asking for tests outright had
+    # the test first, 48 with the lift), as a page asked for outright does
     asked = candidate_rows(cookie_workspace, "the test that checks extract_cookies")
-    assert asked["tests/test_cookies.py"]["role_test"] == 0.0 and asked["tests/test_cookies.py"]["asks_test_is_test"] == 0.0
+    assert asked["tests/test_cookies.py"]["role_test"] == 0.0 and asked["tests/test_cookies.py"]["asks_test_is_test"] == 1.0
+    assert asked["src/pkg/cookies.py"]["asks_test_is_test"] == 0.0
+    page = candidate_rows(cookie_workspace, "documentation of how cookies are persisted")
+    assert page["docs/cookies.md"]["role_docs"] == 0.0 and page["docs/cookies.md"]["asks_docs_is_docs"] == 1.0
 
 
 def test_a_traceback_frame_names_its_file(cookie_workspace):
