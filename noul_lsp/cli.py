@@ -431,7 +431,9 @@ def _print_human(result: FindResult, console=None, *, from_folder: Path | None =
         embedded = f"the organisation index: {result.signals['org']}"
     reranker = result.signals.get("rerank", "off")
     reranked = f"; reranked by {reranker} on {result.signals.get('rerankDevice')}" if reranker not in ("off", "skipped") else ""
-    console.print(f"[dim]{escape(embedded)}{escape(reranked)}; {result.timings.get('total', 0):.0f} ms[/]")
+    # the search's own time: the command's wall time adds the interpreter, the models and the check for changes
+    # (1.2 s for saleor's 34,556 chunks, where a bare "45 ms" read as the whole wait)
+    console.print(f"[dim]{escape(embedded)}{escape(reranked)}; searched in {result.timings.get('total', 0):.0f} ms[/]")
     for note in result.notes:
         if "here" in result.signals and note.startswith(f"P(here) {result.signals['here']}"):
             continue  # the first line said it
