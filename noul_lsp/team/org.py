@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from noul_lsp.config import Settings
+from noul_lsp.retrieval.analyse import analyse
 from noul_lsp.retrieval.bm25 import BM25Parameters, repeated_term_weights
 from noul_lsp.retrieval.coherence import Coherence, by_repository_coherence
 from noul_lsp.retrieval.result import FindResult, IndexState, QueryError
@@ -34,7 +35,7 @@ from noul_lsp.retrieval.segment import split_symbol_lines
 from noul_lsp.session.workspace import Workspace
 from noul_lsp.store import ChunkRecord
 from noul_lsp.team.schema import RETRY_SECONDS, SharedStoreError, StoreUnreachable, as_array, connect, database_errors
-from noul_lsp.text.terms import query_terms, term_counts
+from noul_lsp.text.terms import query_terms
 
 #: chunks each leg brings from the database
 CANDIDATES = 200
@@ -273,11 +274,14 @@ def _retrieve(connection, workspace, query: str, settings: Settings, timings: di
     if model is None:
         raise SharedStoreError(f"the organisation index's model {visible.model} did not load")
     frequency = _org_frequencies(connection, query_terms(query))
+    # the terms as a root's BM25 reads them (a description's word in one piece read whole where the code has it)
+    counts = analyse(query).lexical_counts(frequency)
     idf = {term: value for term, value in union_idf(query, [], other_documents=visible.chunks,
-                                                   other_frequency=frequency).items() if term in frequency}
+                                                   other_frequency=frequency).items()
+           if term in frequency and term in counts}
     timings["org_setup"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
-    lexical = _bm25_candidates(connection, idf, visible, frequency, term_counts(query), repos)
+    lexical = _bm25_candidates(connection, idf, visible, frequency, counts, repos)
     timings["org_bm25"] = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     query_vector = model.embed_query(query, max_windows=settings.search.query_windows)
