@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from noul_lsp.bench.ripgrep import ripgrep_available
+from noul_lsp.bench.runner import embedding_progress
 from noul_lsp.cli import main
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -170,3 +171,13 @@ def test_a_commit_tree_is_written_whole_without_export_ignore_and_past_a_missing
     (work / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     assert write_tree(work / ".git", commit, out) == ["huge.json"]
     assert not (out / "huge.json").exists() and (out / "src" / "Ftp" / "FtpAdapter.php").is_file()
+
+
+def test_a_long_embedding_says_how_far_it_is():
+    """A cold bench of a large repository embedded for ten minutes without a line."""
+    lines: list[str] = []
+    seconds = iter([0.0, 30.0, 61.0, 90.0, 125.0, 200.0])
+    report = embedding_progress("saleor/saleor", lines.append, every=60.0, clock=lambda: next(seconds))
+    for done in (100, 200, 300, 400, 500):  # at 30 s, 61 s, 90 s, 125 s and the last batch at 200 s
+        report(done, 500)
+    assert lines == ["saleor/saleor: 200/500 chunks embedded (61 s)", "saleor/saleor: 400/500 chunks embedded (125 s)"]

@@ -109,6 +109,25 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+#: a repository's embedding says how far it is at most this often (saleor's 34,556 chunks took ten silent minutes)
+PROGRESS_SECONDS = 60.0
+
+
+def embedding_progress(repo: str, log: Callable[[str], None], every: float = PROGRESS_SECONDS,
+                       clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], None]:
+    """An `embed_pending` progress callback that logs "<repo>: 12000/34556 chunks embedded (205 s)" at most
+    once every `every` seconds, never for the last batch (the step's own line says it)."""
+    started = last = clock()
+
+    def report(done: int, total: int) -> None:
+        nonlocal last
+        now = clock()
+        if done < total and now - last >= every:
+            last = now
+            log(f"{repo}: {done}/{total} chunks embedded ({now - started:.0f} s)")
+    return report
+
+
 def _record(query: LabeledQuery, pipeline: str, result: FindResult | None, ripgrep: tuple | None,
             chunks: int, searched: str = "own", searched_repo: str = "", pair: str = "") -> QueryRecord:
     if result is not None:
@@ -259,7 +278,8 @@ class BenchRunner:
         embedder = workspace.embedder()
         embedded, embed_seconds = 0, 0.0
         if embedder is not None:
-            report = workspace.indexer.embed_pending(embedder, include_last=self.config.embed_scope == "all")
+            report = workspace.indexer.embed_pending(embedder, include_last=self.config.embed_scope == "all",
+                                                     progress=embedding_progress(repo, self.log))
             embedded, embed_seconds = report.embedded, report.seconds
         step = StepRecord(repo, commit, cold, update.seconds, embed_seconds, update.files_indexed, update.chunks_added,
                           embedded, workspace.state().chunks, static.seconds if static is not None else 0.0)
