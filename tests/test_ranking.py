@@ -299,8 +299,9 @@ def test_roles_come_from_paths():
                                    "external/terraform/main.tf", "external/Makefile")] == [
         "generated", "generated", "source", "config"]
     # and their other names for it: spdlog's copy of fmt was 55% of its chunks, first for its own colour codes
-    copies = ("include/spdlog/fmt/bundled/color.h", "deps/lua/src/lapi.c", "3rdparty/stb.h", "extern/pybind11/a.h")
-    assert [file_role(p) for p in (*copies, "deps/tool.py")] == ["generated"] * 4 + ["source"]
+    copies = ("include/spdlog/fmt/bundled/color.h", "deps/lua/src/lapi.c", "3rdparty/stb.h", "extern/pybind11/a.h",
+              "extern/range/view.h++", "deps/fmt/format.cppm")  # every suffix the chunker reads as C or C++
+    assert [file_role(p) for p in (*copies, "deps/tool.py")] == ["generated"] * 6 + ["source"]
     # a copied release by its folder's version; below a test folder a test still (weighed down more than a copy)
     releases = ("zlib-1.3.1/inflate.c", "third/lua-5.4.6/src/lapi.c", "src/v2-1.0/a.py", "test/googletest-1.16.0/a.cc")
     assert [file_role(p) for p in releases] == ["generated", "generated", "source", "test"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from noul_lsp.chunking.languages import shell_startup_file
+from noul_lsp.chunking.languages import LANGUAGES, shell_startup_file
 
 ROLES = ("source", "test", "docs", "example", "changelog", "config", "generated", "notebook", "other")
 ROLE_INDEX = {role: index for index, role in enumerate(ROLES)}
@@ -154,8 +154,8 @@ _UNITY_IMPORTED = frozenset({"textmesh pro", "plugins"})
 #: `deps/`, and `bundled/`, spdlog's copy of fmt: 55% of its chunks, first for its own colour codes); elsewhere it is
 #: the project's own code about outside services (a homelab's Terraform, Makefile and playbook were `generated`)
 _EXTERNAL_FOLDERS = frozenset({"external", "extern", "3rdparty", "deps", "bundled"})
-_C_FAMILY_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl", ".ipp", ".tpp",
-                                ".tcc", ".cppm", ".ixx", ".m", ".mm"})
+#: (C's and C++'s files as the chunker reads them, and Objective-C's: a copy kept by hand drifted from it)
+_C_FAMILY_SUFFIXES = frozenset({*LANGUAGES["c"].extensions, *LANGUAGES["cpp"].extensions, ".m", ".mm"})
 #: a copied release of another project, by its folder's version (`zlib-1.3.1/`, `lua-5.4.6/`); not below a test
 #: folder, whose role (`test`) the ranker weighs down twice as much: yaml-cpp's `test/googletest-1.16.0/` as
 #: `generated` came first for a mutex that yaml-cpp does not have
