@@ -112,6 +112,8 @@ def _lone_macros_blanked(text: str) -> str:
     filled = [row for row, line in enumerate(lines) if line.strip()]
     for at, row in enumerate(filled):
         line = lines[row]
+        if not line.lstrip()[:1].isupper():  # both kinds start with a capital: most lines are passed at once
+            continue
         before = lines[filled[at - 1]].rstrip() if at else ""
         after = lines[filled[at + 1]].lstrip() if at + 1 < len(filled) else ""
         lone = _LONE_MACRO.fullmatch(line)
