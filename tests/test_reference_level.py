@@ -10,13 +10,16 @@ from test_calibration import _records_by_shape, _write
 
 from noul_lsp.bench.calibration import _fit_here, calibrate
 from noul_lsp.retrieval import reference
+from noul_lsp.models.registry import fitted_file_name
 from noul_lsp.retrieval.calibrate import (
     HIT_FEATURES,
+    INSTANT,
     RANKED_SHORT_FEATURES,
     UNLEVELLED,
     Calibration,
     calibration_file_name,
     fit_logistic,
+    pair_name,
     query_shape,
 )
 from noul_lsp.retrieval.reference import (
@@ -151,7 +154,8 @@ def test_the_engine_measures_the_level_once_and_keeps_it_beside_the_index(polygl
 
 def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, settings, tmp_path, monkeypatch):
     """The level is measured once the index is complete, and only then: `idle` (what a find reads as "the
-    index is being updated") is set before it, since measuring changes nothing in the index."""
+    index is being updated") is set before it, since measuring changes nothing in the index. (The static
+    leg's level, of the finds while the transformer fills in, is measured before: the next test.)"""
     monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
     monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
     workspace = Workspace(polyglot, settings)
@@ -162,17 +166,21 @@ def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, 
     phases: list[str] = []
     measured_when_idle: list[bool] = []
 
+    def transformers_level() -> str | None:
+        kept = json.loads(levels.read_text()) if levels.exists() else {}
+        return next((level for key, level in kept.items() if "static evidence" not in key), None)
+
     def progress(update) -> None:  # called on the indexer's thread, in order
         phases.append(update.phase)
         if update.phase == "idle":
-            measured_when_idle.append(levels.exists())
+            measured_when_idle.append(transformers_level() is not None)
 
     indexer = BackgroundIndexer(on_progress=progress)
     try:
         indexer.add(workspace)
         indexer.scan(workspace.root)
         deadline = time.monotonic() + 120
-        while not (indexer.idle.is_set() and levels.exists()):
+        while not (indexer.idle.is_set() and transformers_level() is not None):
             assert time.monotonic() < deadline, phases
             time.sleep(0.1)
         assert workspace.root in indexer.rescanned
@@ -181,7 +189,7 @@ def test_the_background_indexer_measures_the_level_after_it_goes_idle(polyglot, 
     finally:
         indexer.stop()
     assert "embedding" in phases and phases[-1] == "idle" and measured_when_idle == [False]
-    assert WorkspaceLevel.from_json(next(iter(json.loads(levels.read_text()).values()))) is not None
+    assert WorkspaceLevel.from_json(transformers_level()) is not None
 
 
 def test_an_extra_record_without_a_column_trains_only_the_models_that_read_what_it_has():
@@ -207,3 +215,86 @@ def test_an_extra_record_without_a_column_trains_only_the_models_that_read_what_
     assert models["short" + UNLEVELLED].features == RANKED_SHORT_FEATURES
     without_level = _fit_here(records, [r for r in extra if "rank_lead_z" not in r["features"]])
     assert without_level["short"].features == SHORT_FEATURES_WITH_LEVEL  # the main records decide
+
+
+def _instant_levelled_calibration(pair: str) -> Calibration:
+    """`_levelled_calibration` with the same models for finds that read the static leg's evidence."""
+    calibration = _levelled_calibration(pair)
+    calibration.here |= {INSTANT + name: model for name, model in calibration.here.items()}
+    calibration.hit_instant = calibration.hit
+    return calibration
+
+
+def test_while_the_transformer_fills_in_a_find_reads_the_static_legs_own_level(polyglot, settings, tmp_path,
+                                                                               monkeypatch):
+    """The static pair's ranker has a lead of its own units, so a find with the static leg's evidence is read
+    against a level measured with such finds, kept apart from the transformer's; a ranker refitted since a
+    level was measured (a new release) measures it again."""
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
+    monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
+    (tmp_path / "cal").mkdir()
+    workspace = Workspace(polyglot, settings)
+    workspace.indexer.update()
+    workspace.embed_static()  # the transformer has embedded nothing
+    query = "retry failed uploads with exponential backoff"
+    pair = workspace.find(query).pair
+    (tmp_path / "cal" / calibration_file_name(pair)).write_text(json.dumps(_instant_levelled_calibration(pair).to_json()))
+    filling = Workspace(polyglot, settings).find(query)
+    assert filling.features["static_evidence"] == 1.0 and "level" in filling.timings
+    assert set(SHORT_FEATURES_WITH_LEVEL) <= set(filling.features) and 0.0 <= filling.here_probability <= 1.0
+    levels = workspace.store.directory / LEVELS_FILE
+    (static_key,) = json.loads(levels.read_text())
+    assert static_key.endswith(workspace.rank_model(workspace.ranking_key_for(static=True)).fingerprint())
+    assert "static evidence" in static_key
+    static_level = json.loads(levels.read_text())[static_key]
+
+    workspace.indexer.embed_pending(workspace.embedder())  # the transformer covers every chunk: its own pair
+    covered = Workspace(polyglot, settings)
+    full_pair = covered.find(query).pair
+    (tmp_path / "cal" / calibration_file_name(full_pair)).write_text(
+        json.dumps(_levelled_calibration(full_pair).to_json()))
+    full = covered.find(query)
+    assert "static_evidence" not in full.features and "rank_lead_z" in full.features
+    stored = json.loads(levels.read_text())
+    assert len(stored) == 2 and stored[static_key] == static_level
+    assert not any("static evidence" in key for key in stored if key != static_key)
+
+    ranker = covered.rank_model(covered.ranking_key_for(static=False))  # refitted: the same features, other weights
+    monkeypatch.setenv("NOUL_RANKING_DIR", str(tmp_path / "rankers"))
+    (tmp_path / "rankers").mkdir()
+    (tmp_path / "rankers" / fitted_file_name(ranker.embedder)).write_text(
+        json.dumps({**ranker.to_json(), "coef": (2 * ranker.coef).tolist()}))
+    refitted = Workspace(polyglot, settings).find(query)
+    assert "level" in refitted.timings and len(json.loads(levels.read_text())) == 3
+
+
+def test_the_background_indexer_measures_the_static_legs_level_before_the_transformer_fills_in(
+        polyglot, settings, tmp_path, monkeypatch):
+    """On opening a workspace the transformer takes minutes, the static leg seconds: the static leg's level is
+    measured as soon as it covers every chunk, so the first description asked meanwhile does not wait for it."""
+    monkeypatch.setenv("NOUL_CALIBRATION_DIR", str(tmp_path / "cal"))
+    monkeypatch.setattr(reference, "MIN_CHUNKS", 0)  # the fixture stands for a workspace of some size
+    workspace = Workspace(polyglot, settings)
+    (tmp_path / "cal").mkdir()
+    static_pair = pair_name(workspace.ranking_key_for(static=True), "")
+    (tmp_path / "cal" / calibration_file_name(static_pair)).write_text(
+        json.dumps(_instant_levelled_calibration(static_pair).to_json()))
+    levels = workspace.store.directory / LEVELS_FILE
+    kept_when_embedding: list[list[str]] = []
+
+    def progress(update) -> None:  # called on the indexer's thread, in order
+        if update.phase == "embedding" and not kept_when_embedding:
+            kept_when_embedding.append(list(json.loads(levels.read_text())) if levels.exists() else [])
+
+    indexer = BackgroundIndexer(on_progress=progress)
+    try:
+        indexer.add(workspace)
+        indexer.scan(workspace.root)
+        deadline = time.monotonic() + 120
+        while not indexer.idle.is_set():
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        indexer.stop()
+    (keys,) = kept_when_embedding
+    assert len(keys) == 1 and "static evidence" in keys[0]

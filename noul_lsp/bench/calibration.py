@@ -72,8 +72,7 @@ def _hit_rows(record: dict) -> tuple[list[dict], list[int]]:
     return rows, [int(h["path"] in gold) for h in hits]
 
 
-def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0, *,
-              levelled: bool = True) -> dict:
+def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> dict:
     """One P(here) model per query shape that has enough of both kinds, and one over every record ("all")
     for the shapes that have not. `extra` records (other repositories' commit labels and their cross-repo
     negatives) train beside `records`, weighted so that those of a shape count `extra_weight` times as
@@ -83,11 +82,9 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     and the lead against the workspace's level (SHORT_FEATURES_WITH_LEVEL, with an unlevelled twin) where
     every record of it carries that too. The symbol shape reads SYMBOL_FEATURES_WITH_DEFINES (the list
     features and whether the ranker's first file defines the name) where every record of it carries them.
-    `levelled` False: the short shape never reads the level (the static leg's evidence: a find while the
-    transformer fills in is not kept waiting for 40 reference finds). An extra record without a column a
-    model reads (an older run, a
-    commit asked of a workspace under reference.MIN_CHUNKS: no level) trains the models it can; each extra
-    record keeps the weight it has among all the shape's extra records."""
+    An extra record without a column a model reads (an older run, a commit asked of a workspace under
+    reference.MIN_CHUNKS: no level) trains the models it can; each extra record keeps the weight it has among
+    all the shape's extra records."""
     def fit(chosen: list[dict], theirs: list[dict], features: tuple[str, ...], of: int | None = None):
         """`of`: how many extra records the share is spread over (default: `theirs`; more when some lack
         a column and were left out)."""
@@ -117,7 +114,7 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
             continue
         if shape == "symbol" and all_carry(mine, SYMBOL_FEATURES_WITH_DEFINES):
             models[shape] = fit_where_carried(mine, theirs, SYMBOL_FEATURES_WITH_DEFINES)
-        elif shape == "short" and levelled and all_carry(mine, SHORT_FEATURES_WITH_LEVEL):
+        elif shape == "short" and all_carry(mine, SHORT_FEATURES_WITH_LEVEL):
             models[shape] = fit_where_carried(mine, theirs, SHORT_FEATURES_WITH_LEVEL)
             # for a find without the workspace's level (several roots, an organisation, a small workspace)
             models[shape + UNLEVELLED] = fit_where_carried(mine, theirs, RANKED_SHORT_FEATURES)
@@ -130,9 +127,8 @@ def _fit_here(records: list[dict], extra: Sequence[dict] = (), extra_weight: flo
     return models
 
 
-def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0, *,
-         levelled: bool = True) -> tuple:
-    here = _fit_here(records, extra, extra_weight, levelled=levelled)
+def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 1.0) -> tuple:
+    here = _fit_here(records, extra, extra_weight)
     answerable = [r for r in records if r["kind"] == "answerable"]
     hit_rows, hit_labels = [], []
     for record in answerable:
@@ -146,9 +142,9 @@ def _fit(records: list[dict], extra: Sequence[dict] = (), extra_weight: float = 
 def _fitted(pair: str, records: list[dict], extra: Sequence[dict], extra_weight: float, provenance: dict,
             static: bool) -> Calibration:
     """A calibration of `records`' fit; with `static`, its models are those read with the static leg's
-    evidence (the INSTANT ones, which never read the level, and `hit_instant`), and a complete file takes
-    them beside the others."""
-    here, hit = _fit(records, extra, extra_weight, levelled=not static)
+    evidence (the INSTANT ones, read against the static leg's own level where the records carry it, and
+    `hit_instant`), and a complete file takes them beside the others."""
+    here, hit = _fit(records, extra, extra_weight)
     if static:
         return Calibration(pair, {INSTANT + shape: model for shape, model in here.items()}, hit, provenance, hit)
     return Calibration(pair, here, hit, provenance)

@@ -251,13 +251,18 @@ def find_across(roots: Sequence[SearchRoot], query: str, *, limit: int | None = 
     # `level` None: where the calibration reads it, True: for every one-line query (the bench's records)
     narrowed = bool(include or exclude)  # P(here) reads the whole workspace: a narrowed find is not measured
     wanted = calibration is not None and calibration.reads_level(features) if level is None else level
-    # the static leg's evidence is read unlevelled: a find while the transformer fills in never waits for the level
-    wanted = wanted and not narrowed and not static_evidence
+    wanted = wanted and not narrowed
     if wanted and query_shape(features) != "long" and len(roots) == 1 and term_idf is None \
             and features.get("dense_top") and loaded[0].live_rows >= reference.MIN_CHUNKS:
         started = time.perf_counter()
+        # the static leg's evidence (a find while the transformer fills in) has a level of its own: its lead is
+        # the static pair's ranker's, and its reference finds read the static leg as it does; a ranker refitted
+        # since (a new release) measures it again
+        evidence = " static evidence" if static_evidence else ""
+        ranker = f" {model.fingerprint()}" if model is not None else ""
         measured = roots[0].here_level(
-            f"{pair} {'+'.join(legs)} {static_aside} {rank}", loaded[0].live_rows, lambda text: find_across(
+            f"{pair} {'+'.join(legs)} {static_aside} {rank}{evidence}{ranker}", loaded[0].live_rows,
+            lambda text: find_across(
                 roots, text, legs=legs, rerank=False, rank=rank, static_aside=static_aside, level=False).features,
             stale=stale)
         features.update(measured.levelled(features))

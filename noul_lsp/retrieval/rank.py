@@ -13,6 +13,7 @@ Without a fitted file for the embedder in use the engine keeps reciprocal rank f
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,6 +77,14 @@ class RankModel:
         return cls(tuple(data["features"]), np.array(data["mean"], dtype=np.float64),
                    np.array(data["scale"], dtype=np.float64), np.array(data["coef"], dtype=np.float64),
                    data["embedder"], data.get("provenance", {}), data.get("rerank", {}))
+
+    def fingerprint(self) -> str:
+        """A short digest of the fitted numbers: what a workspace's level (reference.py) was measured with,
+        so that a level measured under a ranker since refitted is measured again, not read in the wrong units."""
+        digest = hashlib.sha1(",".join(self.features).encode())
+        for numbers in (self.mean, self.scale, self.coef):
+            digest.update(np.ascontiguousarray(numbers, dtype=np.float64).tobytes())
+        return digest.hexdigest()[:12]
 
     def rerank_weight(self, reranker: str) -> float | None:
         """The fitted weight of `reranker`'s logit; None without one, or when the fit chose the logit alone."""

@@ -196,6 +196,7 @@ class BackgroundIndexer:
         for job in self._next_batch(first):
             with self._busy():
                 self._update(job)
+        self._prepare_levels(filling_in=True)
         finished = self._embed()
         if finished and self._queue.empty() and not self.waiting:
             self.idle.set()
@@ -280,17 +281,19 @@ class BackgroundIndexer:
                 return False
         return True
 
-    def _prepare_levels(self) -> None:
+    def _prepare_levels(self, *, filling_in: bool = False) -> None:
         """Measure each root's level (reference.py) once its index is complete, so that the first description
         asked need not (an index built before levels were kept is measured here, once). After `idle` is set:
-        the index is not being updated meanwhile, and a find then does not say it is; newer work comes first."""
+        the index is not being updated meanwhile, and a find then does not say it is; newer work comes first.
+        `filling_in`: only the roots whose transformer has chunks to embed, before it starts: their finds read
+        the static leg's evidence until it is done (minutes on a large repository), against a level of its own."""
         with self._lock:
             workspaces = list(self._workspaces.values())
         for workspace in workspaces:
             if not self._queue.empty():
                 return
             with self._busy():  # a root removed meanwhile is closed after this
-                if self._gone(workspace):
+                if self._gone(workspace) or (filling_in and not workspace.state().pending):
                     continue
                 try:
                     workspace.prepare_level()
