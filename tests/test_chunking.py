@@ -12,6 +12,7 @@ import pytest
 from noul_lsp.chunking import FileChunker
 from noul_lsp.config import IndexSettings
 from noul_lsp.retrieval.result import preview
+from noul_lsp.retrieval.roles import file_role
 
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
 SMALL = IndexSettings(chunk_max_chars=400)
@@ -2065,3 +2066,66 @@ def test_a_firmwares_toolchain_files_are_cut_by_their_declarations():
     assert [(c.symbol, c.kind, c.start_line) for c in chunks if c.kind == "function"] == [
         ("pico_generate_pio_header", "function", 1)]
     assert {"PICO_NO_FLASH", "PICO_BOARD"} <= {name for c in chunks for name in (c.symbol, *c.names)}
+
+
+def test_a_scala_extensions_methods_are_the_extended_types_headed_by_the_extension():
+    """A Zig and Scala walkthrough (docs/benchmarks.md): zio-http's `extension [A](e: Either[A, A]) {` was in
+    the imports' chunk and its methods top-level functions of no header; "extension method that merges an
+    Either" found none of them."""
+    scala = ("package zio.http.endpoint\n\nimport zio.http.*\n\nextension [A](e: Either[A, A]) {\n\n"
+             "  inline def mergeOpt: A = e match {\n    case Left(a) => a\n    case Right(a) => a\n  }\n}\n\n"
+             "extension [I, O](self: zio.http.Endpoint[I, O]) {\n  def orOut(x: Int): Int =\n    x + 1\n\n"
+             "  def orOutError(y: Int): Int =\n    y + 2\n}\n")
+    whole = FileChunker(IndexSettings()).chunk("extensions.scala", scala)
+    either = next(c for c in whole if "mergeOpt" in c.text)
+    assert (either.symbol, either.kind, either.names) == ("Either (extension)", "extension", ("Either.mergeOpt",))
+    assert "import" not in either.text and either.text.startswith("extension [A](e: Either[A, A])")
+    split = FileChunker(IndexSettings(chunk_max_chars=60)).chunk("extensions.scala", scala)
+    methods = [c for c in split if c.kind == "method"]
+    assert list(dict.fromkeys(c.symbol for c in methods)) == [
+        "Either.mergeOpt", "Endpoint.orOut", "Endpoint.orOutError"]
+    assert all(c.header.startswith("extension [I, O](self: zio.http.Endpoint[I, O])") for c in methods
+               if c.symbol.startswith("Endpoint."))
+
+
+def test_each_window_of_a_long_generic_type_names_the_functions_that_start_in_it():
+    """A Zig generic type (`fn ReplicaType(...) type { return struct { ... } }`) is one function cut into
+    windows: its names were capped at 64 for the whole of it, and tigerbeetle's `replica.zig` named 95 of its
+    264 functions (`post_or_void_pending_transfer` asked for by name was "not here")."""
+    methods = "".join(f"        pub fn step_{i}(self: *Self) void {{\n            self.count += {i};\n        }}\n\n"
+                      for i in range(150))
+    zig = (f"pub fn ReplicaType(comptime T: type) type {{\n    return struct {{\n        const Self = @This();\n\n"
+           f"{methods}    }};\n}}\n")
+    chunks = FileChunker(IndexSettings()).chunk("src/vsr/replica.zig", zig)
+    assert len(chunks) > 2 and all(c.symbol == "ReplicaType" for c in chunks)
+    named = [name for c in chunks for name in c.names]
+    assert len(named) == 150 and set(named) == {f"ReplicaType.step_{i}" for i in range(150)}
+    for chunk in chunks:  # each in the window it starts in
+        assert all(f"pub fn {name.rsplit('.', 1)[1]}(" in chunk.text for name in chunk.names)
+
+
+def test_a_scala_3_test_with_a_colon_and_an_indented_body_is_a_test():
+    """scalachess writes 893 of its 929 munit tests as `test("..."):` with an indented body: they were no
+    chunks, and its test files 40-line windows naming no test."""
+    scala = ('class AtomicVariantTest extends ChessTest:\n\n  test("An automatic draw in a closed position"):\n'
+             '    val x = 1\n    assert(x == 1)\n\n  "A Stack" should "pop values" in:\n    assert(1 == 1)\n\n'
+             '  test("braces") {\n    assert(true)\n  }\n')
+    chunks = FileChunker(IndexSettings(chunk_max_chars=90)).chunk("src/test/scala/AtomicVariantTest.scala", scala)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.kind == "test"] == [
+        ('AtomicVariantTest.test "An automatic draw in a closed position"', 3, 5),
+        ('AtomicVariantTest.test "A Stack should pop values"', 7, 8), ('AtomicVariantTest.test "braces"', 10, 12)]
+
+
+def test_a_man_page_in_scdoc_and_an_mdx_page_are_named_by_their_sections():
+    """libxev's man pages (`docs/xev_completion_state.3.scd`) and a docs site's MDX pages were text windows of
+    no name: "man page for checking whether a completion is active" found the page 9th."""
+    scd = ('xev_completion_state(3) "github.com/mitchellh/libxev" "Library Functions Manual"\n\n# NAME\n\n'
+           "xev_completion_state - check the state of a completion\n\n" + "".join(f"line {i}\n" for i in range(40))
+           + "\n# DESCRIPTION\n\nReturns whether the completion is active.\n"
+           + "".join(f"more {i}\n" for i in range(60)))
+    chunks = FileChunker(IndexSettings()).chunk("docs/xev_completion_state.3.scd", scd)
+    assert chunks[-1].symbol == "DESCRIPTION" and chunks[-1].language == "markdown"
+    mdx = "---\ntitle: Watchers\n---\n\nimport { Callout } from 'nextra'\n\n# Timers\n\nA timer fires once.\n"
+    page = FileChunker(IndexSettings()).chunk("website/pages/watchers.mdx", mdx)
+    assert [(c.symbol, c.language) for c in page] == [("Watchers", "markdown")]  # its front matter's title
+    assert file_role("docs/xev_completion_state.3.scd") == "docs" and file_role("pages/api.mdx") == "docs"

@@ -1289,3 +1289,27 @@ def test_a_header_beside_its_implementation_is_marked_as_its_declaration(tmp_pat
     assert rows["queue.c"]["declaration_twin"] == 0.0
     assert rows["include/portmacro.h"]["declaration_twin"] == 0.0
     workspace.close()
+
+
+def test_example_and_benchmark_modules_a_projects_samples_and_a_generators_packages_have_roles():
+    """A Zig and Scala walkthrough (docs/benchmarks.md): zio-http's `zio-http-example/` module was source (an
+    example first for a library question), its generator's package `zio/http/gen/` generated, tigerbeetle's Java
+    samples source (`src/clients/java` read as a source set) and its `k_way_merge_benchmark.zig` source."""
+    assert file_role("zio-http-example/src/main/scala/example/StaticFiles.scala") == "example"
+    assert file_role("zio-http-example-digest-auth/src/main/scala/example/auth/digest/core/NonceService.scala") \
+        == "example"
+    assert file_role("zio-http-benchmarks/src/main/scala/zio/http/benchmarks/ServerBenchmark.scala") == "example"
+    assert file_role("packages/react-demo/src/App.tsx") == "example"
+    # a component's folder named with the word is no module of examples
+    assert file_role("frontend/src/app/tutorial-mode-warning/tutorial-mode-warning.component.ts") == "source"
+    assert file_role("zio-http-gen/src/main/scala/zio/http/gen/openapi/EndpointGen.scala") == "source"
+    assert file_role("app/src/main/java/com/acme/build/Builder.java") == "source"
+    assert file_role("app/build/generated/source/R.java") == "generated"
+    assert file_role("src/clients/java/samples/two-phase/src/main/java/Main.java") == "example"
+    assert file_role("src/clients/java/src/main/java/com/tigerbeetle/Client.java") == "source"
+    assert file_role("src/lsm/k_way_merge_benchmark.zig") == "example"
+    assert file_role("src/lsm/k_way_merge.zig") == "source" and file_role("src/benchmark.zig") == "source"
+    # a benchmark asked for outright reads them as source ("TCP ping pong benchmark": libxev's TCP watcher first)
+    for query in ("TCP ping pong benchmark", "benchmark that pummels async notifications from several threads"):
+        assert "example" in roles_read_as_source(query.lower().split(), text=query)
+    assert "example" not in roles_read_as_source("how fast is the parser".split(), text="how fast is the parser")

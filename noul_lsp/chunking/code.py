@@ -350,9 +350,12 @@ class CodeChunker:
             else:
                 # Too large and not a container: `_emit` cuts it into windows that all carry its signature,
                 # each listing the helpers defined inside it that start in it (got's `asPromise` defines
-                # `makeRequest`: a name no chunk held before)
+                # `makeRequest`: a name no chunk held before), at most MAX_NAMES a window, not a definition: a
+                # Zig generic type (`fn ReplicaType(...) type { return struct { ... } }`, 12k lines) named its
+                # first 64 functions, and `post_or_void_pending_transfer` asked for by name was "not here"
                 header = f"{scope_header}\n{_signature(inner)}" if scope_header else _signature(inner)
-                out.append(_Segment(start, end, symbol, kind, header, names=tuple(self._nested(holder, symbol, kind))))
+                out.append(_Segment(start, end, symbol, kind, header,
+                                    names=tuple(self._nested(holder, symbol, kind, every=True))))
 
     def _detached_sibling(self, node: tree_sitter.Node) -> tree_sitter.Node | None:
         """The body the grammar put beside the definition `node` (`LanguageSpec.detached_bodies`): its next
@@ -434,11 +437,12 @@ class CodeChunker:
                 pending.extend(reversed(child.named_children))
 
     def _nested(self, node: tree_sitter.Node, scope: str, kind: str = "", *,
-                members_only: bool = False) -> list[tuple[str, int]]:
+                members_only: bool = False, every: bool = False) -> list[tuple[str, int]]:
         """Qualified names of the definitions inside `node` (kept whole in one chunk), each with its first
         row, at most MAX_NAMES; with the members a type declares in a line (`languages.member_names`: a C#
         property, a Swift enum case), not the locals of its functions. `members_only`: those members alone
-        (the lines of a split type that no member chunk holds)."""
+        (the lines of a split type that no member chunk holds). `every`: all of them (a definition cut into
+        windows: each window lists those that start in it, at most MAX_NAMES)."""
         found: list[tuple[str, int]] = []
         # (node, the scope it is in, whether a function's, whether its definition's walk: a detached body that
         # its definition walks with it, in its scope, `LanguageSpec.detached_bodies`)
@@ -446,7 +450,8 @@ class CodeChunker:
         #: the detached bodies walked with their definition, skipped where their parent's walk meets them again:
         #: a Dart method's local function is the method's (`Service.run.helper`), not its class's
         claimed: set[tuple[int, int]] = set()
-        while pending and (members_only or len(found) < MAX_NAMES):  # a type's members are capped per chunk
+        uncapped = members_only or every  # a type's members, a window's names: capped per chunk
+        while pending and (uncapped or len(found) < MAX_NAMES):
             child, owner, in_function, with_definition = pending.pop()
             if child.type in _SKIP_RECURSION or child.type in _COMMENTS:
                 continue
@@ -486,7 +491,7 @@ class CodeChunker:
                     pending.append((body, owner, True, True))
                 child, in_function = definition[0], definition[1] in _FUNCTION_KINDS
             pending.extend((grandchild, owner, in_function, False) for grandchild in reversed(child.named_children))
-        return found if members_only else found[:MAX_NAMES]  # members: the caller's chunks cap their own
+        return found if uncapped else found[:MAX_NAMES]  # the caller's chunks cap their own
 
     def _segments(self, path: str, text: str) -> tuple[tree_sitter.Node, list[_Segment]]:
         """The parse's root and the definitions' segments, in the order `_collect` finds them."""

@@ -864,15 +864,36 @@ def _zig_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str]
 #: words of its spec styles (`"A Stack" should "pop values" in { ... }`)
 _SCALA_TESTS = frozenset({"test", "property", "ignore"})
 _SCALA_SPEC_WORDS = frozenset({"in", "should", "must", "can", "when", "which", "that", "it", "they"})
+#: a test's body: braces, or Scala 3's colon and indentation (`test("draws"):`: 893 of scalachess' 929 tests)
+_SCALA_TEST_BODIES = frozenset({"block", "colon_argument"})
+#: a type as written, without its arguments (`Either[A, A]` is `Either`, `zio.Chunk[A]` `zio.Chunk`)
+_SCALA_TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _scala_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
     """A Scala test: `test("parse nothing") { ... }` is the test `test "parse nothing"`, `"A Stack" should "pop
     values" in { ... }` the test `test "A Stack should pop values"`. scopt's 99 tests were no definitions, and
-    the `override def terminate` of a parser made inside one was a member of the test class."""
+    the `override def terminate` of a parser made inside one was a member of the test class. Scala 3's colon
+    syntax (`test("parse nothing"):` and an indented body) is read as the braces are.
+
+    A Scala 3 extension (`extension [A](e: Either[A, A]) { inline def mergeOpt ... }`) is named by the type it
+    extends: its methods are that type's (`Either.mergeOpt`), headed by its signature, as Swift's extensions
+    and Rust's impls are. They were top-level functions of no header, and the line that says what they extend
+    was the imports' chunk: "extension method that merges an Either" found none of them."""
+    if node.type == "extension_definition":
+        parameters = node.child_by_field_name("parameters")
+        receiver = next((p.child_by_field_name("type") for p in parameters.named_children if p.type == "parameter"),
+                        None) if parameters is not None else None
+        named = _SCALA_TYPE_NAME.match(node_text(receiver)) if receiver is not None else None
+        return node, "extension", named.group(0).rsplit(".", 1)[-1] if named else ""
     if node.type == "call_expression":
         head, body = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-        if head is None or head.type != "call_expression" or body is None or body.type != "block":
+        if head is None or body is None or body.type not in _SCALA_TEST_BODIES:
+            return None
+        if head.type == "postfix_expression":  # Scala 3's `"A Stack" should "pop values" in:` and its block
+            spec, verb = head.named_children[0], head.named_children[-1]
+            return _scala_spec_test(node, spec) if node_text(verb) == "in" and spec.type == "infix_expression" else None
+        if head.type != "call_expression":
             return None
         verb, arguments = head.child_by_field_name("function"), head.child_by_field_name("arguments")
         title = arguments.named_children[0] if arguments is not None and arguments.named_children else None
@@ -883,21 +904,26 @@ def _scala_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, st
         operator, body = node.child_by_field_name("operator"), node.child_by_field_name("right")
         if operator is None or node_text(operator) != "in" or body is None or body.type != "block":
             return None
-        words, pending = [], [node.child_by_field_name("left")]
-        while pending:
-            part = pending.pop()
-            if part is None:
-                continue
-            if part.type == "infix_expression":
-                pending.extend((part.child_by_field_name("right"), part.child_by_field_name("operator"),
-                                part.child_by_field_name("left")))
-            elif part.type == "string" or (part.type == "identifier" and node_text(part) in _SCALA_SPEC_WORDS):
-                words.append(node_text(part).strip('"'))
-            else:
-                return None
-        return (node, "test", _quoted_title("test", " ".join(words))) if any(w not in _SCALA_SPEC_WORDS
-                                                                            for w in words) else None
+        return _scala_spec_test(node, node.child_by_field_name("left"))
     return None
+
+
+def _scala_spec_test(node: tree_sitter.Node, spec: tree_sitter.Node | None) -> tuple[tree_sitter.Node, str, str] | None:
+    """The test `node` whose spec (`"A Stack" should "pop values"`) is `spec`: its strings and the spec's words."""
+    words, pending = [], [spec]
+    while pending:
+        part = pending.pop()
+        if part is None:
+            continue
+        if part.type == "infix_expression":
+            pending.extend((part.child_by_field_name("right"), part.child_by_field_name("operator"),
+                            part.child_by_field_name("left")))
+        elif part.type == "string" or (part.type == "identifier" and node_text(part) in _SCALA_SPEC_WORDS):
+            words.append(node_text(part).strip('"'))
+        else:
+            return None
+    return (node, "test", _quoted_title("test", " ".join(words))) if any(w not in _SCALA_SPEC_WORDS
+                                                                        for w in words) else None
 
 
 def _bash_definition(node: tree_sitter.Node) -> tuple[tree_sitter.Node, str, str] | None:
@@ -1228,7 +1254,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"),
                      {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
                       "enum_definition": "enum", "function_definition": "function", "function_declaration": "function"},
-                     frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"}),
+                     frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition",
+                                "extension_definition"}),
                      named_definition=_scala_definition, bodies_overrun=True),
         LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",),
                      {"function_declaration": "function"}, named_definition=_lua_definition,

@@ -217,10 +217,12 @@ def chunk_lines(path: str, text: str, *, language: str, window_lines: int, overl
     return chunks
 
 
+#: MDX (a docs site's Markdown with components: Next.js, Docusaurus, Nextra) and scdoc's man pages (`# NAME`)
+#: have Markdown's headings: their windows are named by their sections, as a Markdown page's are
 _TEXT_LANGUAGES = {
-    ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text", ".toml": "toml", ".yaml": "yaml",
-    ".yml": "yaml", ".json": "json", ".cfg": "ini", ".ini": "ini", ".sh": "shell", ".bash": "shell",
-    ".html": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".proto": "proto", ".kt": "kotlin",
+    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".scd": "markdown", ".rst": "rst", ".txt": "text",
+    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".cfg": "ini", ".ini": "ini", ".sh": "shell",
+    ".bash": "shell", ".html": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".proto": "proto", ".kt": "kotlin",
     ".swift": "swift",
     ".php": "php", ".cs": "csharp", ".scala": "scala", ".lua": "lua", ".vim": "vim", ".xml": "xml",
 }

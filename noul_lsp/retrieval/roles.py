@@ -46,7 +46,8 @@ _CODE_SUFFIXES = frozenset({
     # a dotfiles repository's zsh and Vim script (`zsh/configs/history.zsh` was a changelog, by its stem)
     ".zsh", ".vim",
 })
-_DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1"})
+_DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex", ".texi", ".man", ".1", ".mdx",
+                           ".scd"})
 _CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".xml", ".conf", ".properties",
                               ".gradle", ".cmake", ".mk", ".lock", ".editorconfig", ".env",
                               ".tfvars",
@@ -188,6 +189,10 @@ _PACKAGE_FOLDER_SUFFIXES = frozenset({".go"})
 #: `assets/news.json`, was a changelog)
 _NEWS_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".adoc"})
 _CHANGELOG_FOLDERS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "news", "releasenotes"})
+#: a benchmark's file beside the code it measures (`k_way_merge_benchmark.zig`, leveldb's `db_bench.cc`)
+_BENCHMARK_FILE = re.compile(r".+[_-]bench(?:mark)?s?")
+#: the words of a module's folder name (`zio-http-example`, `react_demo`)
+_MODULE_WORDS = re.compile(r"[-_]")
 _TEST_FILE = re.compile(r"(^test_.*|.*_test|.*_tests|.*[._-](test|spec|tftest)|^tests?|.*_fuzz)$")
 #: a test runner's set-up module (`test-setup.ts`, `setupTests.js`, `vitest.setup.ts`, `jest.setup.js`), on the
 #: stem's lower case
@@ -240,7 +245,7 @@ _ASKS = {
     "test": frozenset({"test", "tests", "testing", "spec", "fixture", "fixtures", "testcase", "fuzz", "fuzzer",
                        "fuzzers", "fuzzing"}),
     "docs": frozenset({"doc", "docs", "documentation", "documented", "readme", "tutorial", "guide"}),
-    "example": frozenset({"example", "examples", "demo", "sample"}),
+    "example": frozenset({"example", "examples", "demo", "sample", "benchmark", "benchmarks"}),
     "changelog": frozenset({"changelog", "release", "releases", "news"}),
     "config": frozenset({"config", "configuration", "setting", "settings", "toml", "yaml", "ci", "workflow"}),
 }
@@ -290,9 +295,10 @@ def _asked_outright(opening: str, closing: str) -> re.Pattern:
 
 #: examples: no label asks for one, so the ranker's asking weight is nil and the example role's prior (against
 #: it: examples repeat the library's words) buried the example app 31st under the library it uses; "example
-#: script that saves a table to an SVG file" put rich's `examples/save_table_svg.py` past the tenth
-_ASKS_FOR_EXAMPLES = _asked_outright(r"(?:examples?|demos?)(?:\s+(?:scripts?|programs?|code|snippets?))?",
-                                     r"example|demo")
+#: script that saves a table to an SVG file" put rich's `examples/save_table_svg.py` past the tenth; and a
+#: benchmark, an example's role too ("TCP ping pong benchmark" put libxev's TCP watcher above `bench/ping-pongs.zig`)
+_ASKS_FOR_EXAMPLES = _asked_outright(r"(?:examples?|demos?|benchmarks?)(?:\s+(?:scripts?|programs?|code|snippets?))?",
+                                     r"example|demo|benchmark")
 #: and an example named by what it shows, then described ("where is the infinite list example that fetches
 #: posts ...": bloc's example was 14th, under the tutorial's pages and the library); one example, described by
 #: a clause: not "training examples for the classifier"
@@ -328,7 +334,7 @@ _ASKS_FOR_RUNBOOKS = re.compile(
 _ASKS_FOR_DOCS = re.compile(
     _ASKING + r"(?:the\s+|a\s+|an\s+)?(?:(?:docs?|documentation|tutorial|reference|user[\s-]guide|api)\s+)?"
     r"(?:(?:docs|documentation|tutorial|reference\s+page"
-    r"|(?:docs?|documentation|tutorial|guide|appendix|faq|how-?to)\s+(?:page|pages|section|entry)"
+    r"|(?:docs?|documentation|tutorial|guide|appendix|faq|how-?to)\s+(?:page|pages|section|entry)|man\s?pages?"
     r"|step-by-step\s+guide|installation\s+instructions)\s+"
     r"(?:about|on|for|of|explaining|explains|describing|describes|documenting|documents|showing|shows|that|which"
     r"|listing|lists|walks|covering|covers)\b"
@@ -503,10 +509,15 @@ def file_role(path: str) -> str:
         return "notebook"
     if name.endswith(_BUF_SETTINGS):
         return "config"
+    # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
+    # `.../metadata/specs/` is its metadata module's source, not specs, and zio-http's code generator
+    # (`zio-http-gen/src/main/scala/zio/http/gen/`) no generated code
+    main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
+                 and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
     if (_GENERATED_FILE.match(stem) or (suffix != ".sql" and stem.endswith("_generated"))
             or (suffix == ".go" and stem.endswith("_gen"))
             or (suffix == ".dart" and _DART_GENERATED.match(stem))
-            or any(f in _GENERATED_FOLDERS for f in folders)
+            or any(f in _GENERATED_FOLDERS for f in folders[:main])
             or (suffix in _C_FAMILY_SUFFIXES and (not _EXTERNAL_FOLDERS.isdisjoint(folders)
                                                   or any(_RELEASE_FOLDER.fullmatch(f) and _TEST_FOLDERS.isdisjoint(
                                                       folders[:i]) for i, f in enumerate(folders))))
@@ -549,10 +560,6 @@ def file_role(path: str) -> str:
         # source, third as config); `config/test.exs` is the test environment's, no test
         return "source"
     if code and name not in _CONFIG_NAMES:
-        # below a main source set (`src/main/`, Kotlin's `src/commonMain/`) a folder is a package: kotlinpoet's
-        # `.../metadata/specs/` is its metadata module's source, not specs
-        main = next((i for i, f in enumerate(cased[:-1]) if suffix in _JVM_SUFFIXES and i and folders[i - 1] == "src"
-                     and _MAIN_SOURCE_SET.fullmatch(f)), len(folders))
         if not in_library and (
                 any(f in _TEST_FOLDERS or _TEST_PROJECT.match(f) for f in folders[:main]) or _TEST_FILE.match(stem)
                 or (folders and folders[0] in _FUZZ_FOLDERS)
@@ -560,8 +567,16 @@ def file_role(path: str) -> str:
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
-        if any(f in _EXAMPLE_FOLDERS and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
-               for i, f in enumerate(folders[:min(main, source_set)])):
+        if _BENCHMARK_FILE.fullmatch(stem) or any(
+                (f in _EXAMPLE_FOLDERS or ((not i or folders[i + 1 : i + 2] == ["src"])
+                                           and not _EXAMPLE_FOLDERS.isdisjoint(_MODULE_WORDS.split(f))))
+                and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
+                for i, f in enumerate(folders[:min(main, source_set)])):
+            # a module named for what it holds is so too (a top folder, or one holding a `src/`): zio-http's
+            # `zio-http-example/` and `zio-http-benchmarks/` (150 and 18 files of source, an example first for
+            # "serve static files from a directory"), not a component's folder (`tutorial-mode-warning/`); and a
+            # benchmark beside the code it measures (tigerbeetle's `k_way_merge_benchmark.zig`, first for the
+            # merge it times)
             # but com/example/... is a Java package named after a domain, not examples, and so is any package below
             # a main source set: Spring PetClinic's `src/main/java/org/springframework/samples/petclinic/` was 30
             # files of examples, under the SQL seed data for 11 of its 16 questions; and below any source set, by
@@ -699,8 +714,10 @@ def _charts_code(path: str, charts: set[str]) -> bool:
 
 def _source_set(folders: list[str]) -> int:
     """The index of a Gradle source set's folder among a path's folders (`prod` of `app/src/prod/kotlin/...`,
-    the folder below it one of `_SOURCE_SET_KINDS`), or their count when there is none."""
-    return next((i for i in range(1, len(folders) - 1)
+    the folder below it one of `_SOURCE_SET_KINDS`), or their count when there is none. The last one: a
+    project's samples are projects of their own (tigerbeetle's `src/clients/java/samples/two-phase/src/main/
+    java/Main.java` read `clients` as a source set, and its samples as the client's source)."""
+    return next((i for i in range(len(folders) - 2, 0, -1)
                  if folders[i - 1] == "src" and folders[i + 1] in _SOURCE_SET_KINDS), len(folders))
 
 

@@ -31,8 +31,11 @@ from noul_lsp.retrieval.vocabulary import PackedMap, Vocabulary
 #: spread over lines is one line of that column, and Ruby's `save!` is defined as `save` too; 7: a source file
 #: as dense as minified code is generated, and roles.py reads more paths (the stored roles are computed again); 8: the
 #: table knows each header's implementation (symbols.declaration_twins); 9: a copied C++ library's `.c++`, `.h++` and
-#: `.mpp` files are generated too (roles.py reads the chunker's C and C++ suffixes: the stored roles are computed again)
-FORMAT = 9
+#: `.mpp` files are generated too (roles.py reads the chunker's C and C++ suffixes: the stored roles are computed
+#: again); 10: a module named for examples or benchmarks, a benchmark's file, a project's samples below its own
+#: source set and a package below a main source set named like a generated folder, MDX and scdoc pages (roles.py:
+#: the stored roles are computed again)
+FORMAT = 10
 FOLDER = "corpus-snapshot"
 #: the symbol table's maps (stored packed) and arrays
 _TABLE_MAPS = ("definitions", "symbol_terms", "scopes", "stems", "path_terms", "path_suffixes")
