@@ -1140,6 +1140,28 @@ def test_a_bare_name_opens_its_definition_at_its_first_part(tmp_path):
     assert described.start_line > 1
 
 
+def test_a_bare_name_defined_inside_a_long_definitions_window_opens_at_that_window(tmp_path):
+    """A Zig generic type is one function cut into windows; a function defined in it and asked for by name
+    opened at a window that calls it most (tigerbeetle's `replicate`, defined at line 8525, at 2016-2045)."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    callers = "".join(f"        pub fn caller_{i}(self: *Self) void {{\n            self.replicate(message);\n"
+                      f"            self.replicate(message);\n        }}\n\n" for i in range(40))
+    others = "".join(f"        pub fn other_{i}(self: *Self) void {{\n            self.count += {i};\n        }}\n\n"
+                     for i in range(60))
+    definition = ("        fn replicate(self: *Self, message: *Message) void {\n            self.send(message);\n"
+                  "        }\n")
+    (root / "src" / "replica.zig").write_text(
+        "pub fn ReplicaType(comptime T: type) type {\n    return struct {\n        const Self = @This();\n\n"
+        + callers + others + definition + "    };\n}\n")
+    settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    defined_at = 4 + callers.count("\n") + others.count("\n") + 1
+    hit = workspace.find("replicate", legs=("bm25",)).hits[0]
+    assert hit.path == "src/replica.zig" and hit.start_line <= defined_at <= hit.end_line
+
+
 def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(tmp_path):
     """A frontend developer's stylesheets are `other` and an app's translations and hosting settings config: the
     ranker's priors buried `vars.css` 104th, `en.json` 96th and `netlify.toml` 28th, each first in a leg. Asked

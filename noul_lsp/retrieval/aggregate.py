@@ -76,7 +76,7 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
         index, row = scoring
         arrays = candidates[index].arrays
         if per_file and len(keys) > 1:  # the location may move; the evidence stays the scoring chunk's
-            opening = _opening(keys, arrays, at_definition=at_definition, wants_tests=wants_tests)
+            opening = _opening(keys, arrays, at_definition=at_definition, wants_tests=wants_tests, names=names)
             traced = _traced_lines(arrays.files[int(arrays.row_file[row])], frame_lines) if frame_lines else ()
             opening = next((key for key in keys if _holds_frame(arrays.chunk(key[1]), traced)), opening)
             keys = [opening, *(k for k in keys if k != opening)]
@@ -120,12 +120,20 @@ def build_hits(scored: Scored, candidates: list[Candidates], *, limit: int, bm25
     return [hit for _, hit, _ in hits]
 
 
-def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool) -> Key:
-    """The chunk of a file's ranked `keys` where its hit opens: the first part of the best chunk's definition
-    for a bare name (`at_definition`), the best chunk outside a test module unless tests are asked for."""
+def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool,
+             names: frozenset[str] = frozenset()) -> Key:
+    """The chunk of a file's ranked `keys` where its hit opens: for a bare name (`at_definition`), the chunk
+    that defines one of the query's `names` inside it (a window of a long definition: tigerbeetle's
+    `post_or_void_pending_transfer` is one of `StateMachineType`'s 126 functions, and the hit opened at a window
+    that calls it) or else the first part of the best chunk's definition; the best chunk outside a test module
+    unless tests are asked for."""
     best = arrays.chunk(keys[0][1])
     opening = keys[0]
-    if at_definition and best.symbol:
+    defining = arrays.symbols.rows_defining(names) if at_definition and names else ()
+    nested = next((key for key in keys if key[1] in defining), None) if len(defining) else None
+    if nested is not None and nested[1] != keys[0][1] and keys[0][1] not in defining:
+        opening = nested
+    elif at_definition and best.symbol:
         parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
                  if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
         opening = min(parts)[1] if parts else opening
