@@ -131,7 +131,7 @@ def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool,
     opening = keys[0]
     defining = arrays.symbols.rows_defining(names) if at_definition and names else ()
     nested = next((key for key in keys if key[1] in defining), None) if len(defining) else None
-    if nested is not None and nested[1] != keys[0][1] and keys[0][1] not in defining:
+    if nested is not None and nested != keys[0]:  # the best chunk does not define it, another of the file's does
         opening = nested
     elif at_definition and best.symbol:
         parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
