@@ -1151,15 +1151,22 @@ def test_a_bare_name_defined_inside_a_long_definitions_window_opens_at_that_wind
                      for i in range(60))
     definition = ("        fn replicate(self: *Self, message: *Message) void {\n            self.send(message);\n"
                   "        }\n")
+    # and one whose defining window is the best chunk: it opened at the generic type's first part, a window above
+    committing = ("        fn commit_prepare(self: *Self) void {\n"
+                  + "            self.commit_prepare_next(); // commit_prepare again\n" * 8 + "        }\n")
     (root / "src" / "replica.zig").write_text(
         "pub fn ReplicaType(comptime T: type) type {\n    return struct {\n        const Self = @This();\n\n"
-        + callers + others + definition + "    };\n}\n")
+        + callers + others.replace("self.count += ", "self.commit_prepare(); // ") + definition + committing
+        + "    };\n}\n")
     settings, _ = parse_settings({"cacheDir": str(tmp_path / "cache")})
     workspace = Workspace(root, settings)
     workspace.indexer.update()
     defined_at = 4 + callers.count("\n") + others.count("\n") + 1
     hit = workspace.find("replicate", legs=("bm25",)).hits[0]
     assert hit.path == "src/replica.zig" and hit.start_line <= defined_at <= hit.end_line
+    committed_at = defined_at + definition.count("\n")
+    hit = workspace.find("commit_prepare", legs=("bm25",)).hits[0]
+    assert hit.start_line <= committed_at <= hit.end_line
 
 
 def test_styles_translations_and_hosting_settings_asked_for_are_read_as_source(tmp_path):

@@ -130,10 +130,11 @@ def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool,
     best = arrays.chunk(keys[0][1])
     opening = keys[0]
     defining = arrays.symbols.rows_defining(names) if at_definition and names else ()
-    nested = next((key for key in keys if key[1] in defining), None) if len(defining) else None
-    if nested is not None and nested != keys[0]:  # the best chunk does not define it, another of the file's does
-        opening = nested
-    elif at_definition and best.symbol:
+    held = next((key for key in keys if key[1] in defining), None) if len(defining) else None
+    own = best.symbol.replace("::", ".").rsplit(".", 1)[-1].lower() in names
+    if held is not None and held != keys[0]:  # the best chunk does not define it, another of the file's does
+        opening = held
+    elif at_definition and best.symbol and (held is None or own):  # not a window that holds it among others
         parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
                  if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
         opening = min(parts)[1] if parts else opening
