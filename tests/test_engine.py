@@ -566,3 +566,23 @@ def test_a_query_for_tests_in_a_workspace_without_tests_is_told_so(indexed, poly
     indexed.indexer.update()
     notes = indexed.find(asked).notes
     assert not any(note.startswith("no test here:") for note in notes)
+
+
+def test_a_test_written_inside_a_file_of_code_is_no_workspace_without_tests(tmp_path, settings):
+    """Zig keeps its tests in the files they test: "the test that checks a timer reset" found libxev's
+    `test "io_uring: timer reset"` first, and was told there was no test in the workspace."""
+    root = tmp_path / "loop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "timer.zig").write_text(
+        "pub const Timer = struct {\n    next: u64,\n\n    pub fn reset(self: *Timer, next: u64) void {\n"
+        "        self.next = next;\n    }\n};\n\ntest \"io_uring: timer reset\" {\n    var t = Timer{ .next = 1 };\n"
+        "    t.reset(5);\n    try std.testing.expect(t.next == 5);\n}\n")
+    workspace = Workspace(root, settings)
+    workspace.indexer.update()
+    found = workspace.find("the test that checks a timer reset", legs=("bm25",))
+    assert found.hits[0].path == "src/timer.zig"
+    assert not any(note.startswith("no test here:") for note in found.notes)
+    (root / "src" / "timer.zig").write_text("pub fn reset(next: u64) u64 {\n    return next;\n}\n")
+    workspace.indexer.update()  # the test gone: the workspace has none, and says so
+    assert any(note.startswith("no test here:") for note in workspace.find("the test that checks a timer reset",
+                                                                             legs=("bm25",)).notes)

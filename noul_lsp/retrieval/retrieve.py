@@ -211,6 +211,11 @@ def unindexed_note(candidates: Sequence[Candidates], analysis: QueryAnalysis, hi
     return "named but not indexed: " + "; ".join(reasons[:NAMED_UNINDEXED]) + more
 
 
+#: how many of each leg's first chunks are looked at for a test written inside a file of code (no array holds
+#: the chunks' kinds; the note is rare, and a test asked for is among the first chunks when there is one)
+INLINE_TESTS_SEEN = 20
+
+
 def no_tests_note(candidates: Sequence[Candidates], wants_tests: bool) -> str | None:
     """Says that a one-line query asking for tests ("the test that checks the retry delays") is asked of a
     workspace with no test file: its hits are then the code itself, and a walkthrough of a project without
@@ -221,6 +226,11 @@ def no_tests_note(candidates: Sequence[Candidates], wants_tests: bool) -> str | 
         return None
     test = ROLE_INDEX["test"]
     if any(np.any(c.arrays.symbols.roles == test) for c in candidates):
+        return None
+    # a test written inside a file of code is a test all the same (Zig's `test "..."` blocks): libxev's "the test
+    # that checks a timer reset on io_uring" found `test "io_uring: timer reset"` first, and was told there was none
+    if any(c.arrays.chunk(int(row)).kind == "test" for c in candidates for rows, _ in (c.bm25, c.dense, c.static)
+           for row in rows[:INLINE_TESTS_SEEN]):
         return None
     return "no test here: no file of this workspace is a test (by its path or content), so a test asked for is not"
 
