@@ -20,6 +20,7 @@ from noul_lsp.retrieval.fusion import Key
 from noul_lsp.retrieval.result import Hit, preview
 from noul_lsp.retrieval.retrieve import Candidates
 from noul_lsp.retrieval.roles import ROLES
+from noul_lsp.retrieval.symbols import defined_name
 from noul_lsp.store import ChunkRecord
 
 Scored = list[tuple[float, list[Key]]]
@@ -131,10 +132,10 @@ def _opening(keys: list[Key], arrays, *, at_definition: bool, wants_tests: bool,
     opening = keys[0]
     defining = arrays.symbols.rows_defining(names) if at_definition and names else ()
     held = next((key for key in keys if key[1] in defining), None) if len(defining) else None
-    own = best.symbol.replace("::", ".").rsplit(".", 1)[-1].lower() in names
     if held is not None and held != keys[0]:  # the best chunk does not define it, another of the file's does
         opening = held
-    elif at_definition and best.symbol and (held is None or own):  # not a window that holds it among others
+    # its own definition's first part, not where a window of a long definition holds it among others
+    elif at_definition and best.symbol and (held is None or defined_name(best.symbol) in names):
         parts = [(chunk.start_line, key) for key, chunk in ((k, arrays.chunk(k[1])) for k in keys[1:])
                  if chunk.symbol == best.symbol and chunk.kind == best.kind and chunk.start_line < best.start_line]
         opening = min(parts)[1] if parts else opening

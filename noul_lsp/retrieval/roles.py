@@ -567,20 +567,12 @@ def file_role(path: str) -> str:
                 or any(_CAMEL_TEST.search(part) or _CAMEL_TEST_SUPPORT.search(part) for part in cased[:-1])
                 or _CAMEL_TEST.search(cased[-1][: len(stem)]) or _CAMEL_DOUBLE.search(cased[-1][: len(stem)])):
             return "test"
-        if _BENCHMARK_FILE.fullmatch(stem) or any(
-                (f in _EXAMPLE_FOLDERS or ((not i or folders[i + 1 : i + 2] == ["src"])
-                                           and not _EXAMPLE_FOLDERS.isdisjoint(_MODULE_WORDS.split(f))))
-                and not (i and folders[i - 1] in _DOMAIN_PREFIXES)
-                for i, f in enumerate(folders[:min(main, source_set)])):
-            # a module named for what it holds is so too (a top folder, or one holding a `src/`): zio-http's
-            # `zio-http-example/` and `zio-http-benchmarks/` (150 and 18 files of source, an example first for
-            # "serve static files from a directory"), not a component's folder (`tutorial-mode-warning/`); and a
-            # benchmark beside the code it measures (tigerbeetle's `k_way_merge_benchmark.zig`, first for the
-            # merge it times)
-            # but com/example/... is a Java package named after a domain, not examples, and so is any package below
-            # a main source set: Spring PetClinic's `src/main/java/org/springframework/samples/petclinic/` was 30
-            # files of examples, under the SQL seed data for 11 of its 16 questions; and below any source set, by
-            # the kind of code it holds (`src/prod/kotlin/com/google/samples/...`, a flavour named `src/demo/`)
+        if _BENCHMARK_FILE.fullmatch(stem) or any(_holds_examples(folders, i) for i in range(min(main, source_set))):
+            # not a package below a main source set: Spring PetClinic's `src/main/java/org/springframework/samples/
+            # petclinic/` was 30 files of examples, under the SQL seed data for 11 of its 16 questions; and below
+            # any source set, by the kind of code it holds (`src/prod/kotlin/com/google/samples/...`, a flavour
+            # named `src/demo/`); and a benchmark beside the code it measures (tigerbeetle's
+            # `k_way_merge_benchmark.zig`, first for the merge it times)
             return "example"
         if _CONFIG_CODE.fullmatch(name) and not startup:  # a tool's configuration as code (a test's or an example's
             # stays theirs; `.bashrc` is a shell's code, no `.eslintrc`)
@@ -710,6 +702,18 @@ def _charts_code(path: str, charts: set[str]) -> bool:
     parts = folder.split("/")  # each `templates` folder of the path, under a chart's folder
     return any(part == "templates" and "".join(f"{p}/" for p in parts[:index]) in charts
                for index, part in enumerate(parts))
+
+
+def _holds_examples(folders: list[str], index: int) -> bool:
+    """Whether `folders[index]` holds examples: it is named so (but `com/example/...` is a Java package named
+    after a domain), or it is a module named for what it holds (a top folder, or one holding a `src/`): zio-http's
+    `zio-http-example/` and `zio-http-benchmarks/` (150 and 18 files of source, an example first for "serve
+    static files from a directory"), not a component's folder (`tutorial-mode-warning/`)."""
+    folder = folders[index]
+    if index and folders[index - 1] in _DOMAIN_PREFIXES:
+        return False
+    module = not index or folders[index + 1 : index + 2] == ["src"]
+    return folder in _EXAMPLE_FOLDERS or (module and not _EXAMPLE_FOLDERS.isdisjoint(_MODULE_WORDS.split(folder)))
 
 
 def _source_set(folders: list[str]) -> int:

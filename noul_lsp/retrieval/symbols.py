@@ -168,6 +168,22 @@ def _group(keys: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
     return {key: np.array(found, dtype=np.int32) for key, found in groups.items()}
 
 
+def symbol_parts(symbol: str) -> list[str]:
+    """A chunk's symbol as its scopes and, last, the name it defines, as written (`Middleware.cors`,
+    `Recipe::confirm`, `Display for X`; JS `#parseJson` is typed parseJson); none for a test's title in quotes
+    (`describe "Endpoint".it "works"`, chunking/languages.py): it names no code."""
+    parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol and '"' not in symbol else []
+    if parts:
+        parts[-1] = parts[-1].strip().lstrip("#")
+    return parts
+
+
+def defined_name(symbol: str) -> str:
+    """The name a chunk's symbol defines, lower-cased as the table looks it up (`rows_defining`); "" for none."""
+    parts = symbol_parts(symbol)
+    return parts[-1].lower() if parts else ""
+
+
 def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file: np.ndarray, codes: np.ndarray,
                        file_bm25, file_size: tuple[np.ndarray, np.ndarray] | None = None,
                        tool_written: np.ndarray | None = None, builds_objects: np.ndarray | None = None,
@@ -186,9 +202,8 @@ def build_symbol_table(*, symbols: Sequence[str], files: Sequence[str], row_file
         # the chunk's own symbol, then the definitions nested in it (segment.symbol_lines): each defines its
         # last part here, in the scopes of the others
         for line, symbol in enumerate(entry.split("\n")):
-            # a test's title in quotes (`describe "Endpoint".it "works"`, chunking/languages.py) names no code
-            parts = [p for p in re.split(r"\.|::|:| for ", symbol) if p] if symbol and '"' not in symbol else []
-            spelling = parts[-1].strip().lstrip("#") if parts else ""  # JS `#parseJson` is typed parseJson
+            parts = symbol_parts(symbol)
+            spelling = parts[-1] if parts else ""
             key = spelling.lower()
             if line == 0:
                 own_keys.append(key)
